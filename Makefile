@@ -1,0 +1,34 @@
+# Quick start: `make demo` and `make test`. Each creates .venv and installs what it needs.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/activate:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: $(BIN)/activate pyproject.toml
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(BIN)/activate pyproject.toml
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(VENV)/.installed $@
+
+demo: $(VENV)/.installed
+	$(BIN)/python examples/block_sum.py
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check clpy sim tests benchmarks examples
+	$(BIN)/mypy clpy sim
+
+test: $(VENV)/.installed-test lint
+	$(BIN)/python -m pytest tests
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,69 @@
+"""clpy: OpenCL kernels written in Python.
+
+    @clpy.kernel
+    def saxpy(a: float32, x: Global[float32], y: Global[float32]):
+        i = clpy.get_global_id(0)
+        y[i] = a * x[i] + y[i]
+
+    print(saxpy.source)                      # OpenCL C 2.0
+    saxpy[(n,), (64,)](2.0, x, y)            # run on the default device
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clpy import builtins as _builtins
+from clpy.builtins.arrays import local_array, private_array
+from clpy.builtins.constants import CONSTANTS as _CONSTANTS
+from clpy.builtins.registry import REGISTRY as _REGISTRY
+from clpy.emit.targets import Target
+from clpy.errors import (
+    BuildError, CompileError, ConstantError, FeatureError, KernelTypeError,
+    RecursionNotAllowedError, UndefinedNameError, UnsupportedSyntaxError,
+)
+from clpy.kernel import Func, Kernel, Specialization, func, kernel
+from clpy.types.annotations import Constant, Global, Local, Private, Ptr, constexpr
+from clpy.types.catalog import (
+    ALIASES as _ALIASES,
+)
+from clpy.types.catalog import (
+    SCALARS_BY_NAME as _SCALARS,
+)
+from clpy.types.catalog import (
+    VECTORS_BY_NAME as _VECTORS,
+)
+from clpy.types.core import Type
+from clpy.types.structs import StructType, struct
+
+_TYPES: dict[str, Type] = {**_SCALARS, **_VECTORS, **_ALIASES}
+globals().update(_TYPES)
+globals().update(_CONSTANTS)
+del _builtins
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """Built-ins (``clpy.sin``, ``clpy.convert_float4_sat``) come from the registry."""
+    b = _REGISTRY.get(name)
+    if b is not None:
+        return b
+    if name in ("devices", "use_device", "LocalMemory", "clear_caches", "default_device"):
+        from clpy.runtime import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'clpy' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_REGISTRY))
+
+
+__all__ = [
+    "kernel", "func", "struct", "constexpr", "Global", "Local", "Constant", "Private", "Ptr",
+    "Kernel", "Func", "Specialization", "StructType", "Type", "Target", "local_array",
+    "private_array", "CompileError", "UnsupportedSyntaxError", "UndefinedNameError",
+    "KernelTypeError", "ConstantError", "RecursionNotAllowedError", "FeatureError",
+    "BuildError",
+]

@@ -1,0 +1,10 @@
+"""The built-in registry; importing this package declares every family."""
+
+from clpy.builtins import (  # noqa: F401  (imported for their declarations)
+    math,
+    sync,
+    workitem,
+)
+from clpy.builtins.registry import REGISTRY, Builtin, Overload, declare
+
+__all__ = ["REGISTRY", "Builtin", "Overload", "declare"]

@@ -1,0 +1,1 @@
+"""Typed IR → OpenCL C text, per target."""

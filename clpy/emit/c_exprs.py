@@ -1,0 +1,207 @@
+"""Typed IR expressions → OpenCL C expression text (precedence-aware, readable)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from clpy.emit.names import Namer
+from clpy.errors import CompileError
+from clpy.ir.nodes import (
+    Binary, CallBuiltin, CallFunc, Cast, Compare, Const, Expr, Field, Index, Logical,
+    NamedConst, Select, StructCons, Swizzle, Unary, VarRef, VectorCons,
+)
+from clpy.types import catalog as C
+from clpy.types.core import PointerType, ScalarType, Type, VectorType
+
+# C operator precedence (higher binds tighter).
+_PREC = {
+    "*": 13, "/": 13, "%": 13, "+": 12, "-": 12, "<<": 11, ">>": 11,
+    "<": 10, "<=": 10, ">": 10, ">=": 10, "==": 9, "!=": 9, "&": 8, "^": 7, "|": 6,
+    "and": 5, "or": 4,
+}
+_UNARY = 15
+_POSTFIX = 16
+_TERNARY = 3
+_BITWISE = ("&", "^", "|", "<<", ">>")
+_XYZW = "xyzw"
+
+
+def type_name(t: Type) -> str:
+    """C spelling of a value type (pointers with their address space)."""
+    return t.cl_name
+
+
+def const_text(value: Any, t: Type) -> str:
+    """A C literal of type ``t``: suffixes keep the type exact (``1u``, ``2L``, ``0.5f``)."""
+    if isinstance(t, ScalarType):
+        if t.is_bool:
+            return "true" if value else "false"
+        if t.is_float:
+            return _float_text(float(value), t)
+        v = int(value)
+        if t.bits == 64:
+            if t.is_signed:
+                return "(-9223372036854775807L - 1)" if v == -(2**63) else f"{v}L"
+            return f"{v}UL"
+        if not t.is_signed:
+            return f"{v}u" if t.bits == 32 else f"(({t.name}){v}u)"
+        if v == -(2**31):
+            return "(-2147483647 - 1)"
+        return f"{v}" if t.bits == 32 else f"(({t.name}){v})"
+    raise CompileError(f"cannot write a constant of type {t}")
+
+
+def _float_text(v: float, t: ScalarType) -> str:
+    if math.isnan(v):
+        return "NAN" if t is C.float_ else f"(({t.name})NAN)"
+    if math.isinf(v):
+        s = "INFINITY" if t is C.float_ else f"(({t.name})INFINITY)"
+        return s if v > 0 else f"(-{s})"
+    text = repr(v)
+    if t is not C.double:
+        # the shortest decimal text that rounds to the same float/half value
+        np_t = np.float32 if t is C.float_ else np.float16
+        for digits in range(1, 18):
+            cand = f"{v:.{digits}g}"
+            if np_t(float(cand)) == np_t(v):
+                text = cand
+                break
+    if "e" not in text and "." not in text and "inf" not in text:
+        text += ".0"
+    if t is C.float_:
+        return text + "f"
+    if t is C.half:
+        return f"((half){text}f)"
+    return text
+
+
+def swizzle_text(base_type: VectorType, lanes: tuple[int, ...]) -> str:
+    if base_type.n <= 4 and all(i < 4 for i in lanes):
+        return "".join(_XYZW[i] for i in lanes)
+    return "s" + "".join("0123456789ABCDEF"[i] for i in lanes)
+
+
+class ExprEmitter:
+    """Writes expressions. ``call_hook`` lets lowering passes take over a built-in call."""
+
+    def __init__(self, names: Namer, helpers: set[tuple[str, Type]],
+                 call_hook: Callable[[ExprEmitter, CallBuiltin], str | None] | None = None
+                 ) -> None:
+        self.names = names
+        self.helpers = helpers
+        self.call_hook = call_hook
+
+    def __call__(self, e: Expr) -> str:
+        return self.emit(e)[0]
+
+    def sub(self, e: Expr, min_prec: int, parent_op: str | None = None) -> str:
+        text, prec = self.emit(e)
+        if prec < min_prec or (parent_op is not None and _needs_clarity(parent_op, e)):
+            return f"({text})"
+        return text
+
+    def emit(self, e: Expr) -> tuple[str, int]:
+        method = getattr(self, f"e_{type(e).__name__}")
+        result: tuple[str, int] = method(e)
+        return result
+
+    def e_Const(self, e: Const) -> tuple[str, int]:
+        t = e.type
+        if e.weak and isinstance(t, ScalarType) and t.is_int and -(2**31) < e.value < 2**31:
+            # An untyped literal in an integer context reads best as plain decimal; C's own
+            # conversion gives the same value.
+            text = str(int(e.value))
+        else:
+            text = const_text(e.value, t)
+        return text, (_UNARY if text.startswith("-") else _POSTFIX)
+
+    def e_NamedConst(self, e: NamedConst) -> tuple[str, int]:
+        return e.name, (_PREC["|"] if "|" in e.name else _POSTFIX)
+
+    def e_VarRef(self, e: VarRef) -> tuple[str, int]:
+        return self.names(e.var), _POSTFIX
+
+    def e_Binary(self, e: Binary) -> tuple[str, int]:
+        if e.op in ("floordiv", "floormod"):
+            self.helpers.add((e.op, e.type))
+            return f"clpy_{e.op}_{e.type.cl_name}({self(e.left)}, {self(e.right)})", _POSTFIX
+        p = _PREC[e.op]
+        left = self.sub(e.left, p, e.op)
+        right = self.sub(e.right, p + 1, e.op)
+        return f"{left} {e.op} {right}", p
+
+    def e_Compare(self, e: Compare) -> tuple[str, int]:
+        p = _PREC[e.op]
+        return f"{self.sub(e.left, p + 1, e.op)} {e.op} {self.sub(e.right, p + 1, e.op)}", p
+
+    def e_Logical(self, e: Logical) -> tuple[str, int]:
+        p = _PREC[e.op]
+        op = "&&" if e.op == "and" else "||"
+        return f"{self.sub(e.left, p, e.op)} {op} {self.sub(e.right, p + 1, e.op)}", p
+
+    def e_Unary(self, e: Unary) -> tuple[str, int]:
+        op = "!" if e.op == "not" else e.op
+        inner = self.sub(e.operand, _UNARY)
+        if op in "+-" and inner.startswith(op):
+            inner = f"({inner})"
+        return f"{op}{inner}", _UNARY
+
+    def e_Select(self, e: Select) -> tuple[str, int]:
+        return (f"{self.sub(e.cond, _TERNARY + 1)} ? {self.sub(e.if_true, _TERNARY + 1)} : "
+                f"{self.sub(e.if_false, _TERNARY)}"), _TERNARY
+
+    def e_Cast(self, e: Cast) -> tuple[str, int]:
+        src, dst = e.value.type, e.type
+        if isinstance(dst, VectorType):
+            if isinstance(src, VectorType):
+                return f"convert_{dst.cl_name}({self(e.value)})", _POSTFIX
+            return f"({dst.cl_name})({self(e.value)})", _POSTFIX
+        if isinstance(dst, PointerType):
+            return f"({dst.cl_name}){self.sub(e.value, _UNARY)}", _UNARY
+        return f"({dst.cl_name}){self.sub(e.value, _UNARY)}", _UNARY
+
+    def e_CallBuiltin(self, e: CallBuiltin) -> tuple[str, int]:
+        if self.call_hook is not None:
+            text = self.call_hook(self, e)
+            if text is not None:
+                return text, _POSTFIX
+        custom = e.builtin.attrs.get("emit")
+        if custom is not None:
+            return custom(self, e), _POSTFIX
+        args = ", ".join(self(a) for a in e.args)
+        return f"{e.builtin.spell(e.overload)}({args})", _POSTFIX
+
+    def e_CallFunc(self, e: CallFunc) -> tuple[str, int]:
+        return f"{e.func.name}({', '.join(self(a) for a in e.args)})", _POSTFIX
+
+    def e_Index(self, e: Index) -> tuple[str, int]:
+        return f"{self.sub(e.base, _POSTFIX)}[{self(e.index)}]", _POSTFIX
+
+    def e_Field(self, e: Field) -> tuple[str, int]:
+        return f"{self.sub(e.base, _POSTFIX)}.{e.name}", _POSTFIX
+
+    def e_Swizzle(self, e: Swizzle) -> tuple[str, int]:
+        bt = e.base.type
+        assert isinstance(bt, VectorType)
+        return f"{self.sub(e.base, _POSTFIX)}.{swizzle_text(bt, e.lanes)}", _POSTFIX
+
+    def e_VectorCons(self, e: VectorCons) -> tuple[str, int]:
+        return f"({e.type.cl_name})({', '.join(self(p) for p in e.parts)})", _POSTFIX
+
+    def e_StructCons(self, e: StructCons) -> tuple[str, int]:
+        return f"({e.type.cl_name}){{{', '.join(self(p) for p in e.fields)}}}", _POSTFIX
+
+
+def _needs_clarity(parent: str, child: Expr) -> bool:
+    """Parenthesise mixes C programmers misread (``a & b == c``, ``a << b + c``, ``&&`` in
+    ``||``), as compilers' -Wparentheses asks."""
+    cop = child.op if isinstance(child, (Binary, Compare, Logical)) else None
+    if cop is None or cop == parent:
+        return False
+    if parent in _BITWISE or cop in _BITWISE:
+        return True
+    return parent == "or" and cop == "and"

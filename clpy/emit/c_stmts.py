@@ -1,0 +1,225 @@
+"""Typed IR statements and functions → OpenCL C."""
+
+from __future__ import annotations
+
+from clpy.emit.c_exprs import ExprEmitter, const_text, type_name
+from clpy.emit.writer import Writer
+from clpy.ir.nodes import (
+    Assert, Assign, Break, Const, Continue, Declare, Expr, ExprStmt, For, Function, If,
+    Print, Return, Stmt, Var, VarRef, While,
+)
+from clpy.ir.walk import walk
+from clpy.types import catalog as C
+from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy.types.structs import StructType
+
+
+def declaration(t: Type, name: str, const_ptr: bool = False) -> str:
+    """``T name`` with C's array and pointer syntax."""
+    if isinstance(t, ArrayType):
+        space = "__local " if t.space is AddressSpace.LOCAL else ""
+        dims = "".join(f"[{n}]" for n in t.shape)
+        return f"{space}{type_name(t.elem)} {name}{dims}"
+    if isinstance(t, PointerType):
+        return f"{t.with_const(t.const or const_ptr).cl_name} {name}"
+    return f"{type_name(t)} {name}"
+
+
+class StmtEmitter:
+    def __init__(self, fn: Function, w: Writer, ex: ExprEmitter) -> None:
+        self.fn = fn
+        self.w = w
+        self.ex = ex
+        self.names = ex.names
+
+    # ------------------------------------------------------------------ function
+
+    def function(self) -> None:
+        fn = self.fn
+        params = ", ".join(self.param(p) for p in fn.params)
+        qual = "__kernel void" if fn.is_kernel else f"{type_name(fn.ret)}"
+        head = f"{qual} {fn.name}({params})"
+        if len(head) > 96 and fn.params:
+            self.w.line(f"{qual} {fn.name}(", fn.loc)
+            for i, p in enumerate(fn.params):
+                sep = "," if i < len(fn.params) - 1 else ")"
+                self.w.line(f"        {self.param(p)}{sep}")
+            self.w.open("")
+            self.w.lines[-1] = self.w.lines[-1].lstrip()
+        else:
+            self.w.open(head, fn.loc)
+        self.block(fn.body)
+        self.w.close()
+
+    def param(self, p: Var) -> str:
+        const = isinstance(p.type, PointerType) and p.name not in self.fn.written
+        return declaration(p.type, self.names(p), const_ptr=const)
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, stmts: tuple[Stmt, ...]) -> None:
+        for s in stmts:
+            getattr(self, f"s_{type(s).__name__}")(s)
+
+    def s_Declare(self, s: Declare) -> None:
+        v = s.var
+        const_ptr = isinstance(v.type, PointerType) and v.name not in self.fn.written
+        decl = declaration(v.type, self.names(v), const_ptr)
+        if s.init is None:
+            self.w.line(f"{decl};", s.loc)
+        else:
+            self.w.line(f"{decl} = {self.ex(s.init)};", s.loc)
+
+    def s_Assign(self, s: Assign) -> None:
+        op = f"{s.op}=" if s.op else "="
+        self.w.line(f"{self.ex(s.target)} {op} {self.ex(s.value)};", s.loc)
+
+    def s_ExprStmt(self, s: ExprStmt) -> None:
+        self.w.line(f"{self.ex(s.expr)};", s.loc)
+
+    def s_If(self, s: If) -> None:
+        self.w.open(f"if ({self.ex(s.cond)})", s.loc)
+        self._if_rest(s)
+
+    def _if_rest(self, s: If) -> None:
+        self.block(s.body)
+        if len(s.orelse) == 1 and isinstance(s.orelse[0], If):
+            inner = s.orelse[0]
+            self.w.depth -= 1
+            self.w.line(f"}} else if ({self.ex(inner.cond)}) {{", inner.loc)
+            self.w.depth += 1
+            self._if_rest(inner)
+            return
+        if s.orelse:
+            self.w.depth -= 1
+            self.w.line("} else {")
+            self.w.depth += 1
+            self.block(s.orelse)
+        self.w.close()
+
+    def s_While(self, s: While) -> None:
+        self.w.open(f"while ({self.ex(s.cond)})", s.loc)
+        self.block(s.body)
+        self.w.close()
+
+    def s_For(self, s: For) -> None:
+        name = self.names(s.var)
+        t = s.var.type
+        decl = f"{type_name(t)} {name}" if s.declares else name
+        stop = self.ex(s.stop)
+        needs_stop_temp = not _loop_invariant(s.stop, s.body)
+        opened = False
+        if needs_stop_temp:
+            self.w.open("", s.loc)
+            self.w.lines[-1] = self.w.lines[-1].rstrip()
+            opened = True
+            stop_name = f"{name}_stop"
+            self.w.line(f"const {type_name(t)} {stop_name} = {stop};")
+            stop = stop_name
+        step = s.step
+        if isinstance(step, Const):
+            cmp = "<" if step.value > 0 else ">"
+            cond = f"{name} {cmp} {stop}"
+            if step.value == 1:
+                inc = f"++{name}"
+            elif step.value == -1:
+                inc = f"--{name}"
+            elif step.value > 0:
+                inc = f"{name} += {self.ex(step)}"
+            else:
+                inc = f"{name} -= {const_text(-step.value, step.type)}"
+        else:
+            step_text = self.ex(step)
+            if not _loop_invariant(step, s.body):
+                if not opened:
+                    self.w.open("", s.loc)
+                    opened = True
+                self.w.line(f"const {type_name(t)} {name}_step = {step_text};")
+                step_text = f"{name}_step"
+            cond = f"({step_text} > 0) ? ({name} < {stop}) : ({name} > {stop})"
+            inc = f"{name} += {step_text}"
+        self.w.open(f"for ({decl} = {self.ex(s.start)}; {cond}; {inc})", s.loc)
+        self.block(s.body)
+        self.w.close()
+        if opened:
+            self.w.close()
+
+    def s_Break(self, s: Break) -> None:
+        self.w.line("break;", s.loc)
+
+    def s_Continue(self, s: Continue) -> None:
+        self.w.line("continue;", s.loc)
+
+    def s_Return(self, s: Return) -> None:
+        if s.value is None:
+            self.w.line("return;", s.loc)
+        else:
+            self.w.line(f"return {self.ex(s.value)};", s.loc)
+
+    def s_Print(self, s: Print) -> None:
+        fmt: list[str] = []
+        args: list[str] = []
+        for i, a in enumerate(s.args):
+            if i:
+                fmt.append(_escape(s.sep))
+            if isinstance(a, Const) and a.type is C.void:
+                fmt.append(_escape(str(a.value)))
+                continue
+            spec, arg = printf_spec(a.type, self.ex(a))
+            fmt.append(spec)
+            args.append(arg)
+        fmt.append(_escape(s.end))
+        joined = "".join(fmt)
+        self.w.line(f'printf("{joined}"{"".join(", " + x for x in args)});', s.loc)
+
+    def s_Assert(self, s: Assert) -> None:
+        where = f"{s.loc.file.rsplit('/', 1)[-1]}:{s.loc.line}"
+        msg = _escape(f"clpy assertion failed at {where}: {s.message}\n")
+        self.w.open(f"if (!({self.ex(s.cond)}))", s.loc)
+        self.w.line(f'printf("{msg}");')
+        self.w.close()
+
+
+def printf_spec(t: Type, text: str) -> tuple[str, str]:
+    """printf conversion for a value (spec §1.13.13; vectors use ``%vN<len><conv>``)."""
+    if isinstance(t, VectorType):
+        e = t.elem
+        length = {8: "hh", 16: "h", 32: "hl", 64: "l"}[e.bits]
+        conv = "f" if e.is_float else ("d" if e.is_signed else "u")
+        if e.is_float:
+            length = {16: "h", 32: "hl", 64: "l"}[e.bits]
+        return f"%v{t.n}{length}{conv}", text
+    if isinstance(t, PointerType):
+        return "%p", text
+    assert isinstance(t, ScalarType)
+    if t.is_float:
+        return "%g", text if t is not C.half else f"(float)({text})"
+    if t.is_bool:
+        return "%d", f"(int)({text})"
+    if t.bits == 64:
+        return ("%ld" if t.is_signed else "%lu"), text
+    return ("%d" if t.is_signed else "%u"), text
+
+
+def _escape(text: str) -> str:
+    return (text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+            .replace("\n", "\\n").replace("\t", "\\t"))
+
+
+def _loop_invariant(e: Expr, body: tuple[Stmt, ...]) -> bool:
+    """True when ``e`` is a constant or variables that the loop body never assigns."""
+    from clpy.ir.nodes import CallBuiltin, CallFunc, Index
+
+    assigned: set[Var] = set()
+    for n in walk(body):
+        if isinstance(n, Assign) and isinstance(n.target, VarRef):
+            assigned.add(n.target.var)
+    for n in walk([ExprStmt(e.loc, e)]):
+        if isinstance(n, (CallBuiltin, CallFunc, Index)):
+            return False
+        if isinstance(n, VarRef) and n.var in assigned:
+            return False
+    return True
+
+
+__all__ = ["StmtEmitter", "declaration", "StructType"]

@@ -1,0 +1,42 @@
+"""Small helper functions the emitter adds to a program when the kernel needs them.
+
+Python's ``//`` and ``%`` floor (DESIGN.md "Semantics"); C's truncate. For signed integers and
+floats that are not provably non-negative the emitter calls these helpers.
+"""
+
+from __future__ import annotations
+
+from clpy.types.core import ScalarType, Type, VectorType
+
+
+def helper_source(kind: str, t: Type) -> str:
+    name = f"clpy_{kind}_{t.cl_name}"
+    tn = t.cl_name
+    elem = t.elem if isinstance(t, VectorType) else t
+    assert isinstance(elem, ScalarType)
+    vec = isinstance(t, VectorType)
+    if elem.is_float:
+        if kind == "floordiv":
+            body = "return floor(a / b);"
+        elif vec:
+            body = (f"{tn} r = fmod(a, b);\n"
+                    f"    return select(r, r + b, (r != 0) & ((r < 0) != (b < 0)));")
+        else:
+            body = (f"{tn} r = fmod(a, b);\n"
+                    "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;")
+    elif vec:
+        # Vector comparisons give -1 (all bits set) for true, so adding the mask subtracts 1.
+        if kind == "floordiv":
+            body = (f"{tn} q = a / b;\n"
+                    "    return q + ((q * b != a) & ((a < 0) != (b < 0)));")
+        else:
+            body = (f"{tn} r = a % b;\n"
+                    "    return r + (((r != 0) & ((r < 0) != (b < 0))) & b);")
+    else:
+        if kind == "floordiv":
+            body = (f"{tn} q = a / b;\n"
+                    "    return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;")
+        else:
+            body = (f"{tn} r = a % b;\n"
+                    "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;")
+    return f"{tn} {name}({tn} a, {tn} b) {{\n    {body}\n}}"

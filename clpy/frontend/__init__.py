@@ -1,0 +1,1 @@
+"""Python AST → typed IR."""

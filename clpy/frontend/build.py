@@ -1,0 +1,96 @@
+"""Build one typed ``Function`` from a parsed Python function and concrete parameter types."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any
+
+from clpy.errors import KernelTypeError, UnsupportedSyntaxError
+from clpy.frontend.context import CompileSession, FuncState, Restart, block_paths
+from clpy.frontend.source import ParsedFunction
+from clpy.frontend.stmts import StmtBuilder
+from clpy.ir.nodes import Function, Var
+from clpy.ir.walk import collect_structs
+from clpy.types import catalog as C
+from clpy.types.core import Type
+
+_MAX_RESTARTS = 8
+
+
+def check_signature(parsed: ParsedFunction) -> None:
+    """Reject parameter forms kernels cannot have (``*args``, defaults, keyword-only ...)."""
+    a = parsed.tree.args
+    bad = None
+    if a.vararg is not None:
+        bad = a.vararg
+    elif a.kwarg is not None:
+        bad = a.kwarg
+    elif a.kwonlyargs:
+        bad = a.kwonlyargs[0]
+    elif a.posonlyargs:
+        bad = a.posonlyargs[0]
+    if bad is not None:
+        raise UnsupportedSyntaxError(
+            "kernel and device-function parameters must be plain positional names "
+            "(no *args, **kwargs, keyword-only or positional-only markers)", parsed.loc(bad))
+    if a.defaults:
+        raise UnsupportedSyntaxError("default parameter values are not supported in kernels",
+                                     parsed.loc(a.defaults[0]))
+    for dec in parsed.tree.decorator_list:
+        del dec  # decorators are ours; nothing to check
+
+
+def build_function(parsed: ParsedFunction, params: Sequence[tuple[str, Type]],
+                   constexprs: dict[str, Any], is_kernel: bool, session: CompileSession,
+                   ret: Type | None = None, name: str | None = None) -> Function:
+    """Type-check and translate ``parsed`` for the given parameter types.
+
+    Variables first assigned from an untyped literal are widened when a later assignment needs
+    it (``acc = 0; acc += x[i]`` with float ``x`` makes ``acc`` a float); that restarts the
+    build with a type hint, at most a few times.
+    """
+    hints: dict[str, Type] = {}
+    decl_block = block_paths(parsed.tree)
+    for _ in range(_MAX_RESTARTS):
+        state = FuncState(parsed, session, is_kernel, constexprs, hints, ret_type=ret)
+        state.decl_block = decl_block
+        param_vars = []
+        for pname, ptype in params:
+            v = Var(pname, ptype, parsed.loc(_arg_node(parsed.tree, pname)), is_param=True)
+            param_vars.append(v)
+            state.vars[pname] = v
+        builder = StmtBuilder(state)
+        try:
+            body = builder.block(parsed.tree.body, ())
+        except Restart:
+            continue
+        break
+    else:  # pragma: no cover - widening converges in at most a couple of rounds
+        raise KernelTypeError("type inference did not converge", parsed.loc(parsed.tree))
+    ret_type = C.void if is_kernel else (state.ret_type or C.void)
+    fn = Function(
+        name=name or parsed.tree.name,
+        params=tuple(param_vars),
+        ret=ret_type,
+        body=body,
+        is_kernel=is_kernel,
+        loc=parsed.loc(parsed.tree),
+        source_file=parsed.file,
+        written=frozenset(state.written),
+        callees=tuple(state.callees),
+    )
+    return _with_structs(fn)
+
+
+def _with_structs(fn: Function) -> Function:
+    from dataclasses import replace
+
+    return replace(fn, structs=collect_structs(fn))
+
+
+def _arg_node(tree: ast.FunctionDef, name: str) -> ast.AST:
+    for a in tree.args.args:
+        if a.arg == name:
+            return a
+    return tree

@@ -1,0 +1,209 @@
+"""Calls in kernel code: built-ins, type constructors, Python built-ins, ``@clpy.func``."""
+
+from __future__ import annotations
+
+import ast
+import builtins as py_builtins
+from typing import Any
+
+from clpy.builtins.python_aliases import PYTHON_ALIASES
+from clpy.builtins.registry import REGISTRY, ArgInfo, Builtin, NoMatch
+from clpy.errors import ConstantError, KernelTypeError, UnsupportedSyntaxError
+from clpy.frontend.context import PyValue
+from clpy.frontend.exprs import ExprBuilder, _elem, _weak
+from clpy.ir.nodes import (
+    CallBuiltin, CallFunc, Cast, Compare, Const, Expr, Index, NamedConst, StructCons, VarRef,
+    VectorCons,
+)
+from clpy.types import catalog as C
+from clpy.types.core import AddressSpace, PointerType, ScalarType, VectorType
+from clpy.types.structs import StructType
+
+
+class CallBuilder(ExprBuilder):
+    def visit_Call(self, node: ast.Call) -> Expr | PyValue:
+        callee = self.value(node.func)
+        if not isinstance(callee, PyValue):
+            self.state.fail(node.func, f"a value of type {callee.type} is not callable")
+        fn = callee.value
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            self.state.fail(node, "*args and **kwargs are not supported in kernel calls",
+                            UnsupportedSyntaxError)
+        if node.keywords and not getattr(fn, "__clpy_accepts_keywords__", False):
+            name = getattr(fn, "name", getattr(fn, "__name__", "this function"))
+            self.state.fail(node.keywords[0].value if hasattr(node.keywords[0], "value") else
+                            node, f"keyword arguments are not supported in calls to {name}; "
+                            "pass them by position", UnsupportedSyntaxError)
+        if isinstance(fn, Builtin):
+            args = [self.expr(a) for a in node.args]
+            defaults = fn.attrs.get("defaults", ())
+            fewest = min((len(ov.params) for ov in fn.overloads), default=0)
+            if defaults and len(args) < fewest:
+                for d in defaults[len(defaults) - (fewest - len(args)):]:
+                    args.append(NamedConst(d.type, self.state.loc(node), d.name, d.value))
+            return self.call_builtin(fn, args, node)
+        if isinstance(fn, (ScalarType, VectorType, StructType)):
+            return self.construct(fn, node)
+        if fn in PYTHON_ALIASES:
+            return self.python_alias(fn, node)
+        build = getattr(fn, "__clpy_call__", None)
+        if build is not None:
+            return build(self, node)  # type: ignore[no-any-return]
+        if fn is py_builtins.range:
+            self.state.fail(node, "range() is only allowed as the iterable of a for loop",
+                            UnsupportedSyntaxError)
+        if fn is py_builtins.print:
+            self.state.fail(node, "print() is a statement in kernels, not a value",
+                            UnsupportedSyntaxError)
+        name = getattr(fn, "__name__", repr(fn))
+        self.state.fail(node.func, f"{name!r} cannot be called in kernel code (not a clpy "
+                        "built-in, type or @clpy.func)", UnsupportedSyntaxError)
+
+    # ------------------------------------------------------------------ built-ins
+
+    def call_builtin(self, b: Builtin, args: list[Expr], node: ast.AST) -> Expr:
+        infos = [ArgInfo(a.type, _weak(a), a.value if isinstance(a, (Const, NamedConst))
+                         else None) for a in args]
+        try:
+            ov = b.resolve(infos)
+        except NoMatch as e:
+            self.state.fail(node, str(e))
+        for i in b.const_args:
+            if i < len(args) and not isinstance(args[i], (Const, NamedConst)):
+                self.state.fail(node, f"argument {i + 1} of {b.name} must be a compile-time "
+                                "constant", ConstantError)
+        cargs = tuple(self.coerce(a, p, node) for a, p in zip(args, ov.params))
+        for i in b.writes_args:
+            if i < len(cargs):
+                self.note_write(cargs[i], node)
+        if b.uniform:
+            self.state.note_uniform_call(b, node)
+        return CallBuiltin(ov.ret, self.state.loc(node), b, ov, cargs)
+
+    def note_write(self, ptr: Expr, node: ast.AST) -> None:
+        """Record that the kernel writes through ``ptr`` (for const and copy-back)."""
+        t = ptr.type
+        if isinstance(t, PointerType) and t.space is AddressSpace.CONSTANT:
+            self.state.fail(node, f"cannot write through {t}: Constant memory is read-only")
+        for root in self.pointer_roots(ptr):
+            self.state.written.add(root)
+
+    def pointer_roots(self, e: Expr) -> frozenset[str]:
+        """The parameter names a pointer-valued expression may point into."""
+        from clpy.ir.nodes import Binary, Select
+
+        if isinstance(e, VarRef):
+            if e.var.is_param:
+                return frozenset({e.var.name})
+            # The local pointer itself counts too: the emitter makes it const when unwritten.
+            return self.state.aliases.get(e.var.name, frozenset()) | {e.var.name}
+        if isinstance(e, Binary):
+            return self.pointer_roots(e.left) | self.pointer_roots(e.right)
+        if isinstance(e, Select):
+            return self.pointer_roots(e.if_true) | self.pointer_roots(e.if_false)
+        if isinstance(e, (Cast, CallBuiltin)):
+            inner = e.value if isinstance(e, Cast) else None
+            if inner is not None:
+                return self.pointer_roots(inner)
+            out: frozenset[str] = frozenset()
+            for a in e.args:  # type: ignore[union-attr]
+                if isinstance(a.type, PointerType):
+                    out |= self.pointer_roots(a)
+            return out
+        if isinstance(e, Index):
+            return self.pointer_roots(e.base)
+        return frozenset()
+
+    # ------------------------------------------------------------------ constructors
+
+    def construct(self, t: ScalarType | VectorType | StructType, node: ast.Call) -> Expr:
+        return self.construct_from(t, [self.expr(a) for a in node.args], node)
+
+    def construct_from(self, t: ScalarType | VectorType | StructType, args: list[Expr],
+                       node: ast.AST) -> Expr:
+        loc = self.state.loc(node)
+        if isinstance(t, ScalarType):
+            if len(args) != 1:
+                self.state.fail(node, f"{t}() takes exactly one argument")
+            a = args[0]
+            if not isinstance(a.type, ScalarType):
+                hint = f"; use convert_{t}(...)" if isinstance(a.type, VectorType) else ""
+                self.state.fail(node, f"cannot convert {a.type} to {t}{hint}")
+            if t is C.bool_:
+                return Compare(C.bool_, loc, "!=", a, Const(a.type, loc, 0))
+            if isinstance(a, Const):
+                from clpy.ir.fold import cast_const
+
+                c = cast_const(a, t)
+                return Const(t, loc, c.value, False)
+            return a if a.type is t else Cast(t, loc, a)
+        if isinstance(t, VectorType):
+            return self.vector(t, args, node)
+        return self.struct_value(t, args, node)
+
+    def vector(self, t: VectorType, args: list[Expr], node: ast.AST) -> Expr:
+        loc = self.state.loc(node)
+        if len(args) == 1 and isinstance(args[0].type, ScalarType):
+            return VectorCons(t, loc, (self.coerce(args[0], t.elem, node),))
+        parts: list[Expr] = []
+        total = 0
+        for a in args:
+            at = a.type
+            if isinstance(at, VectorType):
+                if at.elem is not t.elem:
+                    self.state.fail(node, f"{t}(...) part of type {at} has a different element "
+                                    f"type; use convert_{VectorType(t.elem, at.n)}(...)")
+                parts.append(a)
+                total += at.n
+            elif isinstance(at, ScalarType):
+                parts.append(self.coerce(a, t.elem, node))
+                total += 1
+            else:
+                self.state.fail(node, f"{at} cannot be part of a vector")
+        if total != t.n:
+            self.state.fail(node, f"{t}(...) needs {t.n} components in all, got {total}")
+        return VectorCons(t, loc, tuple(parts))
+
+    def struct_value(self, t: StructType, args: list[Expr], node: ast.AST) -> Expr:
+        if len(args) != len(t.fields):
+            self.state.fail(node, f"{t.name}(...) takes {len(t.fields)} fields "
+                            f"({', '.join(n for n, _ in t.fields)}), got {len(args)}")
+        vals = tuple(self.coerce(a, ft, node) for a, (_, ft) in zip(args, t.fields))
+        return StructCons(t, self.state.loc(node), vals)
+
+    # ------------------------------------------------------------------ Python built-ins
+
+    def python_alias(self, fn: Any, node: ast.Call) -> Expr:
+        name = PYTHON_ALIASES[fn]
+        args = [self.expr(a) for a in node.args]
+        if name in ("int", "float", "bool"):
+            target = {"int": C.int_, "float": C.float_, "bool": C.bool_}[name]
+            if len(args) != 1 or not isinstance(args[0].type, ScalarType):
+                self.state.fail(node, f"{name}() takes one scalar argument")
+            return self.construct_from(target, args, node)
+        if name in ("min", "max"):
+            if len(args) < 2:
+                self.state.fail(node, f"{name}() in kernels takes two or more arguments")
+            out = args[0]
+            for a in args[1:]:
+                t = self.join(out, a, node)
+                out = self.call_builtin(REGISTRY[name], [self.coerce(out, t, node),
+                                                         self.coerce(a, t, node)], node)
+            return out
+        if name == "abs":
+            if len(args) != 1:
+                self.state.fail(node, "abs() takes one argument")
+            a = args[0]
+            if _elem(a.type).is_float:
+                return self.call_builtin(REGISTRY["fabs"], args, node)
+            r = self.call_builtin(REGISTRY["abs"], args, node)
+            # Python's abs keeps the type; OpenCL's abs returns the unsigned type.
+            return r if r.type is a.type else Cast(a.type, r.loc, r)
+        return self.call_builtin(REGISTRY[name], args, node)
+
+    def fail_const(self, node: ast.AST, what: str) -> None:
+        self.state.fail(node, what, ConstantError)
+
+
+__all__ = ["CallBuilder", "KernelTypeError", "CallFunc"]

@@ -1,0 +1,118 @@
+"""State shared while building one function's typed IR: scopes, variables, diagnostics."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from clpy.errors import CompileError, KernelTypeError
+from clpy.frontend.source import ParsedFunction
+from clpy.ir.nodes import Function, Loc, Var
+from clpy.types.core import Type
+
+
+@dataclass(frozen=True)
+class PyValue:
+    """A compile-time Python object met while building (a module, a built-in, a type, a
+    ``@clpy.func``, a string). Never reaches the IR."""
+
+    value: Any
+    loc: Loc
+
+
+@dataclass
+class CompileSession:
+    """State across one kernel compilation: the device-function call stack (to reject
+    recursion, spec §1.9) and the specializations made so far, in dependency order."""
+
+    stack: list[Any] = field(default_factory=list)
+    functions: list[Function] = field(default_factory=list)
+
+
+class Restart(Exception):
+    """A variable typed from a weak literal must be widened; rebuild with the new hint."""
+
+
+@dataclass
+class FuncState:
+    """Per-function build state."""
+
+    parsed: ParsedFunction
+    session: CompileSession
+    is_kernel: bool
+    constexprs: dict[str, Any]
+    hints: dict[str, Type]
+    vars: dict[str, Var] = field(default_factory=dict)
+    weak_vars: set[str] = field(default_factory=set)
+    annotated: set[str] = field(default_factory=set)
+    # name → the block path where its declaration goes (computed by a pre-pass)
+    decl_block: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    # pointer variable → the parameter names it may point into (for const inference)
+    aliases: dict[str, frozenset[str]] = field(default_factory=dict)
+    written: set[str] = field(default_factory=set)
+    callees: list[Function] = field(default_factory=list)
+    ret_type: Type | None = None
+    loop_depth: int = 0
+    uniform_calls: list[tuple[Any, Loc]] = field(default_factory=list)
+
+    def loc(self, node: ast.AST) -> Loc:
+        return self.parsed.loc(node)
+
+    def note_uniform_call(self, builtin: Any, node: ast.AST) -> None:
+        """Remember a call every work-item of a group must reach (barrier, collective)."""
+        self.uniform_calls.append((builtin, self.loc(node)))
+
+    def fail(self, node: ast.AST | Loc, message: str,
+             kind: type[CompileError] = KernelTypeError) -> NoReturn:
+        loc = node if isinstance(node, Loc) else self.loc(node)
+        raise kind(message, loc)
+
+
+def block_paths(fdef: ast.FunctionDef) -> dict[str, tuple[Any, ...]]:
+    """For each name assigned in the function, the innermost block enclosing every use.
+
+    A block path is a tuple of (id(statement), field) pairs from the function body down. C
+    scopes variables by block while Python scopes them by function; declaring each variable in
+    the innermost block holding all its uses keeps the C readable and correct.
+    """
+    uses: dict[str, list[tuple[Any, ...]]] = {}
+    stores: set[str] = set()
+
+    def note(name: str, path: tuple[Any, ...]) -> None:
+        uses.setdefault(name, []).append(path)
+
+    def visit_expr(node: ast.AST, path: tuple[Any, ...]) -> None:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                note(sub.id, path)
+                if isinstance(sub.ctx, ast.Store):
+                    stores.add(sub.id)
+
+    def visit_block(stmts: list[ast.stmt], path: tuple[Any, ...]) -> None:
+        for st in stmts:
+            if isinstance(st, ast.For):
+                inner = (*path, (id(st), "body"))
+                visit_expr(st.target, inner)
+                visit_expr(st.iter, path)
+                visit_block(st.body, inner)
+                visit_block(st.orelse, (*path, (id(st), "orelse")))
+            elif isinstance(st, (ast.If, ast.While)):
+                visit_expr(st.test, path)
+                visit_block(st.body, (*path, (id(st), "body")))
+                visit_block(st.orelse, (*path, (id(st), "orelse")))
+            else:
+                visit_expr(st, path)
+
+    visit_block(fdef.body, ())
+    out: dict[str, tuple[Any, ...]] = {}
+    for name in stores:
+        paths = uses[name]
+        common = paths[0]
+        for p in paths[1:]:
+            n = 0
+            while n < len(common) and n < len(p) and common[n] == p[n]:
+                n += 1
+            common = common[:n]
+        out[name] = common
+    return out

@@ -1,0 +1,453 @@
+"""Python expressions → typed IR expressions."""
+
+from __future__ import annotations
+
+import ast
+import builtins as py_builtins
+import types as py_types
+from typing import Any
+
+import numpy as np
+
+from clpy.builtins.constants import NamedConstant
+from clpy.errors import ConstantError, KernelTypeError, UndefinedNameError, UnsupportedSyntaxError
+from clpy.frontend.context import FuncState, PyValue
+from clpy.ir import fold
+from clpy.ir.nodes import (
+    Binary, Cast, Compare, Const, Expr, Field, Index, Logical, NamedConst, Select, Swizzle,
+    Unary, VarRef,
+)
+from clpy.types import catalog as C
+from clpy.types import rules
+from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy.types.structs import StructType
+
+_BINOPS: dict[type, str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+    ast.Pow: "**", ast.MatMult: "@",
+}
+_CMPOPS: dict[type, str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}
+_UNSUPPORTED: dict[type, str] = {
+    ast.ListComp: "list comprehension", ast.SetComp: "set comprehension",
+    ast.DictComp: "dict comprehension", ast.GeneratorExp: "generator expression",
+    ast.Lambda: "lambda", ast.Dict: "dict display", ast.Set: "set display",
+    ast.List: "list display", ast.Await: "await", ast.Yield: "yield",
+    ast.YieldFrom: "yield from", ast.JoinedStr: "f-string", ast.Starred: "starred expression",
+    ast.NamedExpr: "assignment expression (:=)", ast.Slice: "slice",
+}
+_SWIZZLE_XYZW = {"x": 0, "y": 1, "z": 2, "w": 3}
+_VECTOR_SIZES = (2, 3, 4, 8, 16)
+
+
+def swizzle_lanes(t: VectorType, name: str) -> tuple[int, ...] | None:
+    """Lane indices for a component selector (spec §1.1.7), or None if it is not one."""
+    n = t.n
+    if name in ("lo", "hi", "even", "odd"):
+        half = (n + 1) // 2 if n != 3 else 2
+        if name == "lo":
+            return tuple(range(half))
+        if name == "even":
+            return tuple(range(0, n if n != 3 else 4, 2))[:half]
+        if n == 3:
+            return None  # .hi/.odd of a 3-vector include the undefined 4th lane
+        return tuple(range(half, n)) if name == "hi" else tuple(range(1, n, 2))
+    if name[0] in "sS" and len(name) > 1 and all(c in "0123456789abcdefABCDEF" for c in name[1:]):
+        return tuple(int(c, 16) for c in name[1:])
+    if all(c in _SWIZZLE_XYZW for c in name):
+        return tuple(_SWIZZLE_XYZW[c] for c in name)
+    return None
+
+
+class ExprBuilder:
+    """Visits expression nodes; ``CallBuilder`` (calls.py) adds calls on top of this."""
+
+    state: FuncState
+
+    # ------------------------------------------------------------------ entry points
+
+    def expr(self, node: ast.expr) -> Expr:
+        v = self.value(node)
+        if isinstance(v, PyValue):
+            self.state.fail(node, f"{_describe(v.value)} is not a value in kernel code")
+        return v
+
+    def value(self, node: ast.expr) -> Expr | PyValue:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is None:
+            what = _UNSUPPORTED.get(type(node), type(node).__name__)
+            self.state.fail(node, f"{what} is not supported in kernels", UnsupportedSyntaxError)
+        result: Expr | PyValue = method(node)
+        return result
+
+    # ------------------------------------------------------------------ leaves
+
+    def visit_Constant(self, node: ast.Constant) -> Expr | PyValue:
+        v = node.value
+        if isinstance(v, str):
+            return PyValue(v, self.state.loc(node))
+        if v is None or isinstance(v, (bytes, complex)) or v is Ellipsis:
+            self.state.fail(node, f"constant {v!r} is not supported in kernels",
+                            UnsupportedSyntaxError)
+        return self.literal(v, node)
+
+    def literal(self, v: Any, node: ast.AST, weak: bool = True) -> Const:
+        try:
+            t = rules.literal_type(v)
+        except rules.RuleError as e:
+            self.state.fail(node, str(e))
+        return Const(t, self.state.loc(node), v, weak and not isinstance(v, bool))
+
+    def visit_Name(self, node: ast.Name) -> Expr | PyValue:
+        st = self.state
+        name = node.id
+        var = st.vars.get(name)
+        if var is not None:
+            return VarRef(var.type, st.loc(node), var)
+        if name in st.decl_block:
+            st.fail(node, f"local variable {name!r} is used before it is assigned",
+                    UndefinedNameError)
+        if name in st.constexprs:
+            return self.from_python(st.constexprs[name], node)
+        if name in st.parsed.closure:
+            return self.from_python(st.parsed.closure[name], node)
+        if name in st.parsed.globals:
+            return self.from_python(st.parsed.globals[name], node)
+        if hasattr(py_builtins, name):
+            return PyValue(getattr(py_builtins, name), st.loc(node))
+        st.fail(node, f"name {name!r} is not defined", UndefinedNameError)
+
+    def from_python(self, v: Any, node: ast.AST) -> Expr | PyValue:
+        """A Python value seen from kernel code: numbers become constants."""
+        loc = self.state.loc(node)
+        if isinstance(v, NamedConstant):
+            return NamedConst(v.type, loc, v.name, v.value)
+        if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
+            return self.literal(v, node)
+        if isinstance(v, np.generic):
+            st = C.scalar_for_dtype(v.dtype)
+            if st is None:
+                self.state.fail(node, f"NumPy scalar of dtype {v.dtype} is not supported")
+            return Const(st, loc, v.item())
+        return PyValue(v, loc)
+
+    # ------------------------------------------------------------------ attributes
+
+    def visit_Attribute(self, node: ast.Attribute) -> Expr | PyValue:
+        base = self.value(node.value)
+        if isinstance(base, PyValue):
+            obj = base.value
+            if not isinstance(obj, (py_types.ModuleType, type, StructType)) and not hasattr(
+                    obj, "__clpy_namespace__"):
+                self.state.fail(node, f"attribute .{node.attr} of {_describe(obj)} is not "
+                                "available in kernel code", UnsupportedSyntaxError)
+            try:
+                return self.from_python(getattr(obj, node.attr), node)
+            except AttributeError:
+                self.state.fail(node, f"{_describe(obj)} has no attribute {node.attr!r}",
+                                UndefinedNameError)
+        return self.member(base, node.attr, node)
+
+    def member(self, base: Expr, name: str, node: ast.AST) -> Expr:
+        t = base.type
+        loc = self.state.loc(node)
+        if isinstance(t, VectorType):
+            lanes = swizzle_lanes(t, name)
+            if lanes is None:
+                self.state.fail(node, f"{name!r} is not a component of {t}")
+            for lane in lanes:
+                if lane >= t.n:
+                    self.state.fail(node, f"component .{name} is out of range for {t} "
+                                    f"(it has {t.n} components)")
+            if len(lanes) == 1:
+                return Swizzle(t.elem, loc, base, lanes)
+            if len(lanes) not in _VECTOR_SIZES:
+                self.state.fail(node, f".{name} selects {len(lanes)} components; a vector has "
+                                "2, 3, 4, 8 or 16")
+            return Swizzle(VectorType(t.elem, len(lanes)), loc, base, lanes)
+        if isinstance(t, StructType):
+            ft = t.field(name)
+            if ft is None:
+                self.state.fail(node, f"struct {t.name} has no field {name!r}")
+            return Field(ft, loc, base, name)
+        self.state.fail(node, f"{t} has no attribute {name!r}")
+
+    # ------------------------------------------------------------------ subscripts
+
+    def visit_Subscript(self, node: ast.Subscript) -> Expr:
+        base = self.expr(node.value)
+        idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        out = base
+        for idx_node in idx_nodes:
+            out = self.index(out, idx_node, node)
+        return out
+
+    def index(self, base: Expr, idx_node: ast.expr, node: ast.AST) -> Expr:
+        t = base.type
+        if isinstance(idx_node, ast.Slice):
+            self.state.fail(idx_node, "slices are not supported in kernels: index one element",
+                            UnsupportedSyntaxError)
+        idx = self.expr(idx_node)
+        it = idx.type
+        if not isinstance(it, ScalarType) or not (it.is_int or it.is_bool):
+            self.state.fail(idx_node, f"index must be an integer, got {it}")
+        if isinstance(t, PointerType):
+            return Index(t.elem, self.state.loc(node), base, idx)
+        if isinstance(t, ArrayType):
+            elem = t.elem if len(t.shape) == 1 else ArrayType(t.elem, t.shape[1:], t.space)
+            if isinstance(idx, Const) and not 0 <= idx.value < t.shape[0]:
+                self.state.fail(idx_node, f"index {idx.value} is out of bounds for an array "
+                                f"of {t.shape[0]}")
+            return Index(elem, self.state.loc(node), base, idx)
+        self.state.fail(node, f"{t} cannot be indexed")
+
+    # ------------------------------------------------------------------ operators
+
+    def visit_BinOp(self, node: ast.BinOp) -> Expr:
+        op = _BINOPS[type(node.op)]
+        if op == "@":
+            self.state.fail(node, "operator @ is not supported in kernels; use clpy.dot",
+                            UnsupportedSyntaxError)
+        return self.binary(op, self.expr(node.left), self.expr(node.right), node)
+
+    def binary(self, op: str, left: Expr, right: Expr, node: ast.AST) -> Expr:
+        loc = self.state.loc(node)
+        lt, rt = left.type, right.type
+        if isinstance(lt, PointerType) or isinstance(rt, PointerType):
+            return self.pointer_arith(op, left, right, node)
+        if isinstance(lt, (ArrayType, StructType)) or isinstance(rt, (ArrayType, StructType)):
+            self.state.fail(node, f"operator {op} does not apply to {lt} and {rt}")
+        if op == "**":
+            return self.power(left, right, node)
+        lw, rw = _weak(left), _weak(right)
+        try:
+            if op in ("<<", ">>"):
+                rules.require_integer(lt, op)
+                rules.require_integer(rt, op)
+                # The result has the (promoted) type of the left operand; the count is masked
+                # to its width (spec §1.3).
+                t = lt if isinstance(lt, VectorType) else rules.promote_int(_scalar(lt))
+                if lw and not rw and isinstance(rt, ScalarType) and rt.bits > 32:
+                    t = rt
+                right = self.coerce(right, t if isinstance(rt, VectorType) or isinstance(
+                    t, ScalarType) else _scalar(rt), node)
+                return fold.binary(op, t, loc, self.coerce(left, t, node), right)
+            t = rules.arithmetic(lt, lw, rt, rw, op)
+            if op in ("&", "|", "^"):
+                rules.require_integer(t, op)
+        except rules.RuleError as e:
+            self.state.fail(node, str(e))
+        if op == "/" and not _elem(t).is_float:
+            # Python's true division: int / int is a float.
+            t = _with_elem(t, C.float_)
+        if op in ("//", "%"):
+            if _elem(t).is_float:
+                op = "floordiv" if op == "//" else "floormod"
+            elif _elem(t).is_signed and not (_nonneg(left) and _nonneg(right)):
+                op = "floordiv" if op == "//" else "floormod"
+            elif op == "//":
+                op = "/"
+        return fold.binary(op, t, loc, self.coerce(left, t, node), self.coerce(right, t, node))
+
+    def pointer_arith(self, op: str, left: Expr, right: Expr, node: ast.AST) -> Expr:
+        lt, rt = left.type, right.type
+        loc = self.state.loc(node)
+        if op == "-" and isinstance(lt, PointerType) and isinstance(rt, PointerType):
+            if lt.elem is not rt.elem:
+                self.state.fail(node, f"cannot subtract pointers to different types {lt}, {rt}")
+            return Binary(C.ptrdiff_t, loc, "-", left, right)
+        if op in ("+", "-") and isinstance(lt, PointerType) and _is_int(rt):
+            return Binary(lt, loc, op, left, right)
+        if op == "+" and isinstance(rt, PointerType) and _is_int(lt):
+            return Binary(rt, loc, op, right, left)
+        self.state.fail(node, f"operator {op} does not apply to {lt} and {rt}")
+
+    def power(self, base: Expr, exp: Expr, node: ast.AST) -> Expr:
+        from clpy.builtins.registry import REGISTRY
+
+        bt = base.type
+        if isinstance(exp, Const) and _is_int(exp.type) and not _elem(bt).is_float:
+            n = exp.value
+            if not 0 <= n <= 16:
+                self.state.fail(node, "integer ** needs a constant exponent from 0 to 16; "
+                                "for other powers use clpy.pown(float(x), n)")
+            t = rules.arithmetic(bt, _weak(base), C.int_, True, "*")
+            out: Expr = Const(t, base.loc, 1)
+            b = self.coerce(base, t, node)
+            for i in range(n):
+                out = b if i == 0 else Binary(t, self.state.loc(node), "*", out, b)
+            return out
+        if not _elem(bt).is_float:
+            t = _with_elem(bt, C.float_) if not isinstance(exp.type, ScalarType) or not \
+                _elem(exp.type).is_float else exp.type
+            base = self.coerce(base, t, node)
+        if _is_int(exp.type) and not isinstance(base.type, VectorType):
+            return self.call_builtin(REGISTRY["pown"], [base, exp], node)
+        return self.call_builtin(REGISTRY["pow"], [base, exp], node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Expr:
+        operand = self.expr(node.operand)
+        t = operand.type
+        loc = self.state.loc(node)
+        if isinstance(node.op, ast.Not):
+            if isinstance(t, VectorType):
+                return Unary(rules.relational_result(t), loc, "not", operand)
+            self.require_condition(operand, node.operand)
+            return fold.unary("not", C.bool_, loc, operand)
+        if not isinstance(t, (ScalarType, VectorType)) or _elem(t) is C.void:
+            self.state.fail(node, f"unary operator does not apply to {t}")
+        if isinstance(node.op, ast.Invert):
+            try:
+                rules.require_integer(t, "~")
+            except rules.RuleError as e:
+                self.state.fail(node, str(e))
+        op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(node.op)]
+        rt = t if isinstance(t, VectorType) or _weak(operand) or _elem(t).is_float else \
+            rules.promote_int(_scalar(t))
+        return fold.unary(op, rt, loc, self.coerce(operand, rt, node))
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Expr:
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        out = self.condition(node.values[0])
+        for v in node.values[1:]:
+            out = Logical(C.bool_, self.state.loc(node), op, out, self.condition(v))
+        return out
+
+    def condition(self, node: ast.expr) -> Expr:
+        e = self.expr(node)
+        self.require_condition(e, node)
+        return e
+
+    def require_condition(self, e: Expr, node: ast.AST) -> None:
+        t = e.type
+        if not isinstance(t, (ScalarType, PointerType)) or t is C.void:
+            hint = " (use clpy.any/clpy.all for vectors)" if isinstance(t, VectorType) else ""
+            self.state.fail(node, f"a condition must be a scalar, got {t}{hint}")
+
+    def visit_Compare(self, node: ast.Compare) -> Expr:
+        left = self.expr(node.left)
+        out: Expr | None = None
+        for op_node, right_node in zip(node.ops, node.comparators):
+            op = _CMPOPS[type(op_node)]
+            if op in ("is", "is not", "in", "not in"):
+                self.state.fail(node, f"operator {op!r} is not supported in kernels",
+                                UnsupportedSyntaxError)
+            right = self.expr(right_node)
+            cmp = self.compare(op, left, right, node)
+            out = cmp if out is None else Logical(C.bool_, self.state.loc(node), "and", out, cmp)
+            left = right
+        assert out is not None
+        return out
+
+    def compare(self, op: str, left: Expr, right: Expr, node: ast.AST) -> Expr:
+        loc = self.state.loc(node)
+        lt, rt = left.type, right.type
+        if isinstance(lt, PointerType) or isinstance(rt, PointerType):
+            if not (isinstance(lt, PointerType) and isinstance(rt, PointerType)):
+                self.state.fail(node, f"cannot compare {lt} with {rt}")
+            return Compare(C.bool_, loc, op, left, right)
+        try:
+            t = rules.arithmetic(lt, _weak(left), rt, _weak(right), op)
+        except rules.RuleError as e:
+            self.state.fail(node, str(e))
+        return fold.compare(op, rules.relational_result(t), loc, self.coerce(left, t, node),
+                            self.coerce(right, t, node))
+
+    def visit_IfExp(self, node: ast.IfExp) -> Expr:
+        cond = self.condition(node.test)
+        a, b = self.expr(node.body), self.expr(node.orelse)
+        t = self.join(a, b, node)
+        return Select(t, self.state.loc(node), cond, self.coerce(a, t, node),
+                      self.coerce(b, t, node))
+
+    def join(self, a: Expr, b: Expr, node: ast.AST) -> Type:
+        """The common type of two alternatives (``a if c else b``, different returns)."""
+        if a.type is b.type:
+            return a.type
+        if isinstance(a.type, (PointerType, StructType, ArrayType)) or isinstance(
+                b.type, (PointerType, StructType, ArrayType)):
+            self.state.fail(node, f"the two alternatives have different types {a.type} and "
+                            f"{b.type}")
+        try:
+            return rules.arithmetic(a.type, _weak(a), b.type, _weak(b), "?:")
+        except rules.RuleError as e:
+            self.state.fail(node, str(e))
+
+    def visit_Tuple(self, node: ast.Tuple) -> Expr:
+        self.state.fail(node, "tuples are not values in kernels (use a vector type such as "
+                        "float4(...) or a @clpy.struct)", UnsupportedSyntaxError)
+
+    # ------------------------------------------------------------------ conversions
+
+    def coerce(self, e: Expr, t: Type, node: ast.AST) -> Expr:
+        """Implicitly convert ``e`` to ``t`` (C assignment/arithmetic conversion rules)."""
+        if e.type is t:
+            return e
+        if isinstance(t, PointerType) and isinstance(e.type, PointerType):
+            if e.type.elem is t.elem and (t.space is e.type.space or t.space.value == ""):
+                return e
+            self.state.fail(node, f"cannot convert {e.type} to {t}")
+        if not rules.can_assign(t, e.type):
+            hint = ""
+            if isinstance(t, VectorType) and isinstance(e.type, VectorType):
+                hint = f"; use convert_{t.cl_name}(...) or as_{t.cl_name}(...)"
+            self.state.fail(node, f"cannot convert {e.type} to {t}{hint}")
+        if isinstance(e, Const) and isinstance(t, ScalarType):
+            return fold.cast_const(e, t)
+        return Cast(t, e.loc, e)
+
+    def const_int(self, node: ast.expr, what: str) -> int:
+        e = self.expr(node)
+        if not isinstance(e, Const) or not isinstance(e.value, int) or isinstance(e.value, bool):
+            self.state.fail(node, f"{what} must be a compile-time integer constant",
+                            ConstantError)
+        return int(e.value)
+
+    def call_builtin(self, b: Any, args: list[Expr], node: ast.AST) -> Expr:
+        raise NotImplementedError  # provided by CallBuilder
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _weak(e: Expr) -> bool:
+    return isinstance(e, Const) and e.weak
+
+
+def _scalar(t: Type) -> ScalarType:
+    assert isinstance(t, ScalarType)
+    return t
+
+
+def _elem(t: Type) -> ScalarType:
+    return C.void if not isinstance(t, (ScalarType, VectorType)) else (
+        t.elem if isinstance(t, VectorType) else t)
+
+
+def _with_elem(t: Type, e: ScalarType) -> Type:
+    return VectorType(e, t.n) if isinstance(t, VectorType) else e
+
+
+def _is_int(t: Type) -> bool:
+    return isinstance(t, ScalarType) and (t.is_int or t.is_bool)
+
+
+def _nonneg(e: Expr) -> bool:
+    """Provably non-negative: an unsigned value or a non-negative constant."""
+    if isinstance(e, Const):
+        return bool(e.value >= 0)
+    el = _elem(e.type)
+    return el.is_int and not el.is_signed
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, py_types.ModuleType):
+        return f"module {obj.__name__!r}"
+    name = getattr(obj, "__name__", None) or getattr(obj, "name", None)
+    return f"{type(obj).__name__} {name!r}" if name else repr(obj)
+
+
+__all__ = ["ExprBuilder", "swizzle_lanes", "KernelTypeError"]

@@ -1,0 +1,1 @@
+"""Typed IR nodes and passes."""

@@ -1,0 +1,91 @@
+"""Generic traversal of the typed IR, and small analyses built on it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+from clpy.ir.nodes import Declare, Expr, For, Function, Stmt, Var
+from clpy.types import catalog as C
+from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy.types.structs import StructType
+
+
+def children(node: Expr | Stmt) -> Iterator[Expr | Stmt]:
+    """Direct child expressions and statements of a node, in source order."""
+    for f in dataclasses.fields(node):
+        if f.name in ("type", "loc"):
+            continue
+        v = getattr(node, f.name)
+        if isinstance(v, (Expr, Stmt)):
+            yield v
+        elif isinstance(v, tuple):
+            for item in v:
+                if isinstance(item, (Expr, Stmt)):
+                    yield item
+
+
+def walk(nodes: tuple[Stmt, ...] | list[Stmt]) -> Iterator[Expr | Stmt]:
+    """Every node under ``nodes``, pre-order."""
+    stack: list[Expr | Stmt] = list(reversed(nodes))
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(list(children(n))))
+
+
+def all_vars(fn: Function) -> Iterator[Var]:
+    yield from fn.params
+    for n in walk(fn.body):
+        if isinstance(n, Declare):
+            yield n.var
+        elif isinstance(n, For):
+            yield n.var
+
+
+def all_types(fn: Function) -> Iterator[Type]:
+    for v in all_vars(fn):
+        yield v.type
+    yield fn.ret
+    for n in walk(fn.body):
+        if isinstance(n, Expr):
+            yield n.type
+
+
+def _structs_in(t: Type, out: list[StructType]) -> None:
+    if isinstance(t, (PointerType, ArrayType)):
+        _structs_in(t.elem, out)
+    elif isinstance(t, StructType):
+        if t in out:
+            return
+        for _, ft in t.fields:
+            _structs_in(ft, out)
+        out.append(t)
+
+
+def collect_structs(fn: Function) -> tuple[Type, ...]:
+    """Struct types used by ``fn``, each after the structs its fields use."""
+    out: list[StructType] = []
+    for t in all_types(fn):
+        _structs_in(t, out)
+    return tuple(out)
+
+
+def scalar_elems(t: Type) -> Iterator[ScalarType]:
+    if isinstance(t, ScalarType):
+        yield t
+    elif isinstance(t, VectorType):
+        yield t.elem
+    elif isinstance(t, (PointerType, ArrayType)):
+        yield from scalar_elems(t.elem)
+    elif isinstance(t, StructType):
+        for _, ft in t.fields:
+            yield from scalar_elems(ft)
+
+
+def uses_type(fn: Function, elem: ScalarType) -> bool:
+    return any(e is elem for t in all_types(fn) for e in scalar_elems(t))
+
+
+def uses_double(fn: Function) -> bool:
+    return uses_type(fn, C.double)

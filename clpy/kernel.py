@@ -1,0 +1,330 @@
+"""``@clpy.kernel`` and ``@clpy.func``: lazily parsed, specialized per signature."""
+
+from __future__ import annotations
+
+import ast
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from clpy.errors import CompileError, KernelTypeError, RecursionNotAllowedError
+from clpy.frontend.build import build_function, check_signature
+from clpy.frontend.context import CompileSession, PyValue
+from clpy.frontend.source import ParsedFunction, parse_function
+from clpy.ir.nodes import CallFunc, Expr, Function
+from clpy.types import catalog as C
+from clpy.types.annotations import _Constexpr, constexpr, resolve_annotation
+from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy.types.structs import StructType
+
+_UNSET = object()
+
+
+class _Callable:
+    """Shared parts of kernels and device functions: lazy parse, annotations, cache."""
+
+    def __init__(self, fn: Callable[..., Any], is_kernel: bool) -> None:
+        self.py_function = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.is_kernel = is_kernel
+        self._parsed: ParsedFunction | None = None
+        self._annotations: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def parsed(self) -> ParsedFunction:
+        if self._parsed is None:
+            parsed = parse_function(self.py_function)
+            check_signature(parsed)
+            self._parsed = parsed
+        return self._parsed
+
+    @property
+    def param_names(self) -> list[str]:
+        return [a.arg for a in self.parsed.tree.args.args]
+
+    def annotations(self) -> dict[str, Any]:
+        """Parameter annotations resolved to clpy types (or ``constexpr``); missing = absent."""
+        if self._annotations is None:
+            parsed = self.parsed
+            out: dict[str, Any] = {}
+            raw = getattr(self.py_function, "__annotations__", {})
+            for a in parsed.tree.args.args:
+                if a.annotation is None:
+                    continue
+                ann = raw.get(a.arg, _UNSET)
+                if isinstance(ann, str) or ann is _UNSET:
+                    ann = self._eval_annotation(a.annotation)
+                out[a.arg] = self._resolve(ann, a)
+            if parsed.tree.returns is not None:
+                ann = raw.get("return", _UNSET)
+                if isinstance(ann, str) or ann is _UNSET:
+                    ann = self._eval_annotation(parsed.tree.returns)
+                out["return"] = self._resolve(ann, parsed.tree.returns)
+            self._annotations = out
+        return self._annotations
+
+    def _eval_annotation(self, node: ast.expr) -> Any:
+        parsed = self.parsed
+        env = {**parsed.globals, **parsed.closure}
+        try:
+            return eval(compile(ast.Expression(node), parsed.file, "eval"), env)  # noqa: S307
+        except Exception as e:
+            raise KernelTypeError(f"cannot evaluate annotation {ast.unparse(node)!r}: {e}",
+                                  parsed.loc(node)) from None
+
+    def _resolve(self, ann: Any, node: ast.AST) -> Any:
+        if isinstance(ann, _Constexpr):
+            return ann
+        try:
+            return resolve_annotation(ann)
+        except TypeError as e:
+            raise KernelTypeError(str(e), self.parsed.loc(node)) from None
+
+
+@dataclass(frozen=True, eq=False)
+class Specialization:
+    """A kernel compiled for one signature: its typed IR and emitted sources."""
+
+    kernel: Kernel
+    function: Function
+    constexprs: tuple[tuple[str, Any], ...]
+
+    @property
+    def ir(self) -> Function:
+        return self.function
+
+    @property
+    def source(self) -> str:
+        return self.source_for("opencl-c-2.0")
+
+    def source_for(self, target: Any, line_directives: bool = True) -> str:
+        from clpy.emit.program import emit_program
+
+        return emit_program(self.function, target, line_directives=line_directives)
+
+
+class Kernel(_Callable):
+    """A ``@clpy.kernel``. ``k.source`` is its OpenCL C; ``k[gsize, lsize](*args)`` runs it."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__(fn, True)
+        self._cache: dict[tuple[Any, ...], Specialization] = {}
+
+    def specialize(self, **kwargs: Any) -> Specialization:
+        """The specialization for the given parameter types (and ``constexpr`` values).
+
+        Annotated parameters need not be given. ``k.specialize(x=Global[float32], n=int32)``
+        """
+        anns = self.annotations()
+        names = self.param_names
+        unknown = set(kwargs) - set(names)
+        if unknown:
+            raise TypeError(f"{self.__name__}.specialize(): no parameter named "
+                            f"{sorted(unknown)[0]!r}; parameters are {', '.join(names)}")
+        types: list[tuple[str, Type]] = []
+        consts: list[tuple[str, Any]] = []
+        for name in names:
+            ann = anns.get(name)
+            if isinstance(ann, _Constexpr):
+                if name not in kwargs:
+                    raise TypeError(f"{self.__name__}: constexpr parameter {name!r} needs a "
+                                    "value: pass it to specialize() or at launch")
+                consts.append((name, _constexpr_value(name, kwargs[name])))
+                continue
+            given = kwargs.get(name, ann)
+            if given is None:
+                raise TypeError(f"{self.__name__}: parameter {name!r} has no annotation; give "
+                                f"its type: {self.__name__}.specialize({name}=...) or launch it "
+                                "with arguments")
+            try:
+                t = resolve_annotation(given)
+            except TypeError as e:
+                raise TypeError(f"{self.__name__}: parameter {name!r}: {e}") from None
+            if ann is not None and name in kwargs and ann is not t:
+                raise TypeError(f"{self.__name__}: parameter {name!r} is annotated {ann}, "
+                                f"not {t}")
+            types.append((name, _check_param_type(self.__name__, name, t)))
+        return self._specialization(tuple(types), tuple(consts))
+
+    def _specialization(self, types: tuple[tuple[str, Type], ...],
+                        consts: tuple[tuple[str, Any], ...]) -> Specialization:
+        key = (types, tuple((n, _const_key(v)) for n, v in consts))
+        spec = self._cache.get(key)
+        if spec is None:
+            with self._lock:
+                spec = self._cache.get(key)
+                if spec is None:
+                    session = CompileSession()
+                    fn = build_function(self.parsed, types, dict(consts), True, session)
+                    spec = Specialization(self, fn, consts)
+                    self._cache[key] = spec
+        return spec
+
+    @property
+    def source(self) -> str:
+        """OpenCL C 2.0 source of a fully annotated kernel."""
+        return self.specialize().source
+
+    def source_for(self, target: Any, line_directives: bool = True) -> str:
+        """Source for another target: ``"opencl-c-1.2"``, ``"opencl-c-3.0"``, a ``Target``."""
+        return self.specialize().source_for(target, line_directives)
+
+    @property
+    def ir(self) -> Function:
+        return self.specialize().function
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def __getitem__(self, sizes: Any) -> Any:
+        from clpy.runtime.launch import Launcher
+
+        return Launcher(self, sizes)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"kernel {self.__name__} is launched with sizes: "
+                        f"{self.__name__}[global_size, local_size](...)")
+
+    def __repr__(self) -> str:
+        return f"<clpy.kernel {self.__name__}>"
+
+
+class Func(_Callable):
+    """A ``@clpy.func`` device function, emitted once per signature it is called with."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__(fn, False)
+        self._cache: dict[tuple[Type, ...], Function] = {}
+
+    def __clpy_call__(self, builder: Any, node: ast.Call) -> Expr:
+        st = builder.state
+        args: list[Expr] = []
+        for a in node.args:
+            v = builder.value(a)
+            if isinstance(v, PyValue):
+                st.fail(a, f"cannot pass {v.value!r} to device function {self.__name__}")
+            args.append(v)
+        names = self.param_names
+        if len(args) != len(names):
+            st.fail(node, f"{self.__name__}() takes {len(names)} argument(s), got {len(args)}")
+        anns = self.annotations()
+        types: list[tuple[str, Type]] = []
+        for name, a in zip(names, args):
+            ann = anns.get(name)
+            if isinstance(ann, _Constexpr):
+                st.fail(node, "constexpr parameters are only for kernels")
+            types.append((name, ann if ann is not None else a.type))
+        fn = self.build_for(tuple(types), st.session, st.loc(node))
+        cargs = tuple(builder.coerce(a, t, node) for a, (_, t) in zip(args, types))
+        for p, a in zip(fn.params, cargs):
+            if p.name in fn.written:
+                builder.note_write(a, node)
+        for f in (fn, *fn.callees):
+            if f not in st.callees:
+                st.callees.append(f)
+        return CallFunc(fn.ret, st.loc(node), fn, cargs)
+
+    def build_for(self, types: tuple[tuple[str, Type], ...], session: CompileSession,
+                  loc: Any) -> Function:
+        key = tuple(t for _, t in types)
+        fn = self._cache.get(key)
+        if fn is not None:
+            return fn
+        if self in session.stack:
+            chain = " → ".join(f.__name__ for f in (*session.stack, self))
+            raise RecursionNotAllowedError(
+                f"recursive call {chain}: OpenCL C does not allow recursion (spec §1.9)", loc)
+        session.stack.append(self)
+        try:
+            ret = self.annotations().get("return")
+            suffix = "" if not self._cache else f"_{len(self._cache)}"
+            fn = build_function(self.parsed, types, {}, False, session, ret,
+                                name=self.__name__ + suffix)
+        finally:
+            session.stack.pop()
+        self._cache[key] = fn
+        return fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"@clpy.func {self.__name__} can only be called from kernel code")
+
+    def __repr__(self) -> str:
+        return f"<clpy.func {self.__name__}>"
+
+
+def kernel(fn: Callable[..., Any]) -> Kernel:
+    """Declare an OpenCL kernel written in Python.
+
+    >>> @clpy.kernel
+    ... def scale(x: Global[float32], a: float32):
+    ...     x[clpy.get_global_id(0)] *= a
+    """
+    if not callable(fn):
+        raise TypeError("@clpy.kernel decorates a function")
+    return Kernel(fn)
+
+
+def func(fn: Callable[..., Any]) -> Func:
+    """Declare a device function callable from kernels and other device functions."""
+    if not callable(fn):
+        raise TypeError("@clpy.func decorates a function")
+    return Func(fn)
+
+
+def _check_param_type(kname: str, name: str, t: Type) -> Type:
+    if isinstance(t, ArrayType):
+        raise TypeError(f"{kname}: parameter {name!r}: arrays are not parameters; pass a "
+                        "pointer (Global[...])")
+    if isinstance(t, PointerType) and t.space is AddressSpace.PRIVATE:
+        raise TypeError(f"{kname}: parameter {name!r}: kernel pointer parameters must be "
+                        "Global, Constant or Local (spec §1.5)")
+    if isinstance(t, ScalarType) and t is C.bool_:
+        raise TypeError(f"{kname}: parameter {name!r}: bool kernel parameters are not allowed "
+                        "(spec §1.9); use int")
+    if isinstance(t, ScalarType) and t in C.SIZE_SCALARS:
+        raise TypeError(f"{kname}: parameter {name!r}: {t} kernel parameters are not allowed "
+                        "(spec §1.9); use long or ulong")
+    return t
+
+
+def _constexpr_value(name: str, v: Any) -> Any:
+    if isinstance(v, (bool, int, float, np.generic, ScalarType, VectorType, StructType)):
+        return v
+    raise TypeError(f"constexpr parameter {name!r}: {v!r} is not a number or a clpy type")
+
+
+def _const_key(v: Any) -> Any:
+    return (type(v).__name__, v if not isinstance(v, np.generic) else v.item())
+
+
+def arg_type(name: str, value: Any) -> Type:
+    """The parameter type an unannotated launch argument implies (DESIGN.md "Types")."""
+    if isinstance(value, np.ndarray):
+        st = C.scalar_for_dtype(value.dtype)
+        if st is None and value.dtype.fields is None:
+            raise TypeError(f"argument {name!r}: arrays of dtype {value.dtype} are not supported")
+        if st is None:
+            raise TypeError(f"argument {name!r}: annotate struct arrays with their @clpy.struct")
+        return PointerType(st, AddressSpace.GLOBAL)
+    if isinstance(value, bool):
+        return C.int_
+    if isinstance(value, int):
+        return C.int_ if -(2**31) <= value < 2**31 else C.long
+    if isinstance(value, float):
+        return C.float_
+    if isinstance(value, np.generic):
+        st = C.scalar_for_dtype(value.dtype)
+        if st is not None:
+            return st
+    raise TypeError(f"argument {name!r}: cannot infer a kernel parameter type from "
+                    f"{type(value).__name__}; annotate the parameter")
+
+
+__all__ = ["Kernel", "Func", "Specialization", "kernel", "func", "constexpr", "arg_type",
+           "CompileError"]

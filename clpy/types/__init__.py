@@ -1,0 +1,1 @@
+"""clpy's type objects."""
