@@ -10,6 +10,10 @@ from clpy.types.core import ScalarType, Type, VectorType
 
 
 def helper_source(kind: str, t: Type) -> str:
+    if kind.startswith("lower:"):  # collectives and atomics lowered for the target
+        from clpy.emit.lower_helpers import lowered_helper_source
+
+        return lowered_helper_source(kind, t)
     name = f"clpy_{kind}_{t.cl_name}"
     tn = t.cl_name
     elem = t.elem if isinstance(t, VectorType) else t

@@ -1,32 +1,104 @@
 """Per-target lowering of built-in calls.
 
 A built-in whose declaration carries ``attrs["lower"]`` is lowered when the target lacks one of
-its ``features``: the hook returns replacement C text (and may register helper code). Built-ins
-without a lowering that need a missing feature are reported by ``program._check_target``.
+its ``features`` (or is older than ``attrs["min_version"]``, or always with
+``attrs["always_lower"]``): the hook returns replacement C text and may register helper code
+(``ex.helpers``). Built-ins without a lowering that need a missing feature are reported by
+``program._check_target``.
+
+Lowered work-group collectives need ``__local`` scratch memory. OpenCL C only allows
+``__local`` variables at kernel function scope, so the hook of a kernel declares one scratch
+array at the top of the kernel body (``finish``) and passes it to helper functions; its size is
+``Target.info["max_work_group_size"]`` slots (default ``DEFAULT_MAX_WORK_GROUP_SIZE``) of the
+largest type lowered, so any work-group size chosen at launch fits.
+
+Forcing the lowered path on a target that has the native feature (to compare both on one
+device): ``without_features(target, "__opencl_c_work_group_collective_functions")`` or
+``Target.info["lower"] = {feature, ...}``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
+from clpy.builtins.registry import Builtin
 from clpy.emit.c_exprs import ExprEmitter
 from clpy.emit.targets import Target
-from clpy.builtins.registry import Builtin
-from clpy.ir.nodes import CallBuiltin
+from clpy.emit.writer import Writer
+from clpy.errors import FeatureError
+from clpy.ir.nodes import CallBuiltin, Function, Loc
+
+DEFAULT_MAX_WORK_GROUP_SIZE = 1024
+SCRATCH = "clpy_scratch"
+# The element type of the scratch array by the alignment it must have.
+_SCRATCH_ELEMS = ((4, "uint"), (8, "ulong"), (16, "ulong2"), (32, "ulong4"), (64, "ulong8"),
+                  (128, "ulong16"))
 
 
-def call_hook_for(tgt: Target) -> Callable[[ExprEmitter, CallBuiltin], str | None]:
-    def hook(ex: ExprEmitter, call: CallBuiltin) -> str | None:
+class LoweringHook:
+    """The emitter's ``call_hook`` for one function on one target.
+
+    Built-in lowerings call ``scratch(type_size, type_align, loc)`` to get a ``__local``
+    pointer expression; ``finish`` then declares the scratch array in the kernel body.
+    """
+
+    def __init__(self, tgt: Target, fn: Function | None = None) -> None:
+        self.tgt = tgt
+        self.fn = fn
+        self.scratch_bytes = 0
+        self.scratch_align = 4
+        if fn is not None:
+            from clpy.emit.lower_uniform import check_uniform
+
+            check_uniform(fn)
+
+    def __call__(self, ex: ExprEmitter, call: CallBuiltin) -> str | None:
         b = call.builtin
         lower = b.attrs.get("lower")
-        if lower is None:
+        if lower is None or not needs_lowering_call(call, self.tgt):
             return None
-        if not needs_lowering(b, tgt):
-            return None
-        text: str = lower(ex, call, tgt)
+        text: str = lower(ex, call, self.tgt)
         return text
 
-    return hook
+    @property
+    def max_group(self) -> int:
+        return int(self.tgt.info.get("max_work_group_size", DEFAULT_MAX_WORK_GROUP_SIZE))
+
+    def scratch(self, size: int, align: int, cl_type: str, loc: Loc, what: str) -> str:
+        """A ``__local cl_type*`` to scratch space for one slot per work-item."""
+        if self.fn is None or not self.fn.is_kernel:
+            raise FeatureError(
+                f"{what} is lowered to local-memory code on target {self.tgt}, which needs "
+                "__local scratch declared in the kernel; call it from the kernel body, not "
+                "from a @clpy.func (or use a target with the native feature)", loc)
+        self.scratch_bytes = max(self.scratch_bytes, size * self.max_group)
+        self.scratch_align = max(self.scratch_align, align)
+        limit = self.tgt.info.get("local_mem_size")
+        if limit is not None and self.scratch_bytes > int(limit):
+            raise FeatureError(
+                f"{what} lowered for target {self.tgt} needs {self.scratch_bytes} bytes of "
+                f"local memory ({self.max_group} work-items x {size} bytes) but the device has "
+                f"{limit}", loc)
+        return f"(__local {cl_type}*){SCRATCH}"
+
+    def finish(self, w: Writer, start: int) -> None:
+        """Declare the scratch array after the opening brace of the function at ``start``."""
+        if not self.scratch_bytes:
+            return
+        for i in range(start, len(w.lines)):
+            line = w.lines[i]
+            if line.rstrip().endswith("{") and not line.startswith("#"):
+                elem_align, elem = next((a, n) for a, n in _SCRATCH_ELEMS
+                                        if a >= self.scratch_align)
+                count = -(-self.scratch_bytes // elem_align)
+                w.lines.insert(i + 1, f"{w.indent}__local {elem} {SCRATCH}[{count}];"
+                               "  // lowered collectives")
+                return
+
+
+def call_hook_for(tgt: Target, fn: Function | None = None) -> LoweringHook:
+    return LoweringHook(tgt, fn)
 
 
 def needs_lowering(b: Builtin, tgt: Target) -> bool:
@@ -36,4 +108,27 @@ def needs_lowering(b: Builtin, tgt: Target) -> bool:
         return True
     if tgt.version < b.attrs.get("min_version", (0, 0)):
         return True
+    forced = frozenset(tgt.info.get("lower", ()))
+    if b.features & forced:
+        return True
     return not all(tgt.has(f) for f in b.features)
+
+
+def needs_lowering_call(call: CallBuiltin, tgt: Target) -> bool:
+    """Per call: a built-in may also decide from the argument types (``attrs["native"]``)."""
+    b = call.builtin
+    if needs_lowering(b, tgt):
+        return True
+    native: Any = b.attrs.get("native")
+    return native is not None and not native(call, tgt)
+
+
+def without_features(target: Any, *features: str) -> Target:
+    """The target with some features removed, e.g. to force lowered collectives."""
+    from clpy.emit.targets import target_of
+
+    t = target_of(target)
+    feats = frozenset(f for f in features if not f.startswith("cl_"))
+    exts = frozenset(f for f in features if f.startswith("cl_"))
+    return replace(t, features=t.features - feats, extensions=t.extensions - exts,
+                   name=t.name + "".join(f"-{f}" for f in features))

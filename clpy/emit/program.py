@@ -82,8 +82,11 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
     bodies = Writer(line_directives)
     for fn in fns:
         names = Namer(taken)
-        ex = ExprEmitter(names, helpers, _lowering_hook(tgt))
+        hook = _lowering_hook(tgt, fn)
+        ex = ExprEmitter(names, helpers, hook)
+        start = len(bodies.lines)
         StmtEmitter(fn, bodies, ex).function()
+        hook.finish(bodies, start)  # declares __local scratch for lowered collectives
         bodies.raw("")
     out = Writer(line_directives)
     src = os.path.basename(kernel.source_file)
@@ -136,11 +139,11 @@ def _called_names(fns: list[Function]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _lowering_hook(tgt: Target) -> Any:
+def _lowering_hook(tgt: Target, fn: Function) -> Any:
     """Per-target lowering of built-in calls (collectives, atomics) plugs in here."""
     from clpy.emit.lowering import call_hook_for
 
-    return call_hook_for(tgt)
+    return call_hook_for(tgt, fn)
 
 
 __all__ = ["emit_program", "ordered_functions", "type_name", "VectorType", "all_types"]
