@@ -304,24 +304,24 @@ class StmtBuilder(CallBuilder):
         self.check_assignable(e, node)
         return e
 
-    def check_assignable(self, e: Expr, node: ast.AST) -> None:
+    def check_assignable(self, e: Expr, node: ast.AST, top: bool = True) -> None:
         st = self.state
         if isinstance(e, Index):
+            if top and isinstance(e.type, ArrayType):
+                st.fail(node, "cannot assign a whole array row; index every dimension")
             bt = e.base.type
             if isinstance(bt, PointerType):
                 self.note_write(e.base, node)
             elif isinstance(bt, ArrayType):
-                self.check_assignable(e.base, node)
-            if isinstance(e.type, ArrayType):
-                st.fail(node, "cannot assign a whole array row; index every dimension")
+                self.check_assignable(e.base, node, False)
             return
         if isinstance(e, Swizzle):
             if len(set(e.lanes)) != len(e.lanes):
                 st.fail(node, "cannot assign to a swizzle that repeats a component")
-            self.check_assignable(e.base, node)
+            self.check_assignable(e.base, node, False)
             return
         if isinstance(e, Field):
-            self.check_assignable(e.base, node)
+            self.check_assignable(e.base, node, False)
             return
         if isinstance(e, VarRef):
             if e.var.name in st.constexprs:

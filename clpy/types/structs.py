@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,12 +109,20 @@ def struct(cls: type) -> StructType:
     ann = cls.__dict__.get("__annotations__", {})
     if not ann:
         raise TypeError(f"@clpy.struct class {cls.__name__} declares no annotated fields")
-    module = __import__(cls.__module__)
+    module = sys.modules.get(cls.__module__)
+    namespace = dict(vars(module)) if module is not None else {}
     fields = []
     for fname, fann in ann.items():
         if isinstance(fann, str):
-            fann = eval(fann, vars(module), dict(vars(cls)))  # noqa: S307 - user annotation
-        t = resolve_annotation(fann)
+            try:
+                fann = eval(fann, namespace, dict(vars(cls)))  # noqa: S307 - user annotation
+            except Exception as e:
+                raise TypeError(f"struct {cls.__name__}.{fname}: cannot evaluate annotation "
+                                f"{fann!r}: {e}") from None
+        try:
+            t = resolve_annotation(fann)
+        except TypeError as e:
+            raise TypeError(f"struct {cls.__name__}.{fname}: {e}") from None
         if not isinstance(t, (ScalarType, VectorType, StructType, ArrayType)):
             raise TypeError(f"struct {cls.__name__}.{fname}: {t} cannot be a struct field")
         fields.append((fname, t))
