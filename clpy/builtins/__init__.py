@@ -1,8 +1,17 @@
 """The built-in registry; importing this package declares every family."""
 
 from clpy.builtins import (  # noqa: F401  (imported for their declarations)
+    address_space,
+    common,
+    conversions,
+    geometric,
+    integer,
     math,
+    relational,
     sync,
+    vector_misc,
+    vloadstore,
+    workgroup,
     workitem,
 )
 from clpy.builtins.registry import REGISTRY, Builtin, Overload, declare
