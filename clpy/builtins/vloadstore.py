@@ -39,7 +39,13 @@ _ROUND_DOC = {"": "round to nearest even", "_rte": "round to nearest even",
 
 def decaying_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
     """Overload resolution where a 1-D ``local_array``/``private_array`` argument decays to a
-    pointer to its element in its address space, as C arrays do in calls."""
+    pointer to its element in its address space, as C arrays do in calls. Stores refuse
+    ``Constant`` pointers (which a generic pointer parameter would otherwise accept)."""
+    for i in b.writes_args:
+        t = args[i].type if i < len(args) else None
+        if isinstance(t, PointerType) and t.space is AddressSpace.CONSTANT:
+            raise NoMatch(f"{b.name} writes through argument {i + 1}, but {t} points to "
+                          "read-only Constant memory")
     try:
         return resolve_overload(b, args)
     except NoMatch:
