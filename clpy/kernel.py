@@ -115,6 +115,10 @@ class Kernel(_Callable):
     def __init__(self, fn: Callable[..., Any]) -> None:
         super().__init__(fn, True)
         self._cache: dict[tuple[Any, ...], Specialization] = {}
+        # Launch fast path (clpy/runtime/launch.py): signature meta and plans per
+        # (argument-type key, device, context).
+        self._launch_meta: Any = None
+        self._launch_cache: dict[Any, Any] = {}
 
     def specialize(self, **kwargs: Any) -> Specialization:
         """The specialization for the given parameter types (and ``constexpr`` values).
@@ -181,6 +185,8 @@ class Kernel(_Callable):
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._launch_cache.clear()
+        self._launch_meta = None
 
     def __getitem__(self, sizes: Any) -> Any:
         from clpy.runtime.launch import Launcher

@@ -1,0 +1,1 @@
+"""Running kernels: devices, targets, argument marshaling, build and launch (see api.py)."""

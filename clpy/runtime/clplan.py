@@ -1,0 +1,223 @@
+"""Launch plans for OpenCL devices: emit for the device's target, build (cached), convert
+arguments, enqueue, copy written arrays back after the kernel succeeded."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from clpy.emit.program import ordered_functions, required_features
+from clpy.runtime import diskcache
+from clpy.runtime.build import PROGRAMS
+from clpy.runtime.devices import Device
+from clpy.runtime.launch import DoneHandle, ForeignContext, LaunchError, LaunchHandle, Meta
+from clpy.runtime.marshal import (
+    LocalMemory,
+    Param,
+    _tname,
+    check_host_array,
+    check_local,
+    pointer_kind,
+    value_converter,
+)
+from clpy.runtime.quirks import build_std
+from clpy.runtime.sizes import Sizes, check_limits, check_uniform
+from clpy.types.core import AddressSpace, PointerType
+
+if TYPE_CHECKING:
+    from clpy.kernel import Specialization
+
+Converter = Callable[[Any, list[Any]], Any]
+
+
+def plan_params(spec: Specialization, meta: Meta) -> list[tuple[int, Param]]:
+    """(argument index, Param) for every argument the kernel receives (constexprs are
+    baked into the source), in ``Function.params`` order."""
+    fn = spec.function
+    pos = {n: i for i, n in enumerate(meta.names)}
+    return [(pos[v.name], Param(v.name, v.type, v.name in fn.written, meta.name))
+            for v in fn.params]
+
+
+class CLPlan:
+    """One specialization built for one device and context."""
+
+    def __init__(self, spec: Specialization, meta: Meta, dev: Device, ctx: Any,
+                 queue: Any) -> None:
+        import pyopencl as cl
+
+        self._cl = cl
+        self.device = dev
+        self.context = ctx if ctx is not None else dev.context
+        if queue is None:
+            queue = dev.queue if ctx is None else cl.CommandQueue(self.context, dev.cl_device)
+        self.queue = queue
+        target = dev.target
+        assert target is not None and dev.info is not None
+        fn = spec.function
+        self.source = spec.source_for(target)
+        need = set(required_features(ordered_functions(fn)))
+        std = build_std(target, need)
+        self.std = std
+        self.options = " ".join((f"-cl-std=CL{std[0]}.{std[1]}", *dev.build_options))
+        diskcache.record(meta.name, dev.name, self.options, self.source)
+        prg = PROGRAMS.get(self.context, dev.cl_device, self.source, self.options, meta.name,
+                           dev.name, diskcache.binary_dir())
+        self.kernel = cl.Kernel(prg, fn.name)
+        self.name = meta.name
+        self.lock = threading.Lock()
+        info = dev.info
+        wg = self.kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
+                                             dev.cl_device)
+        self.max_wg = min(int(wg), info.max_work_group_size)
+        self.max_items = info.max_work_item_sizes
+        self.non_uniform = bool(target.info.get("non_uniform_work_groups")) and std >= (2, 0)
+        self.local_limit = info.local_mem_size
+        self.params = plan_params(spec, meta)
+        self.converters = [(i, self._converter(p)) for i, p in self.params]
+        self._checked: set[Sizes] = set()
+        self._last: list[Any] | None = None
+
+    # ------------------------------------------------------------------ converters
+
+    def _converter(self, p: Param) -> Converter:
+        kind = pointer_kind(p)
+        if kind == "local":
+            return self._local_converter(p)
+        if kind == "global":
+            return self._global_converter(p)
+        conv = value_converter(p)
+        return lambda a, copies: conv(a)
+
+    def _local_converter(self, p: Param) -> Converter:
+        cl = self._cl
+        assert isinstance(p.type, PointerType)
+        elem = p.type.elem
+        limit = self.local_limit
+
+        def conv(a: Any, copies: list[Any]) -> Any:
+            lm = check_local(p, a, limit)
+            return cl.LocalMemory(lm.nbytes(elem))
+
+        return conv
+
+    def _global_converter(self, p: Param) -> Converter:
+        cl = self._cl
+        import pyopencl.array as cla
+
+        ctx = self.context
+        mf = cl.mem_flags
+        assert isinstance(p.type, PointerType)
+        elem_size = p.type.elem.size
+        written = p.written
+        flags = (mf.READ_WRITE if written else mf.READ_ONLY) | mf.COPY_HOST_PTR
+        ndarray, Buffer, Array, SVMPointer = np.ndarray, cl.Buffer, cla.Array, cl.SVMPointer
+        const_limit = (self.device.info.max_constant_buffer_size  # type: ignore[union-attr]
+                       if p.type.space is AddressSpace.CONSTANT else None)
+
+        def conv(a: Any, copies: list[Any]) -> Any:
+            if type(a) is ndarray:
+                check_host_array(p, a)
+                if const_limit is not None and a.nbytes > const_limit:
+                    raise ValueError(f"{p.where()}: {a.nbytes} bytes exceed the device's "
+                                     f"constant buffer size {const_limit}")
+                if a.nbytes == 0:
+                    return Buffer(ctx, mf.READ_WRITE, max(elem_size, 1))
+                buf = Buffer(ctx, flags, hostbuf=a)
+                if written:
+                    copies.append((a, buf))
+                return buf
+            if isinstance(a, Array):
+                if a.context != ctx:
+                    raise ForeignContext(a.context, a.queue, p.name)
+                check_host_array(p, a)
+                if a.offset:
+                    raise ValueError(f"{p.where()}: pyopencl array views with an offset are "
+                                     "not supported; pass a copy")
+                return a.base_data
+            if isinstance(a, Buffer):
+                if a.context != ctx:
+                    raise ForeignContext(a.context, None, p.name)
+                if a.size % elem_size:
+                    raise ValueError(f"{p.where()}: buffer size {a.size} is not a multiple "
+                                     f"of the element size {elem_size}")
+                return a
+            if isinstance(a, SVMPointer):
+                return a
+            if isinstance(a, np.ndarray):         # a subclass (np.matrix, memmap ...)
+                return conv(np.asarray(a), copies) if not written else _subclass_err(p, a)
+            if isinstance(a, LocalMemory):
+                raise TypeError(f"{p.where()}: LocalMemory is only for Local[...] parameters")
+            raise TypeError(f"{p.where()}: expected a NumPy array, pyopencl.array.Array, "
+                            f"pyopencl.Buffer or SVM pointer, got {_tname(a)}")
+
+        return conv
+
+    # ------------------------------------------------------------------ running
+
+    def _set_args(self, cl_args: list[Any]) -> None:
+        """Set only the arguments that changed since the last launch of this plan: OpenCL
+        keeps kernel arguments between enqueues (spec: clSetKernelArg), and setting one
+        costs the driver several microseconds. Call with ``self.lock`` held."""
+        last = self._last
+        if last is None:
+            self.kernel.set_args(*cl_args)
+        else:
+            set_arg = self.kernel.set_arg
+            for j, a in enumerate(cl_args):
+                if not _same(a, last[j]):
+                    set_arg(j, a)
+        # Holding the previous arguments keeps their objects (and ids) alive.
+        self._last = cl_args
+
+    def check_sizes(self, sizes: Sizes) -> None:
+        g, loc = sizes
+        if loc is not None:
+            check_limits(self.name, loc, self.device.name, self.max_wg, self.max_items)
+            check_uniform(self.name, g, loc, self.device.name, self.non_uniform)
+        self._checked.add(sizes)
+
+    def run(self, args: tuple[Any, ...], sizes: Sizes, wait: bool,
+            offset: Any) -> LaunchHandle | None:
+        if sizes not in self._checked:
+            self.check_sizes(sizes)
+        copies: list[Any] = []
+        cl_args = [conv(args[i], copies) for i, conv in self.converters]
+        g, loc = sizes
+        if 0 in g:
+            return None if wait else DoneHandle()
+        cl = self._cl
+        queue = self.queue
+        try:
+            with self.lock:
+                self._set_args(cl_args)
+                evt = cl.enqueue_nd_range_kernel(queue, self.kernel, g, loc,
+                                                 global_work_offset=offset)
+        except cl.Error as e:
+            raise LaunchError(f"{self.name}: launch on {self.device} failed: {e}") from e
+        if wait:
+            evt.wait()
+            if evt.command_execution_status < 0:
+                raise LaunchError(f"{self.name}: kernel failed on {self.device} with status "
+                                  f"{evt.command_execution_status}; arguments left untouched")
+            for host, buf in copies:
+                cl.enqueue_copy(queue, host, buf)
+            return None
+        events = [evt] + [cl.enqueue_copy(queue, host, buf, wait_for=[evt], is_blocking=False)
+                          for host, buf in copies]
+        return LaunchHandle(evt, events, (cl_args, copies))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` may stand for ``b`` as a kernel argument already set (same memory object, or the
+    same NumPy scalar type and bits: -0.0 is not 0.0)."""
+    if a is b:
+        return True
+    return isinstance(a, np.generic) and type(a) is type(b) and a.tobytes() == b.tobytes()
+
+
+def _subclass_err(p: Param, a: Any) -> Any:
+    raise TypeError(f"{p.where()}: pass a plain NumPy array, not {type(a).__name__}")

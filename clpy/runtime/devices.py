@@ -1,0 +1,248 @@
+"""Devices that run kernels: ``"sim"`` and every OpenCL device pyopencl can see.
+
+Selection (DESIGN.md "Devices"): ``use_device(...)`` beats the ``CLPY_DEVICE`` environment
+variable, which beats the default: the first OpenCL GPU, else the simulator. A selector is
+``"sim"``, ``"opencl"`` (first GPU, else first OpenCL device), ``"opencl:<text>"`` (case-
+insensitive substring of the platform name, vendor or version, the device name or its type),
+``"opencl:<platform text>:<device text>"``, or a listed name exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from clpy.emit.targets import Target
+from clpy.runtime.info import DeviceInfo, query
+from clpy.runtime.quirks import device_target
+
+ENV_VAR = "CLPY_DEVICE"
+
+
+@dataclass(frozen=True, eq=False)
+class Device:
+    """One place kernels run. ``str(d)`` is its name; ``d == "sim"`` compares names.
+
+    ``target`` is what the emitter writes for; ``build_options`` are added to every build.
+    ``variant()`` gives the same device with another target or build options (for testing a
+    lowering on a real device, or ``-cl-fast-relaxed-math``).
+    """
+
+    name: str
+    description: str
+    cl_device: Any = None
+    info: DeviceInfo | None = None
+    target: Target | None = None
+    build_options: tuple[str, ...] = ()
+    _state: dict[str, Any] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def is_sim(self) -> bool:
+        return self.cl_device is None
+
+    @property
+    def context(self) -> Any:
+        """The pyopencl context clpy uses on this device (created on first use)."""
+        ctx = self._state.get("context")
+        if ctx is None:
+            import pyopencl as cl
+
+            if self.is_sim:
+                raise ValueError("the simulator has no OpenCL context")
+            with self._lock:
+                ctx = self._state.get("context")
+                if ctx is None:
+                    ctx = cl.Context([self.cl_device])
+                    self._state["context"] = ctx
+        return ctx
+
+    @property
+    def queue(self) -> Any:
+        """The in-order command queue clpy launches on (created on first use)."""
+        q = self._state.get("queue")
+        if q is None:
+            import pyopencl as cl
+
+            ctx = self.context
+            with self._lock:
+                q = self._state.get("queue")
+                if q is None:
+                    q = cl.CommandQueue(ctx, self.cl_device)
+                    self._state["queue"] = q
+        return q
+
+    def variant(self, target: Target | None = None,
+                build_options: tuple[str, ...] | list[str] | str | None = None) -> Device:
+        """The same device with another target and/or extra build options; it shares the
+        context and queue, and is cached separately."""
+        if isinstance(build_options, str):
+            build_options = tuple(build_options.split())
+        return replace(self, target=target or self.target,
+                       build_options=tuple(build_options) if build_options is not None
+                       else self.build_options,
+                       _state=self._state)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<clpy device {self.name!r}: {self.description}>"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.name == other
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+SIM = Device("sim", "clpy NumPy simulator: runs the typed IR on the host, checks races "
+                    "and out-of-bounds accesses")
+
+
+def _opencl_devices() -> list[Any]:
+    """All pyopencl devices; empty when pyopencl or an OpenCL driver (ICD) is missing."""
+    try:
+        import pyopencl as cl
+    except Exception:  # noqa: BLE001 - no pyopencl or a broken ICD loader: sim only
+        return []
+    try:
+        platforms = cl.get_platforms()
+    except Exception:  # noqa: BLE001 - CL_PLATFORM_NOT_FOUND_KHR when no ICD is installed
+        return []
+    out: list[Any] = []
+    for p in platforms:
+        try:
+            out.extend(p.get_devices())
+        except Exception:  # noqa: BLE001 - a platform with no devices raises DEVICE_NOT_FOUND
+            continue
+    return out
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.replace(":", " ").split())
+
+
+class Runtime:
+    """The process-wide device list and selection (one instance, ``RUNTIME``).
+
+    Devices and their descriptions are queried once and cached; ``reset()`` forgets them.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._devices: list[Device] | None = None
+        self._selected: Device | None = None
+        self._default: Device | None = None
+
+    def devices(self) -> list[Device]:
+        devs = self._devices
+        if devs is None:
+            with self._lock:
+                devs = self._devices
+                if devs is None:
+                    devs = [SIM]
+                    for d in _opencl_devices():
+                        name = f"opencl:{_clean(d.platform.name)}:{_clean(d.name)}"
+                        info = query(d, name)
+                        devs.append(Device(name, info.description, d, info,
+                                           device_target(info)))
+                    self._devices = devs
+        return devs
+
+    def find(self, selector: Any) -> Device:
+        """The device a selector names (see the module docstring); ``ValueError`` if none."""
+        if isinstance(selector, Device):
+            return selector
+        if selector is None:
+            return self.current()
+        if not isinstance(selector, str):
+            return self._from_pyopencl(selector)
+        sel = selector.strip()
+        devs = self.devices()
+        for d in devs:
+            if d.name == sel:
+                return d
+        low = sel.lower()
+        if low == "sim":
+            return SIM
+        cl_devs = [d for d in devs if not d.is_sim]
+        if low == "opencl":
+            if not cl_devs:
+                raise ValueError(f"no OpenCL device found (devices: {self._names()})")
+            gpus = [d for d in cl_devs if d.info and d.info.device_type == "gpu"]
+            return (gpus or cl_devs)[0]
+        if not low.startswith("opencl:"):
+            raise ValueError(f"unknown device {selector!r}: use 'sim', 'opencl' or "
+                             f"'opencl:<platform>[:<device>]' (devices: {self._names()})")
+        parts = [p.strip() for p in low[len("opencl:"):].split(":")]
+        for d in cl_devs:
+            if _matches(d, parts):
+                return d
+        raise ValueError(f"no OpenCL device matches {selector!r} (devices: {self._names()})")
+
+    def _from_pyopencl(self, obj: Any) -> Device:
+        """A pyopencl Device (or the device of a Context / CommandQueue)."""
+        import pyopencl as cl
+
+        if isinstance(obj, cl.CommandQueue):
+            obj = obj.device
+        elif isinstance(obj, cl.Context):
+            obj = obj.devices[0]
+        if isinstance(obj, cl.Device):
+            for d in self.devices():
+                if d.cl_device is not None and d.cl_device == obj:
+                    return d
+        raise TypeError(f"device must be a name such as 'sim' or 'opencl:pocl', a clpy "
+                        f"Device or a pyopencl Device/Context/CommandQueue, not {obj!r}")
+
+    def _names(self) -> str:
+        return ", ".join(repr(d.name) for d in self.devices())
+
+    def current(self) -> Device:
+        """The device a launch without ``device=`` uses."""
+        d = self._selected or self._default
+        if d is None:
+            d = self._default = self._resolve_default()
+        return d
+
+    def _resolve_default(self) -> Device:
+        env = os.environ.get(ENV_VAR, "").strip()
+        if env:
+            try:
+                return self.find(env)
+            except ValueError as e:
+                raise ValueError(f"{ENV_VAR}={env!r}: {e}") from None
+        for d in self.devices():
+            if d.info is not None and d.info.device_type == "gpu":
+                return d
+        return SIM
+
+    def select(self, selector: Any) -> Device:
+        d = self.find(selector) if selector is not None else None
+        self._selected = d
+        return d if d is not None else self.current()
+
+    def reset(self) -> None:
+        with self._lock:
+            self._devices = None
+            self._default = None
+            self._selected = None
+
+
+def _matches(d: Device, parts: list[str]) -> bool:
+    info = d.info
+    assert info is not None
+    plat = f"{info.platform} {info.platform_vendor} {info.platform_version}".lower()
+    dev = f"{info.device_name} {info.device_vendor} {info.device_type}".lower()
+    if len(parts) == 1:
+        return parts[0] in plat or parts[0] in dev or parts[0] in d.name.lower()
+    p, dv = parts[0], ":".join(parts[1:])
+    return p in plat and dv in dev
+
+
+RUNTIME = Runtime()

@@ -1,0 +1,273 @@
+"""``k[global_size, local_size](*args, device=None, wait=True)``: specialize, build, launch.
+
+The fast path is one dict lookup: the plan for (argument-type signature, device, context)
+holds the built ``pyopencl.Kernel`` and one converter per argument. Everything else (type
+inference, emission, the OpenCL build) happens once, on the first launch of a signature.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from clpy.kernel import _const_key, arg_type
+from clpy.runtime.devices import RUNTIME, Device
+from clpy.runtime.marshal import LocalMemory, arg_count_error
+from clpy.runtime.sizes import parse_sizes
+from clpy.types.annotations import _Constexpr
+from clpy.types.core import AddressSpace, PointerType
+
+if TYPE_CHECKING:
+    from clpy.kernel import Kernel, Specialization
+
+# Kernels with a launch cache, so clear_caches() can reach them.
+KERNELS: weakref.WeakSet[Kernel] = weakref.WeakSet()
+
+
+class LaunchError(RuntimeError):
+    """The OpenCL runtime rejected or failed a launch (after clpy's own checks passed)."""
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What a kernel's signature says about launching it (computed once per kernel)."""
+
+    name: str
+    names: tuple[str, ...]
+    dynamic: tuple[int, ...]        # unannotated: specialized from the argument's type
+    constexprs: tuple[int, ...]     # compile-time: specialized from the argument's value
+
+    def spec_key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        if not self.dynamic and not self.constexprs:
+            return ()
+        return (tuple(_type_key(args[i]) for i in self.dynamic),
+                tuple(_const_key(args[i]) for i in self.constexprs))
+
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """Positional and keyword arguments in parameter order."""
+        out = list(args)
+        for name in self.names[len(args):]:
+            if name not in kwargs:
+                break
+            out.append(kwargs.pop(name))
+        if kwargs:
+            bad = next(iter(kwargs))
+            if bad in self.names:
+                raise TypeError(f"{self.name}(): parameter {bad!r} given twice")
+            raise TypeError(f"{self.name}(): no parameter named {bad!r}; parameters are "
+                            f"{', '.join(self.names)}")
+        return tuple(out)
+
+
+def meta_of(k: Kernel) -> Meta:
+    m: Meta | None = k._launch_meta
+    if m is None:
+        names = tuple(k.param_names)
+        anns = k.annotations()
+        m = Meta(k.__name__, names,
+                 tuple(i for i, n in enumerate(names) if n not in anns),
+                 tuple(i for i, n in enumerate(names) if isinstance(anns.get(n), _Constexpr)))
+        k._launch_meta = m
+        KERNELS.add(k)
+    return m
+
+
+def _type_key(a: Any) -> Any:
+    t = type(a)
+    if t is int:
+        return "int" if -(2**31) <= a < 2**31 else "long"
+    if t is float:
+        return "float"
+    dt = getattr(a, "dtype", None)
+    if dt is not None:
+        return (t.__name__, dt, getattr(a, "ndim", 0))
+    return t
+
+
+def infer_type(kname: str, name: str, a: Any) -> Any:
+    """The parameter type an argument implies (``clpy.kernel.arg_type`` plus pyopencl arrays
+    and typed ``LocalMemory``)."""
+    if isinstance(a, LocalMemory):
+        if a.dtype is None:
+            raise TypeError(f"{kname}(): parameter {name!r} is unannotated: annotate it "
+                            "Local[T] or pass clpy.LocalMemory(count, dtype)")
+        return PointerType(_scalar(kname, name, a.dtype), AddressSpace.LOCAL)
+    cla = _pyopencl_array()
+    if cla is not None and isinstance(a, cla.Array):
+        return PointerType(_scalar(kname, name, a.dtype), AddressSpace.GLOBAL)
+    if type(a).__module__.startswith("pyopencl"):
+        raise TypeError(f"{kname}(): parameter {name!r} is unannotated and a "
+                        f"{type(a).__name__} carries no element type: annotate it "
+                        "(Global[float32] ...)")
+    try:
+        return arg_type(name, a)
+    except TypeError as e:
+        raise TypeError(f"{kname}(): {e}") from None
+
+
+def _pyopencl_array() -> Any:
+    try:
+        import pyopencl.array as cla
+    except ImportError:  # pragma: no cover - pyopencl is a dependency
+        return None
+    return cla
+
+
+def _scalar(kname: str, name: str, dtype: Any) -> Any:
+    from clpy.types import catalog as C
+
+    st = C.scalar_for_dtype(dtype)
+    if st is None:
+        raise TypeError(f"{kname}(): parameter {name!r}: arrays of dtype {dtype} need an "
+                        "annotation")
+    return st
+
+
+def specialize_for(k: Kernel, meta: Meta, args: tuple[Any, ...]) -> Specialization:
+    kw: dict[str, Any] = {}
+    for i in meta.dynamic:
+        kw[meta.names[i]] = infer_type(meta.name, meta.names[i], args[i])
+    for i in meta.constexprs:
+        kw[meta.names[i]] = args[i]
+    return k.specialize(**kw)
+
+
+class LaunchHandle:
+    """What ``wait=False`` returns: ``wait()`` blocks until the kernel and its copy-backs
+    finished (raising ``LaunchError`` if it failed); ``event`` is the pyopencl event of the
+    kernel, ``events`` every event including the copy-backs."""
+
+    def __init__(self, event: Any, events: list[Any], keep: Any) -> None:
+        self.event = event
+        self.events = events
+        self._keep = keep
+
+    def wait(self) -> None:
+        for e in self.events:
+            e.wait()
+        for e in self.events:
+            if e.command_execution_status < 0:
+                raise LaunchError(f"launch failed with status {e.command_execution_status}")
+        self._keep = None
+
+    @property
+    def done(self) -> bool:
+        import pyopencl as cl
+
+        return all(e.command_execution_status in (cl.command_execution_status.COMPLETE,)
+                   for e in self.events)
+
+    def __repr__(self) -> str:
+        return f"<clpy.LaunchHandle done={self.done}>"
+
+
+class DoneHandle(LaunchHandle):
+    """A handle for a launch that already finished (the simulator, an empty launch)."""
+
+    def __init__(self) -> None:
+        super().__init__(None, [], None)
+
+    @property
+    def done(self) -> bool:
+        return True
+
+
+def _exec_target(device: Any) -> tuple[Device, Any, Any]:
+    """(clpy Device, pyopencl context or None, queue or None) for a ``device=`` value."""
+    if device is None:
+        return RUNTIME.current(), None, None
+    if isinstance(device, (str, Device)):
+        return RUNTIME.find(device), None, None
+    import pyopencl as cl
+
+    if isinstance(device, cl.CommandQueue):
+        return RUNTIME.find(device), device.context, device
+    if isinstance(device, cl.Context):
+        return RUNTIME.find(device), device, None
+    return RUNTIME.find(device), None, None
+
+
+class ForeignContext(Exception):
+    """Raised by a converter when an argument lives in another pyopencl context."""
+
+    def __init__(self, context: Any, queue: Any, param: str) -> None:
+        super().__init__(param)
+        self.context = context
+        self.queue = queue
+        self.param = param
+
+
+_plan_lock = threading.Lock()
+
+
+class Launcher:
+    """``kernel[global_size, local_size]``: call it with the kernel's arguments."""
+
+    __slots__ = ("kernel", "sizes")
+
+    def __init__(self, kernel: Kernel, sizes: Any) -> None:
+        self.kernel = kernel
+        self.sizes = sizes
+
+    def __call__(self, *args: Any, device: Any = None, wait: bool = True,
+                 offset: Any = None, **kwargs: Any) -> LaunchHandle | None:
+        """Run the kernel. ``device``: a name, a clpy Device, or a pyopencl
+        Device/Context/CommandQueue; ``wait=False`` returns a ``LaunchHandle``;
+        ``offset``: global work offset (1–3 ints)."""
+        k = self.kernel
+        meta = k._launch_meta or meta_of(k)
+        if kwargs:
+            args = meta.bind(args, kwargs)
+        if len(args) != len(meta.names):
+            raise arg_count_error(meta.name, list(meta.names), len(args))
+        sizes = parse_sizes(self.sizes, meta.name)
+        if device is None:
+            dev, ctx, queue = RUNTIME.current(), None, None
+        else:
+            dev, ctx, queue = _exec_target(device)
+        spec_key = meta.spec_key(args)
+        ctx_key = None if ctx is None else int(ctx.int_ptr)
+        key = (spec_key, dev, ctx_key, None if queue is None else int(queue.int_ptr))
+        plan = k._launch_cache.get(key)
+        if plan is None:
+            plan = self._plan(key, meta, args, dev, ctx, queue)
+        try:
+            return plan.run(args, sizes, wait, offset)
+        except ForeignContext as fc:
+            if ctx is not None:
+                raise ValueError(f"{meta.name}(): parameter {fc.param!r} lives in another "
+                                 "pyopencl context than the requested device") from None
+            if device is not None and dev.cl_device not in fc.context.devices:
+                raise ValueError(f"{meta.name}(): parameter {fc.param!r} lives on another "
+                                 f"device than {dev}") from None
+            qkey = None if fc.queue is None else int(fc.queue.int_ptr)
+            key = (spec_key, RUNTIME.find(fc.context), int(fc.context.int_ptr), qkey)
+            plan = k._launch_cache.get(key)
+            if plan is None:
+                plan = self._plan(key, meta, args, key[1], fc.context, fc.queue)
+            return plan.run(args, sizes, wait, offset)
+
+    def _plan(self, key: tuple[Any, ...], meta: Meta, args: tuple[Any, ...], dev: Device,
+              ctx: Any, queue: Any) -> Any:
+        spec = specialize_for(self.kernel, meta, args)
+        with _plan_lock:
+            plan = self.kernel._launch_cache.get(key)
+            if plan is None:
+                if dev.is_sim:
+                    from clpy.runtime.simplan import SimPlan
+
+                    plan = SimPlan(spec, meta)
+                else:
+                    from clpy.runtime.clplan import CLPlan
+
+                    plan = CLPlan(spec, meta, dev, ctx, queue)
+                self.kernel._launch_cache[key] = plan
+        return plan
+
+    def __repr__(self) -> str:
+        return f"<clpy launcher {self.kernel.__name__}[{self.sizes!r}]>"
+
+
+__all__ = ["Launcher", "LaunchHandle", "LaunchError", "LocalMemory"]

@@ -1,0 +1,116 @@
+"""Vendor quirks, as data, and the code-generation ``Target`` built from a device description.
+
+What a device *reports* (``CL_DEVICE_OPENCL_C_ALL_VERSIONS``, ``CL_DEVICE_OPENCL_C_FEATURES``,
+extensions) is the starting point; the table below corrects it where a driver accepts more or
+less than it says. Every vendor-specific decision lives in ``QUIRKS`` and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clpy.emit.targets import CL20_FEATURES, Target
+from clpy.runtime.info import DeviceInfo
+
+Version = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Quirk:
+    """A correction for the devices whose platform name, vendor or version contains ``match``.
+
+    ``cl_std``: the OpenCL C version to build with (``-cl-std=CL<x.y>``) instead of the highest
+    reported one. ``add_features`` / ``drop_features``: corrections to the reported OpenCL C
+    features. ``std_for_feature``: features the compiler accepts only under another
+    ``-cl-std``; a program that needs one of them is built with that standard instead.
+    """
+
+    match: str
+    note: str
+    cl_std: Version | None = None
+    add_features: frozenset[str] = frozenset()
+    drop_features: frozenset[str] = frozenset()
+    std_for_feature: tuple[tuple[str, Version], ...] = ()
+
+
+QUIRKS: tuple[Quirk, ...] = (
+    Quirk(
+        match="portable computing language",
+        note="PoCL reports OpenCL C 1.2 (plus 3.0 in ALL_VERSIONS); C11 atomics build only "
+             "under -cl-std=CL3.0, program-scope global variables only under -cl-std=CL2.0; "
+             "no work-group collectives, no generic address space, no sub-groups on CPU",
+        cl_std=(3, 0),
+        add_features=frozenset({"__opencl_c_program_scope_global_variables"}),
+        std_for_feature=(("__opencl_c_program_scope_global_variables", (2, 0)),),
+    ),
+    Quirk(
+        match="nvidia",
+        note="NVIDIA reports OpenCL C 1.2 features (3.0 driver), but its compiler accepts the "
+             "work-group collective built-ins (work_group_reduce_add ...) under -cl-std=CL2.0",
+        cl_std=(2, 0),
+        add_features=frozenset({"__opencl_c_work_group_collective_functions"}),
+    ),
+)
+
+
+def quirk_for(info: DeviceInfo) -> Quirk | None:
+    """The first quirk whose ``match`` occurs in the platform name, vendor or version."""
+    hay = f"{info.platform} {info.platform_vendor} {info.platform_version}".lower()
+    for q in QUIRKS:
+        if q.match in hay:
+            return q
+    return None
+
+
+def _baseline_features(info: DeviceInfo, top: Version) -> frozenset[str]:
+    """Features the device has by its report, before quirks (OpenCL C 3.0 §6.2.1)."""
+    if info.opencl_c_features is not None:
+        feats = set(info.opencl_c_features)
+    elif top >= (2, 0):
+        feats = set(CL20_FEATURES)           # every 2.x device has all of these
+        if "cl_khr_fp64" in info.extensions:
+            feats.add("__opencl_c_fp64")
+    else:
+        feats = {"__opencl_c_int64"}
+        if "cl_khr_fp64" in info.extensions:
+            feats.add("__opencl_c_fp64")
+    if info.sub_groups or "cl_khr_subgroups" in info.extensions:
+        feats.add("__opencl_c_subgroups")
+    return frozenset(feats)
+
+
+def device_target(info: DeviceInfo) -> Target:
+    """The emitter target for a device: OpenCL C version to build with, features, extensions.
+
+    ``Target.info`` carries what the launcher needs (local memory size, work-group limits,
+    sub-group and non-uniform work-group support, the build standard per feature).
+    """
+    top = max(info.opencl_c_versions)
+    q = quirk_for(info)
+    version = q.cl_std if q and q.cl_std else top
+    feats = _baseline_features(info, top)
+    if q:
+        feats = (feats | q.add_features) - q.drop_features
+    non_uniform = info.non_uniform_work_groups and version >= (2, 0)
+    extra: dict[str, object] = {
+        "local_mem_size": info.local_mem_size,
+        "max_work_group_size": info.max_work_group_size,
+        "max_work_item_sizes": info.max_work_item_sizes,
+        "address_bits": info.address_bits,
+        "sub_groups": "__opencl_c_subgroups" in feats,
+        "non_uniform_work_groups": non_uniform,
+        "device_type": info.device_type,
+        "std_for_feature": dict(q.std_for_feature) if q else {},
+        "quirk": q.note if q else None,
+    }
+    return Target(name=f"{info.name} (OpenCL C {version[0]}.{version[1]})", version=version,
+                  features=feats, extensions=info.extensions, device=info.name, info=extra)
+
+
+def build_std(target: Target, needed: set[str] | frozenset[str]) -> Version:
+    """The ``-cl-std`` version for a program that uses the features in ``needed``."""
+    alt: dict[str, Version] = target.info.get("std_for_feature", {})
+    for feat, version in alt.items():
+        if feat in needed:
+            return version
+    return target.version

@@ -1,0 +1,104 @@
+"""Global and local work sizes: parsing ``k[global_size, local_size]`` and checking them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+Dims = tuple[int, ...]
+Sizes = tuple[Dims, "Dims | None"]
+
+_CACHE: dict[Any, Sizes] = {}
+
+
+def _dims(v: Any, what: str, kname: str) -> Dims:
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        out: Dims = (int(v),)
+    elif isinstance(v, (tuple, list)) and 1 <= len(v) <= 3 and all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in v):
+        out = tuple(int(x) for x in v)
+    else:
+        raise TypeError(f"{kname}[...]: {what} must be an int or a tuple of 1 to 3 ints, "
+                        f"got {v!r}")
+    if any(x < 0 for x in out):
+        raise ValueError(f"{kname}[...]: {what} {out} has a negative entry")
+    if what == "local_size" and any(x == 0 for x in out):
+        raise ValueError(f"{kname}[...]: local_size {out} has a zero entry")
+    return out
+
+
+def parse_sizes(sizes: Any, kname: str) -> Sizes:
+    """``k[n]``, ``k[g, l]``, ``k[(w, h), None]``, ``k[(w, h), (8, 8)]`` → (global, local)."""
+    try:
+        hit = _CACHE.get(sizes)
+    except TypeError:                  # unhashable (lists): parse every time
+        hit = None
+    if hit is not None:
+        return hit
+    if isinstance(sizes, tuple) and len(sizes) == 2:
+        g = _dims(sizes[0], "global_size", kname)
+        loc = None if sizes[1] is None else _dims(sizes[1], "local_size", kname)
+    elif isinstance(sizes, tuple) and len(sizes) == 1:
+        g, loc = _dims(sizes[0], "global_size", kname), None
+    elif isinstance(sizes, tuple):
+        raise TypeError(f"{kname}[...] takes [global_size] or [global_size, local_size]; "
+                        f"for a {len(sizes)}-D global size with no local size write "
+                        f"{kname}[{sizes!r}, None]")
+    else:
+        g, loc = _dims(sizes, "global_size", kname), None
+    if loc is not None and len(loc) != len(g):
+        raise ValueError(f"{kname}[...]: global_size {g} and local_size {loc} have different "
+                         "numbers of dimensions")
+    out: Sizes = (g, loc)
+    try:
+        if len(_CACHE) < 4096:
+            _CACHE[sizes] = out
+    except TypeError:
+        pass
+    return out
+
+
+def check_uniform(kname: str, g: Dims, loc: Dims, device: str, non_uniform: bool) -> None:
+    """A ``ValueError`` saying how to pad when ``loc`` does not divide ``g`` and the device
+    cannot run non-uniform work-groups (OpenCL 2.0 §3.2)."""
+    if non_uniform:
+        return
+    for d, (gi, li) in enumerate(zip(g, loc)):
+        if gi % li:
+            padded = list(g)
+            padded[d] = -(-gi // li) * li
+            shown = padded[0] if len(padded) == 1 else tuple(padded)
+            raise ValueError(
+                f"{kname}[...]: global size {gi} is not a multiple of local size {li} in "
+                f"dimension {d}, and {device} does not support non-uniform work-groups: pad "
+                f"the global size to {shown} (and skip the extra work-items with "
+                f"`if gid < n`), or pass local_size=None")
+
+
+def check_limits(kname: str, loc: Dims, device: str, max_wg: int,
+                 max_items: tuple[int, ...]) -> None:
+    total = 1
+    for d, li in enumerate(loc):
+        total *= li
+        if d < len(max_items) and li > max_items[d]:
+            raise ValueError(f"{kname}[...]: local size {li} in dimension {d} exceeds the "
+                             f"maximum {max_items[d]} of {device}")
+    if total > max_wg:
+        raise ValueError(f"{kname}[...]: a work-group of {total} work-items (local size "
+                         f"{loc}) exceeds the maximum {max_wg} for this kernel on {device}")
+
+
+def pick_local(g: Dims, budget: int = 256) -> Dims:
+    """A concrete local size dividing ``g`` (for the simulator when the user gives None):
+    per dimension the largest divisor that keeps the work-group within ``budget``."""
+    out: list[int] = []
+    for gi in g:
+        best = 1
+        for li in range(min(gi, budget), 0, -1):
+            if gi % li == 0:
+                best = li
+                break
+        out.append(best)
+        budget = max(1, budget // best)
+    return tuple(out)
