@@ -1,0 +1,47 @@
+"""Synchronization (spec §1.13.8). All work-items of a frame run in lockstep, so a barrier
+only has to (1) check that every work-item of each group present reached it, and (2) start a
+new barrier interval for those groups (the race checker's epoch). Either fence flag orders
+both local and global accesses of the group (no false alarms for ``barrier(LOCAL)`` kernels
+that also share global data within a group). Fences are no-ops in lockstep execution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sim.frame import Frame
+
+
+def _barrier(call: Any, fr: Frame, args: list[Any]) -> None:
+    batch = fr.batch
+    launch = batch.launch
+    gs = np.asarray(fr.gslot)
+    if not fr.complete:
+        counts = np.bincount(np.broadcast_to(gs, fr.shape).ravel(), minlength=batch.G)
+        partial = (counts > 0) & (counts < launch.W)
+        if partial.any():
+            if "barriers" in call.checks:
+                bad = partial[np.broadcast_to(gs, fr.shape)]
+                g = int(np.flatnonzero(partial)[0])
+                launch.fail_lanes(fr, bad, "barrier-divergence",
+                                  f"barrier reached by {int(counts[g])} of the {launch.W} "
+                                  "work-items of a work-group (the others took another path "
+                                  "or returned): all must reach the same barrier", call.loc)
+        groups = np.flatnonzero(counts)
+    else:
+        groups = gs.ravel() if gs.ndim else np.arange(batch.G)
+    batch.epoch[groups] += 1
+
+
+def _fence(call: Any, fr: Frame, args: list[Any]) -> None:
+    return None
+
+
+IMPLS = {
+    "barrier": _barrier,
+    "work_group_barrier": _barrier,
+    "mem_fence": _fence,
+    "read_mem_fence": _fence,
+    "write_mem_fence": _fence,
+}

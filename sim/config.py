@@ -1,0 +1,101 @@
+"""Simulator settings: ``clpy.sim.config(checks=..., on_error=..., ...)``.
+
+Settings live in a ``ContextVar`` (no mutable module global): ``config(...)`` changes them for
+the current context and returns a handle that restores the previous settings when used as a
+context manager::
+
+    clpy.sim.config(checks=False)              # from now on, in this context
+    with clpy.sim.config(on_error="warn"):     # only inside the block
+        k[(n,), (64,)](x, device="sim")
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+CHECKS = frozenset({"bounds", "races", "barriers", "uninit", "div_zero", "progress", "assert"})
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """``checks``: the enabled checkers (a subset of ``CHECKS``). ``on_error``: ``"raise"`` or
+    ``"warn"``. ``atomic_order``: ``"work-item"`` or ``"shuffled"`` (used by atomics).
+    ``sub_group_size``: lanes per sub-group. ``spin_limit``: iterations without any change of
+    state after which a loop is reported as making no progress. ``max_lanes``: work-items
+    simulated together (whole work-groups; bounds memory use). ``seed``: for shuffled orders."""
+
+    checks: frozenset[str] = CHECKS
+    on_error: str = "raise"
+    atomic_order: str = "work-item"
+    sub_group_size: int = 32
+    spin_limit: int = 64
+    max_lanes: int = 1 << 18
+    seed: int = 0
+
+    def on(self, check: str) -> bool:
+        return check in self.checks
+
+
+_CURRENT: contextvars.ContextVar[SimConfig] = contextvars.ContextVar(
+    "clpy_sim_config", default=SimConfig())
+
+
+def current() -> SimConfig:
+    """The settings in effect."""
+    return _CURRENT.get()
+
+
+class _ConfigHandle:
+    def __init__(self, token: contextvars.Token[SimConfig], cfg: SimConfig) -> None:
+        self._token = token
+        self.settings = cfg
+
+    def __enter__(self) -> SimConfig:
+        return self.settings
+
+    def __exit__(self, *exc: Any) -> None:
+        _CURRENT.reset(self._token)
+
+    def __repr__(self) -> str:
+        return f"<clpy.sim.config {self.settings}>"
+
+
+def config(checks: bool | str | Iterable[str] | None = None, *, on_error: str | None = None,
+           atomic_order: str | None = None, sub_group_size: int | None = None,
+           spin_limit: int | None = None, max_lanes: int | None = None,
+           seed: int | None = None) -> _ConfigHandle:
+    """Change simulator settings (see ``SimConfig``); ``checks=True``/``False`` turns every
+    checker on/off, or name them: ``checks={"bounds", "races"}``."""
+    cfg = _CURRENT.get()
+    kw: dict[str, Any] = {}
+    if checks is not None:
+        if checks is True:
+            kw["checks"] = CHECKS
+        elif checks is False:
+            kw["checks"] = frozenset()
+        else:
+            names = frozenset([checks] if isinstance(checks, str) else checks)
+            unknown = names - CHECKS
+            if unknown:
+                raise ValueError(f"config(checks=...): unknown check(s) {sorted(unknown)}; "
+                                 f"valid: {sorted(CHECKS)}")
+            kw["checks"] = names
+    if on_error is not None:
+        if on_error not in ("raise", "warn"):
+            raise ValueError(f"config(on_error=...) must be 'raise' or 'warn', got {on_error!r}")
+        kw["on_error"] = on_error
+    if atomic_order is not None:
+        if atomic_order not in ("work-item", "shuffled"):
+            raise ValueError("config(atomic_order=...) must be 'work-item' or 'shuffled'")
+        kw["atomic_order"] = atomic_order
+    for name, v in (("sub_group_size", sub_group_size), ("spin_limit", spin_limit),
+                    ("max_lanes", max_lanes), ("seed", seed)):
+        if v is not None:
+            if not isinstance(v, int) or isinstance(v, bool) or (v <= 0 and name != "seed"):
+                raise ValueError(f"config({name}=...) must be a positive int, got {v!r}")
+            kw[name] = v
+    new = replace(cfg, **kw)
+    return _ConfigHandle(_CURRENT.set(new), new)

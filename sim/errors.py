@@ -1,0 +1,94 @@
+"""Simulator diagnostics: one ``Report`` per detected bug, raised as ``SimulationError``.
+
+A report names the kind of bug, the Python file:line of the access, the work-item's global,
+local and group ids, the memory and index involved and, for data races, the other access.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+from clpy.ir.nodes import Loc
+
+KINDS = ("out-of-bounds", "data-race", "barrier-divergence", "uninitialized-read",
+         "division-by-zero", "no-progress", "assertion", "unsupported")
+
+
+@dataclass(frozen=True)
+class Report:
+    """One finding. ``kind`` is one of ``KINDS``; ids are tuples with one entry per dimension."""
+
+    kind: str
+    message: str
+    loc: Loc
+    global_id: tuple[int, ...] | None = None
+    local_id: tuple[int, ...] | None = None
+    group_id: tuple[int, ...] | None = None
+    memory: str | None = None
+    index: int | None = None
+    other_loc: Loc | None = None
+    other_global_id: tuple[int, ...] | None = None
+    count: int = 1  # work-items affected by the same finding
+
+    @property
+    def line(self) -> int:
+        return self.loc.line
+
+    @property
+    def other_line(self) -> int | None:
+        return self.other_loc.line if self.other_loc is not None else None
+
+    def render(self) -> str:
+        out = [f"{self.kind}: {self.message}", f"  at {_where(self.loc)}"]
+        src = linecache.getline(self.loc.file, self.loc.line).rstrip()
+        if src:
+            out.append(f"      {src.strip()}")
+        if self.global_id is not None:
+            out.append(f"  work-item global id {_ids(self.global_id)}, local id "
+                       f"{_ids(self.local_id)}, group {_ids(self.group_id)}")
+        if self.memory is not None:
+            where = self.memory if self.index is None else f"{self.memory}[{self.index}]"
+            out.append(f"  memory: {where}")
+        if self.other_loc is not None:
+            who = f" by work-item {_ids(self.other_global_id)}" if self.other_global_id else ""
+            out.append(f"  conflicting access{who} at {_where(self.other_loc)}")
+            src2 = linecache.getline(self.other_loc.file, self.other_loc.line).rstrip()
+            if src2:
+                out.append(f"      {src2.strip()}")
+        if self.count > 1:
+            out.append(f"  ({self.count} work-items affected; showing the first)")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def _where(loc: Loc) -> str:
+    return f"{loc.file}:{loc.line}"
+
+
+def _ids(ids: tuple[int, ...] | None) -> str:
+    if ids is None:
+        return "?"
+    return "(" + ", ".join(str(i) for i in ids) + ("," if len(ids) == 1 else "") + ")"
+
+
+class SimulationError(Exception):
+    """The simulator found a bug in a kernel (or a construct it cannot simulate).
+
+    ``reports`` holds every finding of the failing step; ``report`` is the first.
+    """
+
+    def __init__(self, reports: list[Report]) -> None:
+        self.reports = list(reports)
+        self.report = self.reports[0]
+        super().__init__("\n".join(r.render() for r in self.reports))
+
+    @property
+    def kind(self) -> str:
+        return self.report.kind
+
+
+class SimulationWarning(UserWarning):
+    """Issued instead of ``SimulationError`` when ``config(on_error="warn")``."""

@@ -1,0 +1,346 @@
+"""Typed IR expressions → closures ``(frame) -> lane value``.
+
+Each expression node is compiled once per ``Function`` into a small Python closure; running a
+kernel calls closures, so the interpretation overhead is per statement and per batch, never per
+work-item. Short-circuit ``and``/``or`` and ``?:`` evaluate their operands only on the lanes
+that need them (lane compaction), unless the operands are free of side effects and errors, in
+which case both sides are computed for every lane and blended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from clpy.ir.nodes import (
+    Binary,
+    CallBuiltin,
+    CallFunc,
+    Cast,
+    Compare,
+    Const,
+    Expr,
+    Field,
+    Index,
+    Logical,
+    NamedConst,
+    Select,
+    StructCons,
+    Swizzle,
+    Unary,
+    VarRef,
+    VectorCons,
+)
+from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy.types.structs import StructType
+from sim import ops
+from sim.frame import Frame, PtrVal, scatter_value, select_lanes
+from sim.lvalues import LvalueCompiler
+
+if TYPE_CHECKING:
+    from sim.plan import PlanBuilder
+
+Value = Any
+Fn = Callable[[Frame], Value]
+
+_INT_DIV = ("/", "%", "floordiv", "floormod")
+SAFE_FAMILIES = frozenset({"math", "common", "geometric", "relational", "integer", "work-item",
+                           "conversions", "integer/common", "misc-vector"})
+
+
+def is_safe(e: Expr) -> bool:
+    """True when evaluating ``e`` on lanes that do not need it is harmless (no memory access,
+    no integer division, no calls with effects)."""
+    if isinstance(e, (Const, NamedConst, VarRef)):
+        return True
+    if isinstance(e, Binary):
+        if e.op in _INT_DIV and isinstance(e.type, (ScalarType, VectorType)) and \
+                not ops.element_of(e.type).is_float:
+            return False
+        return is_safe(e.left) and is_safe(e.right)
+    if isinstance(e, (Compare, Logical)):
+        return is_safe(e.left) and is_safe(e.right)
+    if isinstance(e, Unary):
+        return is_safe(e.operand)
+    if isinstance(e, Cast):
+        return is_safe(e.value)
+    if isinstance(e, Select):
+        return is_safe(e.cond) and is_safe(e.if_true) and is_safe(e.if_false)
+    if isinstance(e, (Swizzle, Field)):
+        return is_safe(e.base)
+    if isinstance(e, VectorCons):
+        return all(is_safe(p) for p in e.parts)
+    if isinstance(e, StructCons):
+        return all(is_safe(p) for p in e.fields)
+    if isinstance(e, CallBuiltin):
+        b = e.builtin
+        return b.family in SAFE_FAMILIES and not b.writes_args and \
+            not any(isinstance(a.type, PointerType) for a in e.args) and \
+            all(is_safe(a) for a in e.args)
+    return False
+
+
+class ExprCompiler(LvalueCompiler):
+    """Compiles expressions; ``plan`` resolves built-ins and device functions."""
+
+    def __init__(self, plan: PlanBuilder) -> None:
+        self.plan = plan
+        self.launch_checks = plan
+
+    def expr(self, e: Expr) -> Fn:
+        method = getattr(self, f"x_{type(e).__name__}", None)
+        if method is None:
+            raise NotImplementedError(f"the simulator cannot evaluate {type(e).__name__}")
+        fn: Fn = method(e)
+        return fn
+
+    # ------------------------------------------------------------------ leaves
+
+    def x_Const(self, e: Const) -> Fn:
+        v = ops.const_value(e.value, e.type)
+        return lambda fr: v
+
+    def x_NamedConst(self, e: NamedConst) -> Fn:
+        v = ops.const_value(e.value, e.type)
+        return lambda fr: v
+
+    def x_VarRef(self, e: VarRef) -> Fn:
+        var = e.var
+
+        def f(fr: Frame) -> Value:
+            env = fr.env
+            if var in env:
+                return env[var]
+            return fr.get(var)
+        return f
+
+    # ------------------------------------------------------------------ operators
+
+    def x_Binary(self, e: Binary) -> Fn:
+        L, R = self.expr(e.left), self.expr(e.right)
+        op, t = e.op, e.type
+        lt, rt = e.left.type, e.right.type
+        if isinstance(lt, PointerType) or isinstance(rt, PointerType):
+            return self._pointer_binary(e, L, R)
+        elem = ops.element_of(t)
+        if op in _INT_DIV and not elem.is_float:
+            loc = e.loc
+            check = self.plan.checks_on("div_zero")
+
+            def div(fr: Frame) -> Value:
+                a, b = L(fr), R(fr)
+                zero = b == 0
+                if np.any(zero):
+                    if check:
+                        zl = zero if not isinstance(zero, np.ndarray) or zero.ndim < 3 else \
+                            zero.any(axis=0)
+                        fr.batch.launch.fail_lanes(fr, zl, "division-by-zero",
+                                                   f"integer {_opname(op)} by zero", loc)
+                    b = np.where(zero, elem.dtype.type(1), b).astype(elem.dtype)
+                return ops.binary(op, t, a, b)
+            return div
+        if elem.is_float:
+            fb = ops.float_binary
+            dt = elem.dtype
+
+            def fop(fr: Frame) -> Value:
+                r = fb(op, L(fr), R(fr))
+                if getattr(r, "dtype", None) != dt:
+                    return ops.fix_dtype(r, elem)
+                return r
+            return fop
+        ib = ops.int_binary
+        dt = elem.dtype
+
+        def iop(fr: Frame) -> Value:
+            r = ib(op, L(fr), R(fr), elem)
+            if getattr(r, "dtype", None) != dt:
+                return ops.fix_dtype(r, elem)
+            return r
+        return iop
+
+    def _pointer_binary(self, e: Binary, L: Fn, R: Fn) -> Fn:
+        op = e.op
+        if isinstance(e.left.type, PointerType) and isinstance(e.right.type, PointerType):
+            def diff(fr: Frame) -> Value:
+                a, b = L(fr), R(fr)
+                return np.asarray(a.off - b.off, dtype=np.int64)[()] if np.ndim(
+                    a.off - b.off) == 0 else np.asarray(a.off - b.off, dtype=np.int64)
+            return diff
+        sign = 1 if op == "+" else -1
+
+        def arith(fr: Frame) -> Value:
+            p, k = L(fr), R(fr)
+            off = np.asarray(p.off, dtype=np.int64) + sign * np.asarray(k).astype(np.int64)
+            return PtrVal(p.mem, off[()] if off.ndim == 0 else off)
+        return arith
+
+    def x_Unary(self, e: Unary) -> Fn:
+        A = self.expr(e.operand)
+        op, t = e.op, e.type
+        if op == "not" and isinstance(e.operand.type, PointerType):
+            return lambda fr: np.logical_not(A(fr).off != -1)
+        un = ops.unary
+        return lambda fr: un(op, t, A(fr))
+
+    def x_Compare(self, e: Compare) -> Fn:
+        L, R = self.expr(e.left), self.expr(e.right)
+        op, t = e.op, e.type
+        if isinstance(e.left.type, PointerType):
+            return lambda fr: ops.compare(op, t, L(fr).off, R(fr).off)
+        if isinstance(t, VectorType):
+            return lambda fr: ops.compare(op, t, L(fr), R(fr))
+        fn = ops._CMP[op]
+        return lambda fr: fn(L(fr), R(fr))
+
+    def x_Logical(self, e: Logical) -> Fn:
+        L, R = self.cond(e.left), self.cond(e.right)
+        is_and = e.op == "and"
+        if is_safe(e.right):
+            if is_and:
+                return lambda fr: np.logical_and(L(fr), R(fr))
+            return lambda fr: np.logical_or(L(fr), R(fr))
+
+        def short(fr: Frame) -> Value:
+            a = L(fr)
+            need = a if is_and else np.logical_not(a)
+            sel = select_lanes(need, fr.shape)
+            if sel is False:
+                return a
+            if sel is True:
+                return R(fr)
+            sub = fr.sub(sel)
+            b = R(sub)
+            return scatter_value(fr.shape, sel, np.broadcast_to(a, fr.shape), b)
+        return short
+
+    def cond(self, e: Expr) -> Fn:
+        """A scalar condition as a bool lane value."""
+        f = self.expr(e)
+        if e.type is ops.bool_dtype():
+            return f
+        if isinstance(e.type, PointerType):
+            return lambda fr: np.asarray(f(fr).off) >= 0
+        return lambda fr: ops.truth(f(fr))
+
+    def x_Select(self, e: Select) -> Fn:
+        C_, T, F = self.cond(e.cond), self.expr(e.if_true), self.expr(e.if_false)
+        if is_safe(e.if_true) and is_safe(e.if_false) and not isinstance(
+                e.type, (StructType, PointerType)):
+            vec = isinstance(e.type, VectorType)
+
+            def blend(fr: Frame) -> Value:
+                c = C_(fr)
+                if not isinstance(c, np.ndarray) or c.ndim == 0:
+                    return T(fr) if c else F(fr)
+                r = np.where(c, T(fr), F(fr)) if not vec else np.where(c[None], T(fr), F(fr))
+                return r
+            return blend
+        shape_of = _value_template(e.type)
+
+        def select(fr: Frame) -> Value:
+            c = C_(fr)
+            sel = select_lanes(c, fr.shape)
+            if sel is True:
+                return T(fr)
+            if sel is False:
+                return F(fr)
+            nsel = select_lanes(np.logical_not(c), fr.shape)
+            assert not isinstance(nsel, bool)
+            vt = T(fr.sub(sel))
+            vf = F(fr.sub(nsel))
+            base = scatter_value(fr.shape, sel, shape_of(vt), vt)
+            return scatter_value(fr.shape, nsel, base, vf)
+        return select
+
+    def x_Cast(self, e: Cast) -> Fn:
+        A = self.expr(e.value)
+        src, dst = e.value.type, e.type
+        if isinstance(dst, PointerType) or src is dst:
+            return A
+        conv = ops.convert
+        return lambda fr: conv(A(fr), src, dst)
+
+    # ------------------------------------------------------------------ vectors, structs
+
+    def x_Swizzle(self, e: Swizzle) -> Fn:
+        B = self.expr(e.base)
+        lanes = e.lanes
+        if len(lanes) == 1:
+            i = lanes[0]
+            return lambda fr: B(fr)[i]
+        idx = list(lanes)
+        return lambda fr: B(fr)[idx]
+
+    def x_VectorCons(self, e: VectorCons) -> Fn:
+        t = e.type
+        assert isinstance(t, VectorType)
+        parts = [(self.expr(p), isinstance(p.type, VectorType)) for p in e.parts]
+        dt = t.elem.dtype
+        n = t.n
+        if len(parts) == 1 and not parts[0][1]:
+            P = parts[0][0]
+
+            def bcast(fr: Frame) -> Value:
+                v = np.asarray(P(fr), dtype=dt)
+                v2 = v.reshape(1, 1) if v.ndim == 0 else v
+                return np.broadcast_to(v2, (n, *v2.shape))
+            return bcast
+
+        def cons(fr: Frame) -> Value:
+            vals = []
+            for P, is_vec in parts:
+                v = np.asarray(P(fr), dtype=dt)
+                if not is_vec:
+                    v = v.reshape(1, 1, 1) if v.ndim == 0 else v[None]
+                vals.append(v)
+            shape = np.broadcast_shapes(*(v.shape[1:] for v in vals))
+            return np.concatenate([np.broadcast_to(v, (v.shape[0], *shape)) for v in vals])
+        return cons
+
+    def x_Field(self, e: Field) -> Fn:
+        B = self.expr(e.base)
+        name = e.name
+        return lambda fr: B(fr)[name]
+
+    def x_StructCons(self, e: StructCons) -> Fn:
+        t = e.type
+        assert isinstance(t, StructType)
+        names = [n for n, _ in t.fields]
+        fs = [self.expr(f) for f in e.fields]
+        return lambda fr: {n: f(fr) for n, f in zip(names, fs)}
+
+    # ------------------------------------------------------------------ memory and calls
+
+    def x_Index(self, e: Index) -> Fn:
+        if isinstance(e.type, ArrayType):
+            ref = self.array_ref(e)
+            return ref  # a row of a multi-dimensional array: (storage, offset) handle
+        ref_fn, load, _ = self.lvalue(e)
+        return lambda fr: load(fr, ref_fn(fr))
+
+    def x_CallBuiltin(self, e: CallBuiltin) -> Fn:
+        return self.plan.builtin_call(e, [self.expr(a) for a in e.args])
+
+    def x_CallFunc(self, e: CallFunc) -> Fn:
+        return self.plan.func_call(e, [self.expr(a) for a in e.args])
+
+
+def _opname(op: str) -> str:
+    return {"/": "division", "%": "remainder", "floordiv": "floor division //",
+            "floormod": "modulo %"}[op]
+
+
+def _value_template(t: Type) -> Callable[[Value], Value]:
+    """A blank value shaped like ``v`` (for scattering the two sides of ``?:``)."""
+    def tmpl(v: Value) -> Value:
+        if isinstance(v, dict):
+            return {k: tmpl(x) for k, x in v.items()}
+        if isinstance(v, PtrVal):
+            return PtrVal(v.mem, np.int64(0))
+        a = np.asarray(v)
+        return np.zeros(a.shape[:-2] if a.ndim > 2 else (), dtype=a.dtype)[
+            (...,) + (None,) * 2] if a.ndim > 2 else a.dtype.type(0)
+    return tmpl

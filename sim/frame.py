@@ -1,0 +1,247 @@
+"""Frames: a set of work-items (lanes) executing together, and lane compaction.
+
+The root frame of a batch has shape ``(G, W)``: G work-groups of W work-items. Values
+broadcast against that shape, so a value that is the same in every group (``get_local_id``)
+has shape ``(1, W)`` and one that is the same within each group (``get_group_id``) ``(G, 1)``.
+
+Divergent control flow never runs under a mask: the lanes that take a branch are *compacted*
+into a sub-frame (``Frame.sub``) whose values are gathered lazily from the parent on first
+use, and the variables the branch assigns are scattered back (``Frame.merge``). Three kinds of
+selection keep the broadcast structure where they can:
+
+- ``Rows``: whole work-groups (a condition uniform within each group);
+- ``Cols``: the same work-items of every group (a condition on local ids only, e.g. the
+  ``lid < s`` of a tree reduction) — memory traffic then scales with the active lanes;
+- ``Flat``: any other subset, as shape ``(1, K)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from sim.state import Batch
+
+Value = Any
+
+
+@dataclass
+class PtrVal:
+    """A pointer: a memory object and an element offset (a lane value)."""
+
+    mem: Any
+    off: Value
+
+
+class Sel:
+    """How a sub-frame's lanes are chosen from its parent's."""
+
+    shape: tuple[int, int]
+
+    def gather(self, v: Value) -> Value:
+        raise NotImplementedError
+
+    def scatter(self, full: np.ndarray, v: Value) -> None:
+        raise NotImplementedError
+
+
+class Rows(Sel):
+    def __init__(self, rows: np.ndarray, w: int) -> None:
+        self.rows = rows
+        self.shape = (len(rows), w)
+
+    def gather(self, v: Value) -> Value:
+        if not isinstance(v, np.ndarray) or v.ndim < 2 or v.shape[-2] == 1:
+            return v
+        return v[..., self.rows, :]
+
+    def scatter(self, full: np.ndarray, v: Value) -> None:
+        full[..., self.rows, :] = v
+
+
+class Cols(Sel):
+    def __init__(self, cols: np.ndarray, g: int) -> None:
+        self.cols = cols
+        self.shape = (g, len(cols))
+        # a contiguous run is a slice: views instead of copies
+        n = len(cols)
+        self.slice = slice(int(cols[0]), int(cols[0]) + n) if n and \
+            int(cols[-1]) - int(cols[0]) == n - 1 else None
+
+    def gather(self, v: Value) -> Value:
+        if not isinstance(v, np.ndarray) or v.ndim < 2 or v.shape[-1] == 1:
+            return v
+        return v[..., self.slice if self.slice is not None else self.cols]
+
+    def scatter(self, full: np.ndarray, v: Value) -> None:
+        full[..., self.slice if self.slice is not None else self.cols] = v
+
+
+class Flat(Sel):
+    def __init__(self, mask: np.ndarray, parent_shape: tuple[int, int]) -> None:
+        self.mask = mask
+        self.parent_shape = parent_shape
+        self.shape = (1, int(np.count_nonzero(mask)))
+
+    def gather(self, v: Value) -> Value:
+        if not isinstance(v, np.ndarray) or v.ndim < 2:
+            return v
+        if v.shape[-2:] == (1, 1):
+            return v
+        b = np.broadcast_to(v, (*v.shape[:-2], *self.parent_shape))
+        return b[..., self.mask][..., None, :]
+
+    def scatter(self, full: np.ndarray, v: Value) -> None:
+        lead = full.shape[:-2]
+        full[..., self.mask] = np.broadcast_to(v, (*lead, *self.shape))[..., 0, :]
+
+
+def gather(sel: Sel, v: Value) -> Value:
+    if isinstance(v, np.ndarray):
+        return sel.gather(v)
+    if isinstance(v, PtrVal):
+        return PtrVal(v.mem, sel.gather(v.off))
+    if isinstance(v, dict):
+        return {k: gather(sel, x) for k, x in v.items()}
+    return v
+
+
+def scatter_value(parent_shape: tuple[int, int], sel: Sel, old: Value, new: Value) -> Value:
+    """``old`` (a parent value) with the selected lanes replaced by ``new``."""
+    if isinstance(new, dict):
+        return {k: scatter_value(parent_shape, sel, old[k], new[k]) for k in new}
+    if isinstance(new, PtrVal):
+        if not isinstance(old, PtrVal) or old.mem is not new.mem:
+            if isinstance(old, PtrVal) and old.mem is None:
+                return new  # never pointed anywhere before (declared, unassigned)
+            raise _pointer_mix()
+        return PtrVal(new.mem, scatter_value(parent_shape, sel, old.off, new.off))
+    o = np.asarray(old)
+    n = np.asarray(new)
+    lead = n.shape[:-2] if n.ndim > 2 else o.shape[:-2] if o.ndim > 2 else ()
+    dt = o.dtype if o.dtype == n.dtype else np.result_type(o.dtype, n.dtype)
+    full = np.empty((*lead, *parent_shape), dtype=dt)
+    full[...] = o
+    sel.scatter(full, n)
+    return full
+
+
+def _pointer_mix() -> Exception:
+    from clpy.ir.nodes import NOWHERE
+    from sim.errors import Report, SimulationError
+
+    return SimulationError([Report("unsupported", "a pointer variable points into different "
+                                   "memory objects in different work-items", NOWHERE)])
+
+
+def select_lanes(c: Value, shape: tuple[int, int]) -> Sel | bool:
+    """Compaction for the lanes where the bool lane value ``c`` is true; True/False when all
+    or none are (the caller then runs the whole frame or nothing)."""
+    if not isinstance(c, np.ndarray) or c.ndim == 0:
+        return bool(c)
+    g, w = shape
+    cg, cw = c.shape
+    if cg == 1 and cw == 1:
+        return bool(c[0, 0])
+    if cg == 1:
+        row = c[0]
+        cols = np.flatnonzero(row)
+        if len(cols) == cw:
+            return True
+        if len(cols) == 0:
+            return False
+        return Cols(cols, g)
+    if cw == 1:
+        col = c[:, 0]
+        rows = np.flatnonzero(col)
+        if len(rows) == cg:
+            return True
+        if len(rows) == 0:
+            return False
+        return Rows(rows, w)
+    n = int(np.count_nonzero(c))
+    if n == c.size:
+        return True
+    if n == 0:
+        return False
+    return Flat(c, (g, w))
+
+
+class Frame:
+    """Lanes executing in lockstep, their variables and their lane coordinates.
+
+    ``gslot``: index of each lane's work-group in the batch (shape (G, 1) at the root);
+    ``llid``: local linear id (shape (1, W) at the root). ``complete``: every work-group present
+    has all its work-items here (a barrier may be reached).
+    """
+
+    __slots__ = ("batch", "parent", "sel", "shape", "env", "gslot", "llid", "cache",
+                 "complete", "func_ret")
+
+    def __init__(self, batch: Batch, shape: tuple[int, int], gslot: Value, llid: Value,
+                 parent: Frame | None = None, sel: Sel | None = None,
+                 complete: bool = True) -> None:
+        self.batch = batch
+        self.parent = parent
+        self.sel = sel
+        self.shape = shape
+        self.env: dict[Any, Value] = {}
+        self.gslot = gslot
+        self.llid = llid
+        self.cache: dict[Any, Value] = {}
+        self.complete = complete
+
+    def get(self, key: Any) -> Value:
+        env = self.env
+        if key in env:
+            return env[key]
+        p = self.parent
+        if p is None:
+            raise KeyError(key)
+        assert self.sel is not None
+        v = gather(self.sel, p.get(key))
+        env[key] = v
+        return v
+
+    def has(self, key: Any) -> bool:
+        f: Frame | None = self
+        while f is not None:
+            if key in f.env:
+                return True
+            f = f.parent
+        return False
+
+    def sub(self, sel: Sel) -> Frame:
+        complete = self.complete and isinstance(sel, Rows)
+        return Frame(self.batch, sel.shape, sel.gather(self.gslot), sel.gather(self.llid),
+                     self, sel, complete)
+
+    def scope(self) -> Frame:
+        """A frame with the same lanes and a fresh variable scope (device function call)."""
+        f = Frame(self.batch, self.shape, self.gslot, self.llid, None, None, self.complete)
+        f.cache = self.cache
+        return f
+
+    def merge(self, sub: Frame, keys: frozenset[Any] | tuple[Any, ...]) -> None:
+        """Scatter the variables ``keys`` assigned in ``sub`` back into this frame."""
+        assert sub.sel is not None
+        for k in keys:
+            if k not in sub.env:
+                continue
+            if not self.has(k):
+                continue
+            self.env[k] = scatter_value(self.shape, sub.sel, self.get(k), sub.env[k])
+
+    def expand(self, sub: Frame, m: Value) -> np.ndarray:
+        """A bool mask of ``sub``'s lanes, in this frame's lane coordinates."""
+        assert sub.sel is not None
+        full = np.zeros(self.shape, dtype=bool)
+        sub.sel.scatter(full, np.broadcast_to(np.asarray(m, dtype=bool), sub.shape))
+        return full
+
+    @property
+    def size(self) -> int:
+        return self.shape[0] * self.shape[1]

@@ -1,0 +1,198 @@
+"""Assignable expressions: variables, ``p[i]``, array elements, struct fields, swizzles.
+
+``lvalue(e)`` compiles to ``(ref, load, store)``: ``ref(frame)`` evaluates the address once
+(so ``x[f(i)] += 1`` computes the index once), ``load(frame, handle)`` reads and
+``store(frame, handle, value)`` writes. Local arrays live in ``LocalMem`` (one region per
+work-group); private arrays are per-lane arrays of shape ``(count, ..., g, w)`` held in a
+variable, so lane compaction carries them like any other value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from clpy.ir.nodes import Expr, Field, Index, Swizzle, Var, VarRef
+from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
+from sim.frame import Frame, PtrVal
+
+if TYPE_CHECKING:
+    from sim.plan import PlanBuilder
+
+Value = Any
+Ref = Callable[[Frame], Any]
+Load = Callable[[Frame, Any], Value]
+Store = Callable[[Frame, Any, Value], None]
+
+
+class PrivKey:
+    """Storage handle of a private array variable."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, var: Var) -> None:
+        self.var = var
+
+
+class LvalueCompiler:
+    plan: PlanBuilder
+
+    def expr(self, e: Expr) -> Callable[[Frame], Value]:
+        raise NotImplementedError
+
+    def lvalue(self, e: Expr) -> tuple[Ref, Load, Store]:
+        if isinstance(e, VarRef):
+            var = e.var
+
+            def vstore(fr: Frame, h: Any, v: Value) -> None:
+                fr.env[var] = v
+            return (lambda fr: None), (lambda fr, h: fr.get(var)), vstore
+        if isinstance(e, Index):
+            return self._index(e)
+        if isinstance(e, Field):
+            ref, load, store = self.lvalue(e.base)
+            name = e.name
+
+            def fload(fr: Frame, h: Any) -> Value:
+                return load(fr, h)[name]
+
+            def fstore(fr: Frame, h: Any, v: Value) -> None:
+                whole = dict(load(fr, h))
+                whole[name] = v
+                store(fr, h, whole)
+            return ref, fload, fstore
+        if isinstance(e, Swizzle):
+            ref, load, store = self.lvalue(e.base)
+            lanes = list(e.lanes)
+            bt = e.base.type
+            assert isinstance(bt, VectorType)
+
+            def sload(fr: Frame, h: Any) -> Value:
+                v = load(fr, h)
+                return v[lanes[0]] if len(lanes) == 1 else v[lanes]
+
+            def sstore(fr: Frame, h: Any, v: Value) -> None:
+                old = np.asarray(load(fr, h))
+                shape = np.broadcast_shapes(old.shape[1:], np.shape(v)[-2:] if np.ndim(v) >= 2
+                                            else ())
+                new = np.array(np.broadcast_to(old, (old.shape[0], *shape)))
+                if len(lanes) == 1:
+                    new[lanes[0]] = v
+                else:
+                    new[lanes] = v
+                store(fr, h, new)
+            return ref, sload, sstore
+        raise NotImplementedError(f"cannot assign to {type(e).__name__}")
+
+    # ------------------------------------------------------------------ indexing
+
+    def _index(self, e: Index) -> tuple[Ref, Load, Store]:
+        bt = e.base.type
+        loc = e.loc
+        idx = self.expr(e.index)
+        if isinstance(bt, PointerType):
+            base = self.expr(e.base)
+
+            def pref(fr: Frame) -> Any:
+                p = base(fr)
+                i = np.asarray(idx(fr)).astype(np.int64)
+                off = p.off
+                a = i if isinstance(off, (int, np.integer)) and off == 0 else i + off
+                return p.mem, a
+
+            def pload(fr: Frame, h: Any) -> Value:
+                mem, a = h
+                if mem is None:
+                    fr.batch.launch.fail("unsupported", "dereference of a pointer that was "
+                                         "never assigned", loc)
+                return mem.load(fr, a, loc)
+
+            def pstore(fr: Frame, h: Any, v: Value) -> None:
+                mem, a = h
+                mem.store(fr, a, v, loc)
+            return pref, pload, pstore
+        assert isinstance(bt, ArrayType)
+        aref = self.array_ref(e)
+        if bt.space is AddressSpace.PRIVATE:
+            elem_lead = _lead(e.type)
+
+            def prload(fr: Frame, h: Any) -> Value:
+                key, off = h
+                arr = fr.get(key.var)
+                i = np.broadcast_to(off, arr.shape[-2:])
+                ix = i.reshape((1,) * (1 + elem_lead) + i.shape)
+                return np.take_along_axis(arr, ix, axis=0)[0]
+
+            def prstore(fr: Frame, h: Any, v: Value) -> None:
+                key, off = h
+                arr = fr.get(key.var)
+                if not arr.flags.writeable:
+                    arr = arr.copy()
+                i = np.broadcast_to(off, arr.shape[-2:])
+                ix = i.reshape((1,) * (1 + elem_lead) + i.shape)
+                vv = np.broadcast_to(np.asarray(v, dtype=arr.dtype), arr.shape[1:])[None]
+                np.put_along_axis(arr, ix, vv, axis=0)
+                fr.env[key.var] = arr
+                fr.batch.launch.stores += 1
+            return aref, prload, prstore
+
+        def lload(fr: Frame, h: Any) -> Value:
+            mem, off = h
+            return mem.load(fr, off, loc)
+
+        def lstore(fr: Frame, h: Any, v: Value) -> None:
+            mem, off = h
+            mem.store(fr, off, v, loc)
+        return aref, lload, lstore
+
+    def array_ref(self, e: Expr) -> Ref:
+        """``(storage, element offset)`` of an array or array element/row expression."""
+        if isinstance(e, VarRef):
+            var = e.var
+            t = var.type
+            assert isinstance(t, ArrayType)
+            if t.space is AddressSpace.PRIVATE:
+                key = PrivKey(var)
+                return lambda fr: (key, np.int64(0))
+
+            def lref(fr: Frame) -> Any:
+                p = fr.get(var)
+                assert isinstance(p, PtrVal)
+                return p.mem, p.off
+            return lref
+        assert isinstance(e, Index)
+        bt = e.base.type
+        assert isinstance(bt, ArrayType)
+        base = self.array_ref(e.base)
+        idx = self.expr(e.index)
+        dim = bt.shape[0]
+        stride = math.prod(bt.shape[1:])
+        loc = e.loc
+        check = self.plan.checks_on("bounds")
+        name = _root_name(e)
+
+        def ref(fr: Frame) -> Any:
+            storage, off = base(fr)
+            i = np.asarray(idx(fr)).astype(np.int64)
+            bad = (i < 0) | (i >= dim)
+            if np.any(bad):
+                if check:
+                    fr.batch.launch.fail_lanes(
+                        fr, bad, "out-of-bounds", f"index out of bounds for array `{name}` "
+                        f"(dimension of {dim})", loc, name, i)
+                i = np.where(bad, 0, i)
+            return storage, (off + i * stride) if stride != 1 else off + i
+        return ref
+
+
+def _lead(t: Any) -> int:
+    return 1 if isinstance(t, VectorType) else 0
+
+
+def _root_name(e: Expr) -> str:
+    while isinstance(e, Index):
+        e = e.base
+    return e.var.name if isinstance(e, VarRef) else "?"

@@ -1,0 +1,214 @@
+"""OpenCL C semantics of operators and conversions on lane arrays.
+
+Values: a scalar is a NumPy scalar (uniform over the lanes) or a 2-D array broadcastable to
+the frame's ``(groups, items)`` shape; a vector has a leading component axis ``(n, g, w)``.
+Integer arithmetic wraps (NumPy's fixed-width arithmetic), shift counts are masked to the bit
+width (spec §1.3, "Operators"), ``/`` and ``%`` truncate like C, ``floordiv``/``floormod`` floor
+like Python, and float arithmetic runs in the operands' own precision (half as float16).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from clpy.types import catalog as C
+from clpy.types.core import PointerType, ScalarType, Type, VectorType, element_of
+
+Value = Any
+
+
+def dtype_of(t: Type) -> np.dtype[Any]:
+    """NumPy dtype of the elements of a scalar or vector type."""
+    return element_of(t).dtype
+
+
+def const_value(value: Any, t: Type) -> Value:
+    """An IR constant as a lane value (uniform): NumPy scalar or ``(n, 1, 1)`` vector."""
+    if isinstance(t, VectorType):
+        vals = value if isinstance(value, (tuple, list)) else (value,) * t.n
+        return _to_dtype(np.asarray(vals, dtype=np.float64 if t.elem.is_float else object),
+                         t.elem).reshape(t.n, 1, 1)
+    if isinstance(t, ScalarType):
+        if t.is_bool:
+            return np.bool_(bool(value))
+        if t.is_float:
+            return t.dtype.type(value)
+        return _to_dtype(np.asarray(int(value), dtype=object), t)[()]
+    raise TypeError(f"cannot make a constant of type {t}")
+
+
+def _to_dtype(a: np.ndarray, t: ScalarType) -> np.ndarray:
+    if t.is_float:
+        return a.astype(t.dtype)
+    bits = t.bits
+    out = np.array([int(x) & ((1 << bits) - 1) for x in a.ravel()], dtype=np.uint64)
+    return out.astype(np.dtype(f"uint{bits}")).view(t.dtype).reshape(a.shape)
+
+
+def zeros(t: Type) -> Value:
+    """The uniform zero value of a scalar/vector type (uninitialised variables)."""
+    if isinstance(t, VectorType):
+        return np.zeros((t.n, 1, 1), dtype=t.elem.dtype)
+    if isinstance(t, ScalarType):
+        return t.dtype.type(0)
+    raise TypeError(f"no zero value for {t}")
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+
+def int_binary(op: str, a: Value, b: Value, t: ScalarType) -> Value:
+    """``op`` on integers of (element) type ``t``; ``b`` has no zero where it divides."""
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "&":
+        return a & b
+    if op == "|":
+        return a | b
+    if op == "^":
+        return a ^ b
+    if op == "<<":
+        return np.left_shift(a, b & (t.bits - 1))
+    if op == ">>":
+        return np.right_shift(a, b & (t.bits - 1))
+    if op == "floordiv":
+        return a // b
+    if op == "floormod":
+        return a % b
+    if op == "%":
+        return np.fmod(a, b)
+    if op == "/":
+        if not t.is_signed:
+            return a // b
+        return (a - np.fmod(a, b)) // b
+    raise ValueError(f"unknown integer operator {op}")
+
+
+def float_binary(op: str, a: Value, b: Value) -> Value:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return a / b
+    if op == "floordiv":  # the emitted helper: floor(a / b)
+        return np.floor(a / b)
+    if op == "floormod":  # r = fmod(a, b); r != 0 && (r < 0) != (b < 0) ? r + b : r
+        r = np.fmod(a, b)
+        return np.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    if op == "%":
+        return np.fmod(a, b)
+    raise ValueError(f"operator {op} does not apply to floating values")
+
+
+def binary(op: str, t: Type, a: Value, b: Value) -> Value:
+    e = element_of(t)
+    if e.is_float:
+        r = float_binary(op, a, b)
+    else:
+        r = int_binary(op, a, b, e)
+    return fix_dtype(r, e)
+
+
+def fix_dtype(r: Value, e: ScalarType) -> Value:
+    dt = e.dtype
+    if getattr(r, "dtype", None) != dt:
+        r = np.asarray(r).astype(dt)
+        if r.ndim == 0:
+            r = r[()]
+    return r
+
+
+_CMP = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+        ">": np.greater, ">=": np.greater_equal}
+
+
+def compare(op: str, result: Type, a: Value, b: Value) -> Value:
+    """Scalars give ``bool``; vectors give -1/0 of the signed type of the same width."""
+    r = _CMP[op](a, b)
+    if isinstance(result, VectorType):
+        return relational_vector(r, result)
+    return r
+
+
+def relational_vector(r: Value, result: Type) -> Value:
+    """A boolean component array as OpenCL's vector truth value (-1 true, 0 false)."""
+    return -np.asarray(r).astype(dtype_of(result))
+
+
+def truth(v: Value) -> Value:
+    """A scalar condition (number, bool or pointer offset) as a bool lane value."""
+    if isinstance(v, (np.bool_, bool)):
+        return v
+    if getattr(v, "dtype", None) == np.bool_:
+        return v
+    return v != 0
+
+
+def unary(op: str, t: Type, v: Value) -> Value:
+    if op == "+":
+        return v
+    if op == "-":
+        return fix_dtype(np.negative(v), element_of(t))
+    if op == "~":
+        return np.invert(v)
+    if op == "not":
+        if isinstance(t, VectorType):
+            return relational_vector(v == 0, t)
+        return np.logical_not(truth(v))
+    raise ValueError(f"unknown unary operator {op}")
+
+
+# ----------------------------------------------------------------------------- conversions
+
+
+def convert(v: Value, src: Type, dst: Type) -> Value:
+    """C conversion of a scalar, broadcast of a scalar to a vector, or vector ``convert_T``
+    with the default rounding (float → int rounds toward zero, int → float to nearest)."""
+    if isinstance(dst, PointerType):
+        return v
+    de = element_of(dst)
+    se = element_of(src) if isinstance(src, (ScalarType, VectorType)) else None
+    if de.is_bool:
+        out = truth(v)
+    elif se is not None and se.is_float and not de.is_float:
+        out = float_to_int(v, de)
+    else:
+        out = np.asarray(v).astype(de.dtype)
+    if isinstance(dst, VectorType) and not isinstance(src, VectorType):
+        o = np.asarray(out)
+        shape = o.shape if o.ndim == 2 else (1, 1)
+        return np.broadcast_to(o.reshape(shape), (dst.n, *shape))
+    if isinstance(out, np.ndarray) and out.ndim == 0:
+        return out[()]
+    return out
+
+
+def float_to_int(v: Value, de: ScalarType) -> Value:
+    """Truncate toward zero; NaN → 0 and saturation for out-of-range values (what devices
+    commonly do; the spec leaves the unsaturated result undefined, §1.2.3.3)."""
+    a = np.asarray(v)
+    info = np.iinfo(de.dtype)
+    t = np.trunc(a.astype(np.float64) if a.dtype != np.float64 else a)
+    t = np.where(np.isnan(t), 0.0, t)
+    hi = float(info.max)
+    out = np.where(t >= hi, 0, t)
+    r = np.clip(out, float(info.min), hi).astype(de.dtype)
+    r = np.where(t >= hi, de.dtype.type(info.max), r)
+    return r[()] if r.ndim == 0 else r
+
+
+def is_uniform(v: Value) -> bool:
+    return not isinstance(v, np.ndarray) or v.ndim == 0
+
+
+def bool_dtype() -> ScalarType:
+    return C.bool_

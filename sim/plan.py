@@ -1,0 +1,130 @@
+"""Execution plans: a ``Function`` compiled once (per set of enabled checks) to closures.
+
+Plans are cached per ``Function`` object (weakly, so they die with the kernel's cache).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from clpy.ir.nodes import CallBuiltin, CallFunc, Function, Loc
+from clpy.types.core import Type
+from clpy.types.structs import StructType
+from sim import ops
+from sim.frame import Frame
+from sim.stmts import RET, StmtCompiler, _struct_zero
+
+Value = Any
+_PLANS: weakref.WeakKeyDictionary[Function, dict[frozenset[str], Plan]] = \
+    weakref.WeakKeyDictionary()
+
+
+class Call:
+    """What a built-in implementation knows about its call site.
+
+    ``builtin`` (the registry entry), ``overload`` (parameter and return types chosen by the
+    type checker), ``loc`` (the user's file:line), ``expr`` (the ``CallBuiltin`` node),
+    ``checks`` (enabled checker names).
+    """
+
+    __slots__ = ("builtin", "overload", "loc", "expr", "checks", "state")
+
+    def __init__(self, e: CallBuiltin, checks: frozenset[str]) -> None:
+        self.builtin = e.builtin
+        self.overload = e.overload
+        self.loc: Loc = e.loc
+        self.expr = e
+        self.checks = checks
+        self.state: dict[str, Any] = {}  # per-call-site scratch for implementations
+
+    @property
+    def ret(self) -> Type:
+        return self.overload.ret
+
+    @property
+    def params(self) -> tuple[Type, ...]:
+        return self.overload.params
+
+    @property
+    def name(self) -> str:
+        return str(self.builtin.name)
+
+
+class Plan:
+    def __init__(self, fn: Function, body: Callable[[Frame], Any]) -> None:
+        self.fn = fn
+        self.body = body
+
+
+class PlanBuilder(StmtCompiler):
+    def __init__(self, fn: Function, checks: frozenset[str]) -> None:
+        self.fn = fn
+        self.checks = checks
+        super().__init__(self)
+
+    def checks_on(self, name: str) -> bool:
+        return name in self.checks
+
+    def build(self) -> Plan:
+        return Plan(self.fn, self.block(self.fn.body))
+
+    def builtin_call(self, e: CallBuiltin, args: list[Callable[[Frame], Value]]
+                     ) -> Callable[[Frame], Value]:
+        from sim.builtins import lookup
+
+        impl = lookup(e.builtin.name)
+        call = Call(e, self.checks)
+        if impl is None:
+            msg = (f"the simulator has no implementation of built-in {e.builtin.name} "
+                   f"(family {e.builtin.family})")
+
+            def missing(fr: Frame) -> Value:
+                fr.batch.launch.fail("unsupported", msg, e.loc)
+            return missing
+        special = getattr(impl, "specialize", None)
+        if special is not None:
+            fast = special(call, args)
+            if fast is not None:
+                return fast  # type: ignore[no-any-return]
+        if not args:
+            return lambda fr: impl(call, fr, [])
+        if len(args) == 1:
+            a0 = args[0]
+            return lambda fr: impl(call, fr, [a0(fr)])
+        return lambda fr: impl(call, fr, [a(fr) for a in args])
+
+    def func_call(self, e: CallFunc, args: list[Callable[[Frame], Value]]
+                  ) -> Callable[[Frame], Value]:
+        callee = e.func
+        plan = get_plan(callee, self.checks)
+        params = callee.params
+        ret_t = callee.ret
+        void = getattr(ret_t, "cl_name", "void") == "void"
+        zero = None if void else (_struct_zero(ret_t) if isinstance(ret_t, StructType)
+                                  else ops.zeros(ret_t))
+
+        def call(fr: Frame) -> Value:
+            vals = [a(fr) for a in args]
+            sub = fr.scope()
+            env = sub.env
+            for p, v in zip(params, vals):
+                env[p] = v
+            if not void:
+                env[RET] = zero
+            plan.body(sub)
+            return None if void else env[RET]
+        return call
+
+
+def get_plan(fn: Function, checks: frozenset[str]) -> Plan:
+    per = _PLANS.get(fn)
+    if per is None:
+        per = {}
+        _PLANS[fn] = per
+    plan = per.get(checks)
+    if plan is None:
+        plan = PlanBuilder(fn, checks).build()
+        per[checks] = plan
+    return plan

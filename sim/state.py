@@ -1,0 +1,129 @@
+"""Per-launch and per-batch state: geometry, configuration, reports, printf buffer."""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from clpy.ir.nodes import Loc
+from sim.config import SimConfig
+from sim.errors import Report, SimulationError, SimulationWarning
+
+if TYPE_CHECKING:
+    from sim.frame import Frame
+
+
+class Launch:
+    """One ``sim.launch``: the NDRange geometry, settings, findings and printf output."""
+
+    def __init__(self, cfg: SimConfig, gsize: tuple[int, ...], lsize: tuple[int, ...],
+                 offset: tuple[int, ...]) -> None:
+        self.cfg = cfg
+        self.gsize = gsize
+        self.lsize = lsize
+        self.offset = offset
+        self.dims = len(gsize)
+        self.ngroups = tuple(g // sz for g, sz in zip(gsize, lsize))
+        self.W = int(np.prod(lsize))
+        self.total_groups = int(np.prod(self.ngroups))
+        self.reports: list[Report] = []
+        self.warned: set[tuple[str, Loc]] = set()
+        self.prints: list[tuple[np.ndarray, int, list[str]]] = []
+        self.print_seq = 0
+        self.stores = 0
+        self.locs: list[Loc] = []
+        self.loc_ids: dict[Loc, int] = {}
+        self.checks = cfg.checks
+        self.shadows: dict[int, Any] = {}
+
+    def loc_id(self, loc: Loc) -> int:
+        i = self.loc_ids.get(loc)
+        if i is None:
+            i = len(self.locs)
+            self.locs.append(loc)
+            self.loc_ids[loc] = i
+        return i
+
+    # ------------------------------------------------------------------ ids
+
+    def ids_of(self, wid: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """(global id, local id, group id) of a work-item from its internal linear id."""
+        glin, llin = divmod(int(wid), self.W)
+        lid: list[int] = []
+        grp: list[int] = []
+        for d in range(self.dims):
+            llin, r = divmod(llin, self.lsize[d])
+            lid.append(r)
+            glin, q = divmod(glin, self.ngroups[d])
+            grp.append(q)
+        gid = tuple(g * s + x + o for g, s, x, o in zip(grp, self.lsize, lid, self.offset))
+        return gid, tuple(lid), tuple(grp)
+
+    def global_linear(self, wid: np.ndarray) -> np.ndarray:
+        """The spec's global linear id (work-item order) of internal ids."""
+        glin, llin = np.divmod(wid, self.W)
+        out = np.zeros_like(wid)
+        stride = 1
+        for d in range(self.dims):
+            llin, lr = np.divmod(llin, self.lsize[d])
+            glin, gq = np.divmod(glin, self.ngroups[d])
+            out += (gq * self.lsize[d] + lr) * stride
+            stride *= self.gsize[d]
+        return out
+
+    # ------------------------------------------------------------------ findings
+
+    def fail(self, kind: str, message: str, loc: Loc, wid: int | None = None,
+             memory: str | None = None, index: int | None = None,
+             other_loc: Loc | None = None, other_wid: int | None = None,
+             count: int = 1) -> None:
+        """Record a finding; raises ``SimulationError`` unless ``on_error="warn"``."""
+        ids = self.ids_of(wid) if wid is not None and wid >= 0 else (None, None, None)
+        other = self.ids_of(other_wid)[0] if other_wid is not None and other_wid >= 0 else None
+        r = Report(kind, message, loc, ids[0], ids[1], ids[2], memory, index, other_loc, other,
+                   count)
+        self.reports.append(r)
+        if self.cfg.on_error == "raise" or kind == "unsupported":
+            raise SimulationError([r])
+        key = (kind, loc)
+        if key not in self.warned:
+            self.warned.add(key)
+            warnings.warn(r.render(), SimulationWarning, stacklevel=4)
+
+    def fail_lanes(self, fr: Frame, bad: Any, kind: str, message: str, loc: Loc,
+                   memory: str | None = None, index: Any = None) -> None:
+        """Report the first work-item (in work-item order) among the lanes where ``bad``."""
+        bad = np.broadcast_to(np.asarray(bad, dtype=bool), fr.shape)
+        wids = np.broadcast_to(frame_wids(fr), fr.shape)[bad]
+        if wids.size == 0:
+            return
+        k = int(np.argmin(wids))
+        idx = None
+        if index is not None:
+            idx = int(np.broadcast_to(np.asarray(index), fr.shape)[bad][k])
+        self.fail(kind, message, loc, int(wids[k]), memory, idx, count=int(wids.size))
+
+
+class Batch:
+    """Work-groups ``gfirst .. gfirst + G - 1`` simulated together."""
+
+    def __init__(self, launch: Launch, gfirst: int, G: int) -> None:
+        self.launch = launch
+        self.gfirst = gfirst
+        self.G = G
+        self.epoch = np.zeros(G, dtype=np.int64)
+        self.locals: dict[Any, Any] = {}
+
+
+def frame_wids(fr: Frame) -> np.ndarray:
+    """Internal linear work-item ids of a frame's lanes: group * W + local linear id."""
+    w = fr.cache.get("wid")
+    if w is None or np.shape(w)[-2:] != fr.shape:
+        b = fr.batch
+        w = (np.asarray(fr.gslot, dtype=np.int64) + b.gfirst) * b.launch.W + \
+            np.asarray(fr.llid, dtype=np.int64)
+        w = np.broadcast_to(w, fr.shape)
+        fr.cache["wid"] = w
+    return w

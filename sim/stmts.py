@@ -1,0 +1,450 @@
+"""Typed IR statements → closures ``(frame) -> Jump | None``.
+
+A statement returns ``None`` when every lane carries on, or a ``Jump`` naming the lanes that
+left through ``break``, ``continue`` or ``return``. A block then runs its remaining
+statements on the surviving lanes only (a compacted sub-frame) and scatters the variables they
+assign back. ``if`` runs each branch on the lanes that take it; loops run until no lane is
+left, shrinking the frame as lanes exit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from clpy.ir.nodes import (
+    Assert,
+    Assign,
+    Break,
+    Continue,
+    Declare,
+    Expr,
+    ExprStmt,
+    Field,
+    For,
+    If,
+    Index,
+    Print,
+    Return,
+    Stmt,
+    Swizzle,
+    VarRef,
+    While,
+)
+from clpy.ir.walk import walk
+from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
+from sim import ops
+from sim.exprs import ExprCompiler
+from sim.frame import Frame, PtrVal, select_lanes
+from sim.printf import format_print
+
+Value = Any
+RET = "<return value>"
+
+
+class Jump:
+    """Lanes (bool arrays over the frame, or True for all) that left by break/continue/return."""
+
+    __slots__ = ("brk", "cont", "ret")
+
+    def __init__(self, brk: Any = None, cont: Any = None, ret: Any = None) -> None:
+        self.brk = brk
+        self.cont = cont
+        self.ret = ret
+
+    def gone(self, shape: tuple[int, int]) -> Any:
+        m: Any = None
+        for x in (self.brk, self.cont, self.ret):
+            if x is None:
+                continue
+            if x is True:
+                return True
+            m = x if m is None else (m | x)
+        return m if m is not None else False
+
+    def expand(self, parent: Frame, sub: Frame) -> Jump:
+        def ex(x: Any) -> Any:
+            return None if x is None else parent.expand(sub, x)
+        return Jump(ex(self.brk), ex(self.cont), ex(self.ret))
+
+
+def _or(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if a is True or b is True:
+        return True
+    return a | b
+
+
+def union(a: Jump | None, b: Jump | None) -> Jump | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return Jump(_or(a.brk, b.brk), _or(a.cont, b.cont), _or(a.ret, b.ret))
+
+
+def assigned_keys(stmts: Sequence[Stmt]) -> frozenset[Any]:
+    """Variables (and the return slot) that ``stmts`` may assign: what a merge must copy."""
+    out: set[Any] = set()
+    for n in walk(list(stmts)):
+        if isinstance(n, Declare):
+            out.add(n.var)
+        elif isinstance(n, For):
+            out.add(n.var)
+        elif isinstance(n, Assign):
+            v = _root_var(n.target)
+            if v is not None:
+                out.add(v)
+        elif isinstance(n, Return) and n.value is not None:
+            out.add(RET)
+    return frozenset(out)
+
+
+def _root_var(e: Expr) -> Any:
+    while True:
+        if isinstance(e, VarRef):
+            return e.var
+        if isinstance(e, (Field, Swizzle)):
+            e = e.base
+        elif isinstance(e, Index) and isinstance(e.base.type, ArrayType):
+            e = e.base
+        else:
+            return None
+
+
+StmtFn = Callable[[Frame], "Jump | None"]
+
+
+class StmtCompiler(ExprCompiler):
+    def block(self, stmts: Sequence[Stmt]) -> StmtFn:
+        fns = [self.stmt(s) for s in stmts]
+        suffix = [assigned_keys(stmts[i:]) for i in range(len(stmts) + 1)]
+        if not fns:
+            return lambda fr: None
+        if len(fns) == 1:
+            return fns[0]
+
+        def run(fr: Frame, start: int = 0) -> Jump | None:
+            for i in range(start, len(fns)):
+                j = fns[i](fr)
+                if j is None:
+                    continue
+                if i + 1 == len(fns):
+                    return j
+                gone = j.gone(fr.shape)
+                if gone is True:
+                    return j
+                sel = select_lanes(np.logical_not(gone), fr.shape)
+                if sel is False:
+                    return j
+                if sel is True:
+                    continue
+                sub = fr.sub(sel)
+                j2 = run(sub, i + 1)
+                fr.merge(sub, suffix[i + 1])
+                return j if j2 is None else union(j, j2.expand(fr, sub))
+            return None
+        return run
+
+    def stmt(self, s: Stmt) -> StmtFn:
+        method = getattr(self, f"s_{type(s).__name__}", None)
+        if method is None:
+            raise NotImplementedError(f"the simulator cannot run {type(s).__name__}")
+        fn: StmtFn = method(s)
+        return fn
+
+    # ------------------------------------------------------------------ simple
+
+    def s_Declare(self, s: Declare) -> StmtFn:
+        var = s.var
+        t = var.type
+        if isinstance(t, ArrayType):
+            if t.space is AddressSpace.LOCAL:
+                count = int(np.prod(t.shape))
+                elem = t.elem
+
+                def local(fr: Frame) -> None:
+                    b = fr.batch
+                    mem = b.locals.get(var)
+                    if mem is None:
+                        from sim.memory import make_local
+
+                        mem = make_local(b.launch, var.name, elem, count, b.G)
+                        b.locals[var] = mem
+                    fr.env[var] = PtrVal(mem, np.int64(0))
+                return local
+            count = int(np.prod(t.shape))
+            elem_t = t.elem
+            lead = (elem_t.n,) if isinstance(elem_t, VectorType) else ()
+            dt = ops.dtype_of(elem_t)
+
+            def private(fr: Frame) -> None:
+                fr.env[var] = np.zeros((count, *lead, *fr.shape), dtype=dt)
+            return private
+        if s.init is None:
+            if isinstance(t, PointerType):
+                z: Value = PtrVal(None, np.int64(0))
+            elif hasattr(t, "fields"):
+                z = _struct_zero(t)
+            else:
+                z = ops.zeros(t)
+
+            def decl0(fr: Frame) -> None:
+                fr.env[var] = z
+            return decl0
+        init = self.expr(s.init)
+
+        def decl(fr: Frame) -> None:
+            fr.env[var] = init(fr)
+        return decl
+
+    def s_Assign(self, s: Assign) -> StmtFn:
+        value = self.expr(s.value)
+        if isinstance(s.target, VarRef) and s.op is None:
+            var = s.target.var
+
+            def setvar(fr: Frame) -> None:
+                fr.env[var] = value(fr)
+            return setvar
+        ref, load, store = self.lvalue(s.target)
+        if s.op is None:
+            def assign(fr: Frame) -> None:
+                h = ref(fr)
+                store(fr, h, value(fr))
+            return assign
+        op, t = s.op, s.target.type
+        from clpy.ir.nodes import Binary
+
+        # Reuse the Binary compiler (division checks, wrap-around) on the loaded value.
+        holder: dict[str, Any] = {}
+        comb = self.expr(Binary(t, s.loc, op, _Slot(t, s.loc), s.value))
+
+        def aug(fr: Frame) -> None:
+            h = ref(fr)
+            fr.cache[_SLOT] = load(fr, h)
+            store(fr, h, comb(fr))
+        del holder
+        return aug
+
+    def x__Slot(self, e: Any) -> Any:
+        return lambda fr: fr.cache[_SLOT]
+
+    def s_ExprStmt(self, s: ExprStmt) -> StmtFn:
+        f = self.expr(s.expr)
+
+        def run(fr: Frame) -> None:
+            f(fr)
+        return run
+
+    def s_Print(self, s: Print) -> StmtFn:
+        parts = [(None, a.value) if (a.type.cl_name == "void") else (self.expr(a), a.type)
+                 for a in s.args]
+        sep, end = s.sep, s.end
+        return lambda fr: format_print(fr, parts, sep, end)
+
+    def s_Assert(self, s: Assert) -> StmtFn:
+        cond = self.cond(s.cond)
+        loc, msg = s.loc, s.message
+        on = self.plan.checks_on("assert")
+
+        def run(fr: Frame) -> None:
+            if not on:
+                return
+            c = cond(fr)
+            if not np.all(c):
+                fr.batch.launch.fail_lanes(fr, np.logical_not(c), "assertion",
+                                           f"assertion failed: {msg}", loc)
+        return run
+
+    # ------------------------------------------------------------------ jumps
+
+    def s_Break(self, s: Break) -> StmtFn:
+        j = Jump(brk=True)
+        return lambda fr: j
+
+    def s_Continue(self, s: Continue) -> StmtFn:
+        j = Jump(cont=True)
+        return lambda fr: j
+
+    def s_Return(self, s: Return) -> StmtFn:
+        j = Jump(ret=True)
+        if s.value is None:
+            return lambda fr: j
+        value = self.expr(s.value)
+
+        def ret(fr: Frame) -> Jump:
+            fr.env[RET] = value(fr)
+            return j
+        return ret
+
+    # ------------------------------------------------------------------ control flow
+
+    def s_If(self, s: If) -> StmtFn:
+        cond = self.cond(s.cond)
+        body = self.block(s.body)
+        orelse = self.block(s.orelse) if s.orelse else None
+        keys_t = assigned_keys(s.body)
+        keys_f = assigned_keys(s.orelse)
+
+        def run(fr: Frame) -> Jump | None:
+            c = cond(fr)
+            sel = select_lanes(c, fr.shape)
+            if sel is True:
+                return body(fr)
+            if sel is False:
+                return orelse(fr) if orelse is not None else None
+            sub = fr.sub(sel)
+            jt = body(sub)
+            fr.merge(sub, keys_t)
+            out = jt.expand(fr, sub) if jt is not None else None
+            if orelse is not None:
+                nsel = select_lanes(np.logical_not(c), fr.shape)
+                assert not isinstance(nsel, bool)
+                sub2 = fr.sub(nsel)
+                jf = orelse(sub2)
+                fr.merge(sub2, keys_f)
+                if jf is not None:
+                    out = union(out, jf.expand(fr, sub2))
+            return out
+        return run
+
+    def s_While(self, s: While) -> StmtFn:
+        return self.loop(s, self.cond(s.cond), s.body, None)
+
+    def s_For(self, s: For) -> StmtFn:
+        var = s.var
+        start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+        kstop, kstep = ("stop", id(s)), ("step", id(s))
+        up = s.step.value > 0 if hasattr(s.step, "value") else None
+        t = var.type
+
+        def init(fr: Frame) -> None:
+            fr.env[var] = start(fr)
+            fr.env[kstop] = stop(fr)
+            fr.env[kstep] = step(fr)
+
+        def cond(fr: Frame) -> Value:
+            i = fr.get(var)
+            if up is True:
+                return i < fr.get(kstop)
+            if up is False:
+                return i > fr.get(kstop)
+            st = fr.get(kstep)
+            return np.where(st > 0, i < fr.get(kstop), i > fr.get(kstop))
+
+        def incr(fr: Frame) -> None:
+            fr.env[var] = ops.binary("+", t, fr.get(var), fr.get(kstep))
+        return self.loop(s, cond, s.body, (init, incr))
+
+    def loop(self, s: Stmt, cond: Callable[[Frame], Value], body_stmts: Sequence[Stmt],
+             for_parts: tuple[Callable[[Frame], None], Callable[[Frame], None]] | None
+             ) -> StmtFn:
+        body = self.block(body_stmts)
+        keys = assigned_keys(body_stmts) | (frozenset({s.var}) if isinstance(s, For) else
+                                            frozenset())
+        is_while = for_parts is None
+        progress = self.plan.checks_on("progress") and is_while
+        loc = s.loc
+
+        def run(fr: Frame) -> Jump | None:
+            if for_parts is not None:
+                for_parts[0](fr)
+            cur = fr
+            ret_acc: Any = None
+            launch = fr.batch.launch
+            limit = launch.cfg.spin_limit
+            stalls = 0
+            snap: dict[Any, Value] | None = None
+            while True:
+                c = cond(cur)
+                sel = select_lanes(c, cur.shape)
+                if sel is False:
+                    break
+                if sel is not True:
+                    cur = _shrink(fr, cur, c, keys)
+                    snap = None
+                stores = launch.stores
+                j = body(cur)
+                if j is not None:
+                    if j.ret is not None:
+                        r = j.ret if cur is fr else fr.expand(cur, j.ret)
+                        ret_acc = _or(ret_acc, r if r is not True else
+                                      np.ones(fr.shape, dtype=bool))
+                    leave = _or(j.brk, j.ret)
+                    if leave is not None:
+                        if leave is True:
+                            break
+                        alive = np.logical_not(leave)
+                        if not alive.any():
+                            break
+                        cur = _shrink(fr, cur, alive, keys)
+                        snap = None
+                if for_parts is not None:
+                    for_parts[1](cur)
+                if progress:
+                    if launch.stores == stores and snap is not None and \
+                            _same(cur, snap, keys):
+                        stalls += 1
+                        if stalls >= limit:
+                            launch.fail_lanes(cur, True, "no-progress",
+                                              f"loop made no progress for {limit} iterations "
+                                              "(no variable or memory changed): it would spin "
+                                              "forever", loc)
+                            break
+                    else:
+                        stalls = 0
+                    snap = {k: cur.env.get(k) for k in keys}
+            if cur is not fr:
+                fr.merge(cur, keys)
+            return Jump(ret=ret_acc) if ret_acc is not None else None
+        return run
+
+
+def _shrink(fr: Frame, cur: Frame, alive: Any, keys: frozenset[Any]) -> Frame:
+    """A frame of ``fr``'s lanes that are still in the loop (``alive`` over ``cur``)."""
+    if cur is not fr:
+        fr.merge(cur, keys)
+        alive = fr.expand(cur, alive)
+    sel = select_lanes(alive, fr.shape)
+    if sel is True:
+        return fr
+    assert sel is not False
+    return fr.sub(sel)
+
+
+def _same(fr: Frame, snap: dict[Any, Value], keys: frozenset[Any]) -> bool:
+    for k in keys:
+        a, b = fr.env.get(k), snap.get(k)
+        if a is b:
+            continue
+        if a is None or b is None:
+            return False
+        try:
+            if not np.array_equal(a, b):
+                return False
+        except TypeError:
+            return False
+    return True
+
+
+def _struct_zero(t: Any) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    for name, ft in t.fields:
+        out[name] = _struct_zero(ft) if hasattr(ft, "fields") else ops.zeros(ft)
+    return out
+
+
+_SLOT = "<compound lhs>"
+
+
+class _Slot(Expr):
+    """A placeholder expression for the loaded left side of ``x op= y``."""
+
+    def __init__(self, t: Any, loc: Any) -> None:
+        object.__setattr__(self, "type", t)
+        object.__setattr__(self, "loc", loc)
