@@ -33,7 +33,7 @@ from clpy.ir.nodes import (
     VarRef,
     VectorCons,
 )
-from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from sim import ops
 from sim.frame import Frame, PtrVal, scatter_value, select_lanes
@@ -108,6 +108,12 @@ class ExprCompiler(LvalueCompiler):
 
     def x_VarRef(self, e: VarRef) -> Fn:
         var = e.var
+        t = var.type
+        if isinstance(t, ArrayType) and t.space is AddressSpace.PRIVATE:
+            from sim.lvalues import PrivMem
+
+            pm = PrivMem(var, int(np.prod(t.shape)), t.elem)
+            return lambda fr: PtrVal(pm, np.int64(0))
 
         def f(fr: Frame) -> Value:
             env = fr.env
@@ -181,7 +187,7 @@ class ExprCompiler(LvalueCompiler):
         A = self.expr(e.operand)
         op, t = e.op, e.type
         if op == "not" and isinstance(e.operand.type, PointerType):
-            return lambda fr: np.logical_not(A(fr).off != -1)
+            return lambda fr: np.bool_(A(fr).mem is None)
         un = ops.unary
         return lambda fr: un(op, t, A(fr))
 
@@ -222,7 +228,7 @@ class ExprCompiler(LvalueCompiler):
         if e.type is ops.bool_dtype():
             return f
         if isinstance(e.type, PointerType):
-            return lambda fr: np.asarray(f(fr).off) >= 0
+            return lambda fr: np.bool_(f(fr).mem is not None)
         return lambda fr: ops.truth(f(fr))
 
     def x_Select(self, e: Select) -> Fn:

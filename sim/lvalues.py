@@ -37,6 +37,47 @@ class PrivKey:
         self.var = var
 
 
+class PrivMem:
+    """A private array seen through a pointer (an array argument that decays, spec §1.5)."""
+
+    space = "private"
+
+    def __init__(self, var: Var, count: int, elem: Any) -> None:
+        self.var = var
+        self.count = count
+        self.elem = elem
+        self.name = var.name
+
+    def describe(self) -> str:
+        return f"private array `{self.name}`"
+
+    def _idx(self, fr: Frame, addr: Value, loc: Any, write: bool) -> Any:
+        a = np.asarray(addr, dtype=np.int64)
+        bad = (a < 0) | (a >= self.count)
+        if np.any(bad):
+            if "bounds" in fr.batch.launch.checks:
+                fr.batch.launch.fail_lanes(fr, bad, "out-of-bounds",
+                                           f"{'write to' if write else 'read of'} "
+                                           f"{self.describe()} out of bounds", loc, self.name, a)
+            a = np.where(bad, 0, a)
+        return np.broadcast_to(a, fr.shape)
+
+    def load(self, fr: Frame, addr: Value, loc: Any) -> Value:
+        arr = fr.get(self.var)
+        i = self._idx(fr, addr, loc, False)
+        return np.take_along_axis(arr, i[None], axis=0)[0]
+
+    def store(self, fr: Frame, addr: Value, v: Value, loc: Any) -> None:
+        arr = fr.get(self.var)
+        if not arr.flags.writeable:
+            arr = arr.copy()
+        i = self._idx(fr, addr, loc, True)
+        vv = np.broadcast_to(np.asarray(v, dtype=arr.dtype), arr.shape[1:])[None]
+        np.put_along_axis(arr, i[None], vv, axis=0)
+        fr.env[self.var] = arr
+        fr.batch.launch.stores += 1
+
+
 class LvalueCompiler:
     plan: PlanBuilder
 

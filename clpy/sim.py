@@ -1,0 +1,27 @@
+"""``clpy.sim``: settings and errors of clpy's NumPy simulator (the top-level ``sim`` package).
+
+This module is a thin, lazy forwarder: ``import clpy`` never imports the simulator; the first
+attribute access here does. ``clpy.sim.config(checks=..., on_error=..., atomic_order=...,
+sub_group_size=...)``, ``clpy.sim.SimulationError``, ``clpy.sim.launch`` ...
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_NAMES = ("launch", "config", "current", "SimConfig", "CHECKS", "SimulationError",
+          "SimulationWarning", "Report")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        return getattr(importlib.import_module("sim"), name)
+    raise AttributeError(f"module 'clpy.sim' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(_NAMES)
+
+
+__all__ = list(_NAMES)
