@@ -16,6 +16,7 @@ from typing import Any
 from clpy import builtins as _builtins
 from clpy.builtins.arrays import local_array, private_array
 from clpy.builtins.constants import CONSTANTS as _CONSTANTS
+from clpy.builtins.reductions import API as _COLLECTIVE_API
 from clpy.builtins.registry import REGISTRY as _REGISTRY
 from clpy.emit.targets import Target
 from clpy.errors import (
@@ -39,6 +40,7 @@ from clpy.types.structs import StructType, struct
 _TYPES: dict[str, Type] = {**_SCALARS, **_VECTORS, **_ALIASES}
 globals().update(_TYPES)
 globals().update(_CONSTANTS)
+globals().update(_COLLECTIVE_API)  # work_group_reduce(x, op), reduction, ...
 del _builtins
 
 __version__ = "0.1.0"
@@ -53,6 +55,10 @@ def __getattr__(name: str) -> Any:
         from clpy.runtime import api
 
         return getattr(api, name)
+    if name == "sim":  # lazy: importing clpy never imports the simulator
+        import importlib
+
+        return importlib.import_module("clpy.sim")
     raise AttributeError(f"module 'clpy' has no attribute {name!r}")
 
 
