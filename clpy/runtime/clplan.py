@@ -118,18 +118,14 @@ class CLPlan:
         const_limit = (self.device.info.max_constant_buffer_size  # type: ignore[union-attr]
                        if p.type.space is AddressSpace.CONSTANT else None)
 
-        def conv(a: Any, copies: list[Any]) -> Any:
+        def conv(a: Any, pending: list[Any]) -> Any:
             if type(a) is ndarray:
                 check_host_array(p, a)
                 if const_limit is not None and a.nbytes > const_limit:
                     raise ValueError(f"{p.where()}: {a.nbytes} bytes exceed the device's "
                                      f"constant buffer size {const_limit}")
-                if a.nbytes == 0:
-                    return Buffer(ctx, mf.READ_WRITE, max(elem_size, 1))
-                buf = Buffer(ctx, flags, hostbuf=a)
-                if written:
-                    copies.append((a, buf))
-                return buf
+                pending.append(a)
+                return _HostArray(a, flags, written)
             if isinstance(a, Array):
                 if a.context != ctx:
                     raise ForeignContext(a.context, a.queue, p.name)
@@ -148,7 +144,7 @@ class CLPlan:
             if isinstance(a, SVMPointer):
                 return a
             if isinstance(a, np.ndarray):         # a subclass (np.matrix, memmap ...)
-                return conv(np.asarray(a), copies) if not written else _subclass_err(p, a)
+                return conv(np.asarray(a), pending) if not written else _subclass_err(p, a)
             if isinstance(a, LocalMemory):
                 raise TypeError(f"{p.where()}: LocalMemory is only for Local[...] parameters")
             raise TypeError(f"{p.where()}: expected a NumPy array, pyopencl.array.Array, "
@@ -184,12 +180,20 @@ class CLPlan:
             offset: Any) -> LaunchHandle | None:
         if sizes not in self._checked:
             self.check_sizes(sizes)
-        copies: list[Any] = []
-        cl_args = [conv(args[i], copies) for i, conv in self.converters]
+        pending: list[Any] = []
+        cl_args = [conv(args[i], pending) for i, conv in self.converters]
         g, loc = sizes
         if 0 in g:
             return None if wait else DoneHandle()
         cl = self._cl
+        copies: list[tuple[Any, Any]] = []
+        if pending:      # every argument checked: now copy NumPy arrays to the device
+            for j, x in enumerate(cl_args):
+                if type(x) is _HostArray:
+                    buf = x.upload(self.context, cl)
+                    cl_args[j] = buf
+                    if x.written and x.array.nbytes:
+                        copies.append((x.array, buf))
         queue = self.queue
         try:
             with self.lock:
@@ -209,6 +213,22 @@ class CLPlan:
         events = [evt] + [cl.enqueue_copy(queue, host, buf, wait_for=[evt], is_blocking=False)
                           for host, buf in copies]
         return LaunchHandle(evt, events, (cl_args, copies))
+
+
+class _HostArray:
+    """A checked NumPy argument, copied to the device once every argument passed its checks."""
+
+    __slots__ = ("array", "flags", "written")
+
+    def __init__(self, array: np.ndarray, flags: Any, written: bool) -> None:
+        self.array = array
+        self.flags = flags
+        self.written = written
+
+    def upload(self, ctx: Any, cl: Any) -> Any:
+        if self.array.nbytes == 0:                   # OpenCL has no empty buffers
+            return cl.Buffer(ctx, cl.mem_flags.READ_WRITE, max(self.array.itemsize, 1))
+        return cl.Buffer(ctx, self.flags, hostbuf=self.array)
 
 
 def _same(a: Any, b: Any) -> bool:

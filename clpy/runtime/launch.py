@@ -230,7 +230,11 @@ class Launcher:
         spec_key = meta.spec_key(args)
         ctx_key = None if ctx is None else int(ctx.int_ptr)
         key = (spec_key, dev, ctx_key, None if queue is None else int(queue.int_ptr))
-        plan = k._launch_cache.get(key)
+        try:
+            plan = k._launch_cache.get(key)
+        except TypeError:          # an unhashable constexpr value: specialize() says why
+            specialize_for(k, meta, args)
+            raise
         if plan is None:
             plan = self._plan(key, meta, args, dev, ctx, queue)
         try:

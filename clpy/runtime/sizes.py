@@ -9,8 +9,6 @@ import numpy as np
 Dims = tuple[int, ...]
 Sizes = tuple[Dims, "Dims | None"]
 
-_CACHE: dict[Any, Sizes] = {}
-
 
 def _dims(v: Any, what: str, kname: str) -> Dims:
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
@@ -30,12 +28,19 @@ def _dims(v: Any, what: str, kname: str) -> Dims:
 
 def parse_sizes(sizes: Any, kname: str) -> Sizes:
     """``k[n]``, ``k[g, l]``, ``k[(w, h), None]``, ``k[(w, h), (8, 8)]`` → (global, local)."""
-    try:
-        hit = _CACHE.get(sizes)
-    except TypeError:                  # unhashable (lists): parse every time
-        hit = None
-    if hit is not None:
-        return hit
+    # Fast path for the common spellings with plain ints (no cache: 16.0 == 16 would hit).
+    t = type(sizes)
+    if t is int and sizes > 0:
+        return (sizes,), None
+    if t is tuple and len(sizes) == 2:
+        g0, l0 = sizes
+        if type(g0) is tuple and len(g0) == 1 and type(g0[0]) is int and g0[0] > 0:
+            if l0 is None:
+                return g0, None
+            if type(l0) is tuple and len(l0) == 1 and type(l0[0]) is int and l0[0] > 0:
+                return g0, l0
+        elif type(g0) is int and type(l0) is int and g0 > 0 and l0 > 0:
+            return (g0,), (l0,)
     if isinstance(sizes, tuple) and len(sizes) == 2:
         g = _dims(sizes[0], "global_size", kname)
         loc = None if sizes[1] is None else _dims(sizes[1], "local_size", kname)
@@ -50,13 +55,7 @@ def parse_sizes(sizes: Any, kname: str) -> Sizes:
     if loc is not None and len(loc) != len(g):
         raise ValueError(f"{kname}[...]: global_size {g} and local_size {loc} have different "
                          "numbers of dimensions")
-    out: Sizes = (g, loc)
-    try:
-        if len(_CACHE) < 4096:
-            _CACHE[sizes] = out
-    except TypeError:
-        pass
-    return out
+    return g, loc
 
 
 def check_uniform(kname: str, g: Dims, loc: Dims, device: str, non_uniform: bool) -> None:
