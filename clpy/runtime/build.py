@@ -76,7 +76,10 @@ def parse_log(log: str, source: str) -> list[Diagnostic]:
             if mapped is not None:
                 file, line = mapped
                 col = None
-        py_text = linecache.getline(file, line).rstrip("\n") if file.endswith(".py") else ""
+        py_text = ""
+        if file.endswith(".py"):
+            py_text = linecache.getline(file, line).rstrip("\n")
+            col = None              # a column of the generated C, not of the Python line
         out.append(Diagnostic(sev, m.group("msg").strip(), file, line, col,
                               py_text or None, cl_text))
     return out
