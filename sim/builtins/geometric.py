@@ -37,7 +37,8 @@ def _normalize(call: Any, fr: Any, args: list[Any]) -> Any:
 
 
 def _cross(call: Any, fr: Any, args: list[Any]) -> Any:
-    a, b = f64(args[0]), f64(args[1])
+    # in the element precision, as devices compute it (a1*b2 - a2*b1 cancels)
+    a, b = np.asarray(args[0]), np.asarray(args[1])
     c = np.stack(np.broadcast_arrays(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                                      a[0] * b[1] - a[1] * b[0]))
     if a.shape[0] == 4:
