@@ -123,8 +123,12 @@ def scatter_value(parent_shape: tuple[int, int], sel: Sel, old: Value, new: Valu
     n = np.asarray(new)
     lead = n.shape[:-2] if n.ndim > 2 else o.shape[:-2] if o.ndim > 2 else ()
     dt = o.dtype if o.dtype == n.dtype else np.result_type(o.dtype, n.dtype)
-    full = np.empty((*lead, *parent_shape), dtype=dt)
-    full[...] = o
+    shape = (*lead, *parent_shape)
+    if o.shape == shape and o.dtype == dt:
+        full = o.copy()
+    else:
+        full = np.empty(shape, dtype=dt)
+        full[...] = o
     sel.scatter(full, n)
     return full
 

@@ -139,10 +139,11 @@ class LvalueCompiler:
 
             def pref(fr: Frame) -> Any:
                 p = base(fr)
-                i = np.asarray(idx(fr)).astype(np.int64)
+                i = idx(fr)
                 off = p.off
-                a = i if isinstance(off, (int, np.integer)) and off == 0 else i + off
-                return p.mem, a
+                if isinstance(off, np.integer) and off == 0:
+                    return p.mem, i
+                return p.mem, np.asarray(i).astype(np.int64) + off
 
             def pload(fr: Frame, h: Any) -> Value:
                 mem, a = h
@@ -214,6 +215,13 @@ class LvalueCompiler:
         loc = e.loc
         check = self.plan.checks_on("bounds")
         name = _root_name(e)
+
+        if isinstance(e.base, VarRef) and bt.space is AddressSpace.LOCAL and len(bt.shape) == 1:
+            # the memory object checks bounds (same extent): just pass the index through
+            def ref1(fr: Frame) -> Any:
+                p = fr.get(e.base.var)  # type: ignore[union-attr]
+                return p.mem, idx(fr)
+            return ref1
 
         def ref(fr: Frame) -> Any:
             storage, off = base(fr)

@@ -19,9 +19,16 @@ from clpy.types.core import PointerType, ScalarType, Type, VectorType, element_o
 Value = Any
 
 
+_DTYPES: dict[ScalarType, np.dtype[Any]] = {}
+
+
 def dtype_of(t: Type) -> np.dtype[Any]:
-    """NumPy dtype of the elements of a scalar or vector type."""
-    return element_of(t).dtype
+    """NumPy dtype of the elements of a scalar or vector type (cached: it is hot)."""
+    e = element_of(t)
+    d = _DTYPES.get(e)
+    if d is None:
+        d = _DTYPES[e] = e.dtype
+    return d
 
 
 def const_value(value: Any, t: Type) -> Value:
@@ -119,7 +126,7 @@ def binary(op: str, t: Type, a: Value, b: Value) -> Value:
 
 
 def fix_dtype(r: Value, e: ScalarType) -> Value:
-    dt = e.dtype
+    dt = dtype_of(e)
     if getattr(r, "dtype", None) != dt:
         r = np.asarray(r).astype(dt)
         if r.ndim == 0:
@@ -181,14 +188,23 @@ def convert(v: Value, src: Type, dst: Type) -> Value:
         out = truth(v)
     elif se is not None and se.is_float and not de.is_float:
         out = float_to_int(v, de)
+    elif isinstance(v, np.ndarray):
+        out = v.astype(dtype_of(de))
     else:
-        out = np.asarray(v).astype(de.dtype)
+        return _scalar_convert(v, de, dst)
     if isinstance(dst, VectorType) and not isinstance(src, VectorType):
         o = np.asarray(out)
         shape = o.shape if o.ndim == 2 else (1, 1)
         return np.broadcast_to(o.reshape(shape), (dst.n, *shape))
     if isinstance(out, np.ndarray) and out.ndim == 0:
         return out[()]
+    return out
+
+
+def _scalar_convert(v: Value, de: ScalarType, dst: Type) -> Value:
+    out = np.asarray(v).astype(dtype_of(de))[()]
+    if isinstance(dst, VectorType):
+        return np.full((dst.n, 1, 1), out)
     return out
 
 

@@ -115,6 +115,21 @@ class Batch:
         self.G = G
         self.epoch = np.zeros(G, dtype=np.int64)
         self.locals: dict[Any, Any] = {}
+        # index arrays known to be runs of consecutive ints: id -> (array, first index)
+        self.runs: dict[int, tuple[np.ndarray, int]] = {}
+
+    def note_run(self, a: np.ndarray, first: int) -> np.ndarray:
+        """Remember that ``a`` (C-contiguous) holds first, first + 1, ... in order."""
+        if len(self.runs) > 64:
+            self.runs.clear()
+        self.runs[id(a)] = (a, first)
+        return a
+
+    def run_of(self, a: Any) -> int | None:
+        hit = self.runs.get(id(a))
+        if hit is not None and hit[0] is a:
+            return hit[1]
+        return None
 
 
 def frame_wids(fr: Frame) -> np.ndarray:

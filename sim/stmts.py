@@ -112,6 +112,8 @@ def _root_var(e: Expr) -> Any:
         if isinstance(e, (Field, Swizzle)):
             e = e.base
         elif isinstance(e, Index) and isinstance(e.base.type, ArrayType):
+            if e.base.type.space is not AddressSpace.PRIVATE:
+                return None  # local memory is not a variable: nothing to merge
             e = e.base
         else:
             return None

@@ -57,9 +57,16 @@ def global_id(fr: Frame, d: int) -> Any:
     key = ("gid", d)
     v = fr.cache.get(key)
     if v is None:
-        v = group_id(fr, d) * _U64(L.lsize[d]) + local_id(fr, d)
-        if L.offset[d]:
-            v = v + _U64(L.offset[d])
+        b = fr.batch
+        if L.dims == 1 and fr.shape == (b.G, L.W) and np.shape(fr.gslot) == (b.G, 1):
+            # every lane of the batch, in order: the ids are one run of integers
+            first = b.gfirst * L.W + L.offset[0]
+            v = np.arange(first, first + b.G * L.W, dtype=_U64).reshape(fr.shape)
+            b.note_run(v, first)
+        else:
+            v = group_id(fr, d) * _U64(L.lsize[d]) + local_id(fr, d)
+            if L.offset[d]:
+                v = v + _U64(L.offset[d])
         fr.cache[key] = v
     return v
 
