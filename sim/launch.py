@@ -62,7 +62,8 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
                 continue
             if not isinstance(a, np.ndarray):
                 raise TypeError(f"sim.launch: argument {p.name!r} must be a NumPy array")
-            mem = make_global(st, p.name, t.elem, a, t.space is AddressSpace.CONSTANT)
+            mem = make_global(st, p.name, t.elem, a, t.space is AddressSpace.CONSTANT,
+                              written=p.name in fn.written)
             fixed[p] = PtrVal(mem, np.int64(0))
         else:
             fixed[p] = _scalar_arg(p.name, t, a)
@@ -78,7 +79,9 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
                 root = Frame(batch, (G, W), np.arange(G, dtype=np.int64)[:, None], llid)
                 root.env.update(fixed)
                 for p, elem, count in local_params:
-                    root.env[p] = PtrVal(make_local(st, p.name, elem, count, G), np.int64(0))
+                    lm = make_local(st, p.name, elem, count, G)
+                    batch.locals[p] = lm
+                    root.env[p] = PtrVal(lm, np.int64(0))
                 plan.body(root)
         finally:
             flush_prints(st)

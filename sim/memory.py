@@ -1,8 +1,11 @@
 """Global, constant and local memory as NumPy arrays, with the memory checkers.
 
-Every access goes through ``Memory.load``/``Memory.store`` with an element index per lane.
-With checks on, each access is bounds-checked and recorded in a shadow memory used to find
-data races between barriers (``sim.races``) and reads of never-written local memory.
+Every access goes through ``Memory.load``/``Memory.store`` with an element index per lane. The
+index is first compiled into a ``Where`` (a slice when the lanes touch a run of consecutive
+elements, a column slice of the ``(groups, count)`` local array when every group uses the same
+indices, otherwise a flat gather/scatter); the data and the checkers' shadow arrays are then
+read and written through the same ``Where``. With checks on, every access is bounds-checked
+and recorded in the shadow memory (``sim.races``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from clpy.ir.nodes import Loc
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from sim.frame import Frame
-from sim.races import Shadow
+from sim.races import GlobalShadow, LocalShadow
 from sim.state import Launch
 
 Value = Any
@@ -27,108 +30,86 @@ def _from_raw(raw: np.ndarray, t: Type) -> Value:
         return np.moveaxis(raw, -1, 0)[: t.n]
     if isinstance(t, StructType):
         return {name: _from_raw(raw[name], ft) for name, ft in t.fields}
+    if isinstance(raw, np.ndarray) and raw.ndim == 0:
+        return raw[()]
     return raw
 
 
-def _assign_raw(dst: np.ndarray, idx: tuple[Any, ...], v: Value, t: Type, shape: tuple[int, ...]
-                ) -> None:
-    """``dst[idx] = v`` for lane values of type ``t`` broadcast to the lane ``shape``."""
+def _to_raw(v: Value, t: Type, shape: tuple[int, ...], trail: tuple[int, ...]) -> Any:
     if isinstance(t, VectorType):
-        vv = np.broadcast_to(v, (t.n, *shape))
-        if t.n == 3 and dst.shape[-1] == 4:
-            dst[(*idx, slice(0, 3))] = np.moveaxis(vv, 0, -1)
-        else:
-            dst[idx] = np.moveaxis(vv, 0, -1)
-        return
-    if isinstance(t, StructType):
-        for name, ft in t.fields:
-            field = dst[name]
-            _assign_raw(field, idx, v[name], ft, shape)
-        return
-    dst[idx] = np.broadcast_to(v, shape)
+        vv = np.moveaxis(np.broadcast_to(v, (t.n, *shape)), 0, -1)
+        if t.n == 3 and trail == (4,):
+            vv = np.concatenate([vv, np.zeros((*shape, 1), vv.dtype)], axis=-1)
+        return vv
+    return np.broadcast_to(v, shape)
 
 
-class Memory:
-    """A buffer of elements of type ``elem``; ``space`` is global, constant or local."""
+class Where:
+    """A compiled memory index for the lanes of one frame (see the module docstring)."""
 
-    space = "global"
+    __slots__ = ("kind", "rows", "sl", "idx", "shape", "local_count")
 
-    def __init__(self, name: str, elem: Type, data: np.ndarray, launch: Launch) -> None:
-        self.name = name
-        self.elem = elem
-        self.data = data
-        self.launch = launch
-        self.count = data.shape[0]
-        self.shadow: Shadow | None = None
+    def __init__(self, kind: str, shape: tuple[int, int], rows: Any = None, sl: Any = None,
+                 idx: Any = None, local_count: int = 0) -> None:
+        self.kind = kind
+        self.shape = shape
+        self.rows = rows
+        self.sl = sl
+        self.idx = idx
+        self.local_count = local_count
 
-    def describe(self) -> str:
-        return f"{self.space} memory `{self.name}`"
+    def gather(self, arr: np.ndarray) -> np.ndarray:
+        k = self.kind
+        trail = arr.shape[2:] if self.local_count else arr.shape[1:]
+        if k == "run":
+            n = self.shape[0] * self.shape[1]
+            return arr[self.sl: self.sl + n].reshape(*self.shape, *trail).copy()
+        if k == "slice":
+            if isinstance(self.rows, slice):
+                return arr[:, self.sl].copy()
+            return arr[self.rows, self.sl]
+        if k == "take":
+            src = arr if isinstance(self.rows, slice) else arr[self.rows]
+            return np.take(src, self.idx, axis=1)
+        if k == "col":
+            return arr[self.rows, self.idx][:, None]
+        flat = self.flat()
+        src = arr.reshape(-1, *trail) if self.local_count else arr
+        return np.take(src, flat, axis=0)
 
-    def _check(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Value:
-        """Bounds check (reports) and returns a safe index array."""
-        launch = self.launch
-        a = addr
-        if isinstance(a, np.ndarray) and a.ndim:
-            signed = a.dtype.kind == "i"
-            if (not signed or a.min() >= 0) and a.max() < self.count:
-                return a
-        elif 0 <= a < self.count:
-            return a
-        if "bounds" in launch.checks:
-            bad = (a < 0) | (a >= self.count)
-            if np.any(bad):
-                launch.fail_lanes(fr, bad, "out-of-bounds",
-                                  f"{'write to' if write else 'read of'} {self.describe()} "
-                                  f"out of bounds (it has {self.count} elements)", loc,
-                                  self.name, a)
-                a = np.where(bad, 0, a)
-        elif np.any((a < 0) | (a >= self.count)):
-            a = np.clip(a, 0, max(self.count - 1, 0))
-        return a
-
-    def load(self, fr: Frame, addr: Value, loc: Loc) -> Value:
-        first = fr.batch.run_of(addr)
-        if first is not None and 0 <= first and first + addr.size <= self.count:
-            if self.shadow is not None:
-                self.shadow.read(fr, addr, loc)
-            raw = self.data[first:first + addr.size].reshape(*addr.shape, *self.data.shape[1:])
-            return _from_raw(raw.copy(), self.elem)
-        a = self._check(fr, addr, loc, False)
-        if self.shadow is not None:
-            self.shadow.read(fr, self._flat(fr, a), loc)
-        raw = np.take(self.data, a, axis=0) if isinstance(a, np.ndarray) else self.data[a]
-        out = _from_raw(raw, self.elem)
-        if isinstance(out, np.ndarray) and out.ndim == 0:
-            return out[()]
-        return out
-
-    def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
-        launch = self.launch
-        launch.stores += 1
-        first = fr.batch.run_of(addr)
-        if first is not None and 0 <= first and first + addr.size <= self.count and \
-                addr.shape == fr.shape:
-            if self.shadow is not None:
-                self.shadow.write(fr, addr, loc)
-            view = self.data[first:first + addr.size].reshape(*addr.shape, *self.data.shape[1:])
-            _assign_raw(view, (Ellipsis,), v, self.elem, fr.shape)
+    def put(self, arr: np.ndarray, v: Any) -> None:
+        k = self.kind
+        if k == "run":
+            n = self.shape[0] * self.shape[1]
+            trail = arr.shape[1:]
+            arr[self.sl: self.sl + n].reshape(*self.shape, *trail)[...] = v
             return
-        a = self._check(fr, addr, loc, True)
-        ab = np.broadcast_to(a, fr.shape)
-        if self.shadow is not None:
-            self.shadow.write(fr, self._flat(fr, ab), loc)
-        _assign_raw(self.data, (ab,), v, self.elem, fr.shape)
+        if k == "slice":
+            arr[self.rows, self.sl] = v
+            return
+        trail = arr.shape[2:] if self.local_count else arr.shape[1:]
+        dst = arr.reshape(-1, *trail) if self.local_count else arr
+        dst[self.flat()] = v
 
-    def _flat(self, fr: Frame, a: Value) -> np.ndarray:
-        return np.broadcast_to(a, fr.shape)
-
-
-class GlobalMem(Memory):
-    space = "global"
-
-
-class ConstantMem(Memory):
-    space = "constant"
+    def flat(self) -> np.ndarray:
+        """Element indices (into the flattened array), one per lane."""
+        if self.kind == "flat" and not self.local_count:
+            return np.asarray(self.idx)
+        if self.kind == "run":
+            n = self.shape[0] * self.shape[1]
+            return np.arange(self.sl, self.sl + n, dtype=np.int64).reshape(self.shape)
+        c = self.local_count
+        if self.kind == "flat":
+            return np.asarray(self.idx)
+        rows = np.arange(self.shape[0]) if isinstance(self.rows, slice) else self.rows
+        rows = np.asarray(rows, dtype=np.int64)[:, None] * c
+        if self.kind == "slice":
+            cols = np.arange(self.sl.start, self.sl.stop, dtype=np.int64)[None, :]
+        elif self.kind == "col":
+            cols = np.asarray(self.idx, dtype=np.int64).reshape(1, 1)
+        else:
+            cols = np.asarray(self.idx, dtype=np.int64)[None, :]
+        return np.broadcast_to(rows + cols, self.shape)
 
 
 def _row_slice(row: np.ndarray) -> slice | None:
@@ -144,6 +125,83 @@ def _row_slice(row: np.ndarray) -> slice | None:
     return slice(a0, a0 + n)
 
 
+class Memory:
+    """A buffer of elements of type ``elem``; ``space`` is global, constant or local."""
+
+    space = "global"
+
+    def __init__(self, name: str, elem: Type, data: np.ndarray, launch: Launch) -> None:
+        self.name = name
+        self.elem = elem
+        self.data = data
+        self.launch = launch
+        self.count = data.shape[0]
+        self.shadow: Any = None
+        self.trail = data.shape[1:]
+
+    def describe(self) -> str:
+        return f"{self.space} memory `{self.name}`"
+
+    def _check(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Value:
+        """Bounds check (reports) and returns a safe index."""
+        a = addr
+        if isinstance(a, np.ndarray) and a.ndim:
+            if (a.dtype.kind == "u" or a.min() >= 0) and a.max() < self.count:
+                return a
+        elif 0 <= a < self.count:
+            return a
+        launch = self.launch
+        bad = (a < 0) | (a >= self.count)
+        if "bounds" in launch.checks:
+            launch.fail_lanes(fr, bad, "out-of-bounds",
+                              f"{'write to' if write else 'read of'} {self.describe()} "
+                              f"out of bounds (it has {self.count} elements)", loc, self.name, a)
+        return np.where(bad, 0, a)
+
+    def where(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Where:
+        first = fr.batch.run_of(addr)
+        if first is not None and first >= 0 and first + addr.size <= self.count and \
+                addr.shape == fr.shape:
+            return Where("run", fr.shape, sl=first)
+        a = self._check(fr, addr, loc, write)
+        return Where("flat", fr.shape, idx=np.broadcast_to(a, fr.shape))
+
+    def load(self, fr: Frame, addr: Value, loc: Loc) -> Value:
+        w = self.where(fr, addr, loc, False)
+        if self.shadow is not None:
+            self.shadow.read(fr, w, loc)
+        if w.kind == "flat" and not w.local_count and not isinstance(addr, np.ndarray):
+            return _from_raw(self.data[int(w.idx.flat[0])], self.elem)  # uniform address
+        return _from_raw(w.gather(self.data), self.elem)
+
+    def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
+        self.launch.stores += 1
+        w = self.where(fr, addr, loc, True)
+        if self.shadow is not None:
+            self.shadow.write(fr, w, loc)
+        self._put(w, v, fr.shape)
+
+    def _put(self, w: Where, v: Value, shape: tuple[int, int]) -> None:
+        _put_raw(self.data, w, v, self.elem, shape)
+
+
+def _put_raw(data: np.ndarray, w: Where, v: Value, t: Type, shape: tuple[int, int]) -> None:
+    if isinstance(t, StructType):
+        for name, ft in t.fields:
+            _put_raw(data[name], w, v[name], ft, shape)
+        return
+    trail = data.shape[2:] if w.local_count else data.shape[1:]
+    w.put(data, _to_raw(v, t, shape, trail))
+
+
+class GlobalMem(Memory):
+    space = "global"
+
+
+class ConstantMem(Memory):
+    space = "constant"
+
+
 class LocalMem(Memory):
     """Local memory of every work-group in the batch: ``data`` has a leading group axis.
 
@@ -154,59 +212,29 @@ class LocalMem(Memory):
 
     space = "local"
 
-    def _rows(self, fr: Frame) -> Any:
+    def __init__(self, name: str, elem: Type, data: np.ndarray, launch: Launch) -> None:
+        super().__init__(name, elem, data, launch)
+        self.count = data.shape[1]
+        self.trail = data.shape[2:]
+
+    def where(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Where:
+        a = self._check(fr, addr, loc, write)
+        c = self.count
         gs = fr.gslot
-        if not isinstance(gs, np.ndarray) or gs.ndim < 2 or gs.shape[1] != 1:
-            return None
-        if gs.shape[0] == self.data.shape[0]:
-            return slice(None)
-        return gs[:, 0]
-
-    def _flat(self, fr: Frame, a: Value) -> np.ndarray:
-        return np.broadcast_to(np.asarray(fr.gslot, dtype=np.int64) * self.count +
-                               np.asarray(a, dtype=np.int64), fr.shape)
-
-    def load(self, fr: Frame, addr: Value, loc: Loc) -> Value:
-        a = self._check(fr, addr, loc, False)
-        sh = self.shadow
-        if sh is not None:
-            flat = self._flat(fr, a)
-            sh.read(fr, flat, loc)
-            if "uninit" in self.launch.checks:
-                sh.check_init(fr, flat, loc, self)
-        raw = self._gather(fr, a)
-        return _from_raw(raw, self.elem)
-
-    def _gather(self, fr: Frame, a: Value) -> np.ndarray:
-        data = self.data
-        rows = self._rows(fr)
-        if rows is not None:
+        if isinstance(gs, np.ndarray) and gs.ndim == 2 and gs.shape[1] == 1:
+            rows: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
             if not isinstance(a, np.ndarray) or a.ndim == 0:
-                return data[rows, int(a)][:, None]
+                return Where("col", fr.shape, rows=rows if not isinstance(rows, slice) else
+                             np.arange(gs.shape[0]), idx=int(a), local_count=c)
             if a.shape[0] == 1:
-                row = a[0]
-                sl = _row_slice(row)
+                sl = _row_slice(a[0])
                 if sl is not None:
-                    return data[rows, sl] if not isinstance(rows, slice) else data[:, sl].copy()
-                src = data if isinstance(rows, slice) else data[rows]
-                return np.take(src, row.astype(np.intp), axis=1)
-        flat = self._flat(fr, a)
-        return np.take(data.reshape(-1, *data.shape[2:]), flat, axis=0)
-
-    def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
-        a = self._check(fr, addr, loc, True)
-        self.launch.stores += 1
-        if self.shadow is not None:
-            self.shadow.write(fr, self._flat(fr, a), loc)
-        data = self.data
-        rows = self._rows(fr)
-        if rows is not None and isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] == 1:
-            sl = _row_slice(a[0])
-            if sl is not None:
-                _assign_raw(data, (rows, sl), v, self.elem, fr.shape)
-                return
-        flat = self._flat(fr, a)
-        _assign_raw(data.reshape(-1, *data.shape[2:]), (flat,), v, self.elem, fr.shape)
+                    return Where("slice", fr.shape, rows=rows, sl=sl, local_count=c)
+                return Where("take", fr.shape, rows=rows, idx=a[0].astype(np.intp),
+                             local_count=c)
+        flat = np.broadcast_to(np.asarray(gs, dtype=np.int64) * c + np.asarray(a, np.int64),
+                               fr.shape)
+        return Where("flat", fr.shape, idx=flat, local_count=c)
 
 
 def make_local(launch: Launch, name: str, elem: Type, count: int, G: int) -> LocalMem:
@@ -217,14 +245,13 @@ def make_local(launch: Launch, name: str, elem: Type, count: int, G: int) -> Loc
     else:
         raise TypeError(f"local memory of {elem} is not supported")
     mem = LocalMem(name, elem, data, launch)
-    mem.count = count
     if launch.checks & {"races", "uninit"}:
-        mem.shadow = Shadow(launch, G * count, mem, local=True)
+        mem.shadow = LocalShadow(launch, G, count, mem)
     return mem
 
 
-def make_global(launch: Launch, name: str, elem: Type, arr: np.ndarray, constant: bool
-                ) -> Memory:
+def make_global(launch: Launch, name: str, elem: Type, arr: np.ndarray, constant: bool,
+                written: bool = True) -> Memory:
     if isinstance(elem, VectorType):
         lanes = 4 if elem.n == 3 else elem.n
         data = arr.reshape(-1, lanes)
@@ -232,7 +259,7 @@ def make_global(launch: Launch, name: str, elem: Type, arr: np.ndarray, constant
         data = arr.reshape(-1)
     cls = ConstantMem if constant else GlobalMem
     mem = cls(name, elem, data, launch)
-    mem.count = data.shape[0]
-    if "races" in launch.checks and not constant:
-        mem.shadow = Shadow(launch, mem.count, mem, local=False)
+    # a buffer the kernel never writes cannot take part in a race
+    if "races" in launch.checks and not constant and written:
+        mem.shadow = GlobalShadow(launch, mem.count, mem)
     return mem

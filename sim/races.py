@@ -1,14 +1,17 @@
 """Shadow memory for the data-race and uninitialised-read checkers.
 
-For every address the shadow keeps the last writer and the last two distinct readers (internal
-work-item id, the barrier epoch of its work-group at the time, and the source line). Two
-accesses conflict when they come from different work-items that are *concurrent*: in
-different work-groups (always, for global memory), or in the same work-group and the same
-barrier interval (same epoch). A conflict with at least one write is a data race (spec §3.3.1:
-unordered conflicting accesses). Atomic built-ins do not record accesses here.
+Two accesses to one element conflict when they come from different work-items that are
+*concurrent* (spec §3.3: unordered): in different work-groups (always), or in the same
+work-group and the same barrier interval. A conflict with at least one write is a data race.
+Atomic built-ins bypass these shadows.
 
-Within one vectorized access, two lanes writing the same address are detected by reading the
-shadow back after the scatter.
+Local memory (``LocalShadow``, one row per work-group, like the data) keeps, per element and
+per barrier interval, the local id of the writer and of the reader (-2: several readers); a
+barrier clears the rows of its work-groups. Global memory (``GlobalShadow``, only for buffers
+the kernel writes) keeps the writer's and readers' work-item, work-group and barrier epoch,
+since different work-groups never synchronize. Shadows are read and written through the same
+compiled index (``sim.memory.Where``) as the data, so checks cost a few extra array passes
+per access, not a Python loop.
 """
 
 from __future__ import annotations
@@ -23,102 +26,197 @@ from sim.state import Launch, frame_wids
 if TYPE_CHECKING:
     from sim.frame import Frame
 
+_I32 = np.int32
+_UNIQUE = ("slice", "run")  # index kinds where no two lanes share an element
 
-class Shadow:
-    def __init__(self, launch: Launch, size: int, mem: Any, local: bool) -> None:
+
+def _first(fr: Frame, bad: np.ndarray) -> int:
+    """Lane (flat position in the frame) of the first work-item, in id order, among ``bad``."""
+    b = np.broadcast_to(bad, fr.shape).ravel()
+    lanes = np.flatnonzero(b)
+    wids = np.broadcast_to(frame_wids(fr), fr.shape).ravel()[lanes]
+    return int(lanes[int(np.argmin(wids))])
+
+
+class _Shadow:
+    launch: Launch
+    mem: Any
+
+    def _race(self, fr: Frame, w: Any, bad: np.ndarray, loc: Loc, mine: str, theirs: str,
+              other_ids: np.ndarray | None, other_locs: np.ndarray, other_wid_of: Any
+              ) -> None:
+        k = _first(fr, bad)
+        flat = np.broadcast_to(w.flat(), fr.shape).ravel()
+        addr = int(flat[k])
+        wid = int(np.broadcast_to(frame_wids(fr), fr.shape).ravel()[k])
+        other = None if other_ids is None else int(other_ids.reshape(-1)[addr])
+        other_wid = other_wid_of(other, wid) if other is not None and other >= 0 else None
+        other_loc = self.launch.locs[int(other_locs.reshape(-1)[addr])]
+        W = self.launch.W
+        where = "in different work-groups" if other_wid is not None and \
+            other_wid // W != wid // W else "between the same barriers"
+        count = int(np.count_nonzero(np.broadcast_to(bad, fr.shape)))
+        index = addr % self.mem.count if getattr(w, "local_count", 0) else addr
+        self.launch.fail(
+            "data-race", f"{mine}/{theirs} data race on {self.mem.describe()}: this {mine} and "
+            f"another work-item's {theirs} of the same element are unordered ({where})",
+            loc, wid, self.mem.name, index, other_loc, other_wid, count=count)
+
+
+class LocalShadow(_Shadow):
+    def __init__(self, launch: Launch, G: int, count: int, mem: Any) -> None:
         self.launch = launch
         self.mem = mem
-        self.local = local
-        self.w_id = np.full(size, -1, dtype=np.int64)
-        self.w_ep = np.zeros(size, dtype=np.int64)
-        self.w_loc = np.zeros(size, dtype=np.int32)
-        self.r1_id = np.full(size, -1, dtype=np.int64)
-        self.r1_ep = np.zeros(size, dtype=np.int64)
-        self.r1_loc = np.zeros(size, dtype=np.int32)
-        self.r2_id = np.full(size, -1, dtype=np.int64)
-        self.r2_ep = np.zeros(size, dtype=np.int64)
-        self.r2_loc = np.zeros(size, dtype=np.int32)
+        shape = (G, count)
+        self.w_own = np.full(shape, -1, _I32)
+        self.r_own = np.full(shape, -1, _I32)
+        self.w_loc = np.zeros(shape, _I32)
+        self.r_loc = np.zeros(shape, _I32)
+        self.init = np.zeros(shape, bool)
         self.races = "races" in launch.checks
+        self.uninit = "uninit" in launch.checks
 
-    def _lanes(self, fr: Frame, addr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        wid = np.broadcast_to(frame_wids(fr), fr.shape).ravel()
-        ep = np.broadcast_to(fr.batch.epoch[np.asarray(fr.gslot)], fr.shape).ravel()
-        return np.broadcast_to(addr, fr.shape).ravel(), wid, ep
+    def reset(self, rows: Any) -> None:
+        """A barrier of the work-groups ``rows`` (batch slots) starts a new interval."""
+        self.w_own[rows] = -1
+        self.r_own[rows] = -1
 
-    def _concurrent(self, other: np.ndarray, other_ep: np.ndarray, wid: np.ndarray,
-                    ep: np.ndarray) -> np.ndarray:
+    def _me(self, fr: Frame) -> np.ndarray:
+        me = fr.cache.get("me32")
+        if me is None or me.shape[-2:] != np.shape(fr.llid):
+            me = np.asarray(fr.llid).astype(_I32)
+            fr.cache["me32"] = me
+        return me
+
+    def _other(self, fr: Frame) -> Any:
+        base = fr.batch.gfirst
         W = self.launch.W
-        same_group = (other // W) == (wid // W)
-        return (other >= 0) & (other != wid) & (~same_group | (other_ep == ep))
 
-    def read(self, fr: Frame, addr: np.ndarray, loc: Loc) -> None:
+        def of(other: int, wid: int) -> int:
+            return (wid // W) * W + other
+        del base
+        return of
+
+    def read(self, fr: Frame, w: Any, loc: Loc) -> None:
+        me = self._me(fr)
+        lid = self.launch.loc_id(loc)
+        if self.uninit:
+            ini = w.gather(self.init)
+            if not ini.all():
+                bad = ~ini
+                k = _first(fr, bad)
+                addr = int(np.broadcast_to(w.flat(), fr.shape).ravel()[k])
+                self.launch.fail_lanes(fr, bad, "uninitialized-read",
+                                       f"read of {self.mem.describe()} that no work-item of the "
+                                       "group has written", loc, self.mem.name,
+                                       addr % self.mem.count)
         if not self.races:
             return
-        a, wid, ep = self._lanes(fr, addr)
-        lid = self.launch.loc_id(loc)
-        bad = self._concurrent(self.w_id[a], self.w_ep[a], wid, ep)
+        wo = w.gather(self.w_own)
+        bad = (wo >= 0) & (wo != me)
         if bad.any():
-            self._report(fr, a, wid, bad, loc, "read", self.w_id, self.w_loc, "write")
-        r2 = self.r2_id[a]
-        shift = (r2 != wid) & (r2 >= 0)
-        if shift.any():
-            s = a[shift]
-            self.r1_id[s] = r2[shift]
-            self.r1_ep[s] = self.r2_ep[s]
-            self.r1_loc[s] = self.r2_loc[s]
-        self.r2_id[a] = wid
-        self.r2_ep[a] = ep
-        self.r2_loc[a] = lid
-        back = self.r2_id[a]
-        dup = back != wid
-        if dup.any():  # several lanes read one address in this access
-            self.r1_id[a[dup]] = wid[dup]
-            self.r1_ep[a[dup]] = ep[dup]
-            self.r1_loc[a[dup]] = lid
-
-    def write(self, fr: Frame, addr: np.ndarray, loc: Loc) -> None:
-        a, wid, ep = self._lanes(fr, addr)
-        lid = self.launch.loc_id(loc)
-        if self.races:
-            bad = self._concurrent(self.w_id[a], self.w_ep[a], wid, ep)
-            if bad.any():
-                self._report(fr, a, wid, bad, loc, "write", self.w_id, self.w_loc, "write")
-            for rid, rep, rloc in ((self.r1_id, self.r1_ep, self.r1_loc),
-                                   (self.r2_id, self.r2_ep, self.r2_loc)):
-                bad = self._concurrent(rid[a], rep[a], wid, ep)
-                if bad.any():
-                    self._report(fr, a, wid, bad, loc, "write", rid, rloc, "read")
-        self.w_id[a] = wid
-        self.w_ep[a] = ep
-        self.w_loc[a] = lid
-        if self.races:
-            back = self.w_id[a]
-            dup = back != wid
+            self._race(fr, w, bad, loc, "read", "write", self.w_own, self.w_loc,
+                       self._other(fr))
+        ro = w.gather(self.r_own)
+        new = np.where((ro == -1) | (ro == me), me, _I32(-2)).astype(_I32, copy=False)
+        w.put(self.r_own, new)
+        w.put(self.r_loc, lid)
+        if w.kind not in _UNIQUE:
+            dup = w.gather(self.r_own) != new
             if dup.any():
-                self._report(fr, a, wid, dup, loc, "write", self.w_id, self.w_loc, "write")
+                flat = np.broadcast_to(w.flat(), fr.shape)[np.broadcast_to(dup, fr.shape)]
+                self.r_own.reshape(-1)[flat] = -2
 
-    def check_init(self, fr: Frame, addr: np.ndarray, loc: Loc, mem: Any) -> None:
-        a = np.broadcast_to(addr, fr.shape)
-        bad = self.w_id[a] < 0
+    def write(self, fr: Frame, w: Any, loc: Loc) -> None:
+        me = self._me(fr)
+        lid = self.launch.loc_id(loc)
+        if self.races:
+            wo = w.gather(self.w_own)
+            bad = (wo >= 0) & (wo != me)
+            if bad.any():
+                self._race(fr, w, bad, loc, "write", "write", self.w_own, self.w_loc,
+                           self._other(fr))
+            ro = w.gather(self.r_own)
+            bad = (ro == -2) | ((ro >= 0) & (ro != me))
+            if bad.any():
+                self._race(fr, w, bad, loc, "write", "read", self.r_own, self.r_loc,
+                           self._other(fr))
+        w.put(self.w_own, np.broadcast_to(me, fr.shape))
+        w.put(self.w_loc, lid)
+        w.put(self.init, True)
+        if self.races and w.kind not in _UNIQUE:
+            dup = w.gather(self.w_own) != me
+            if dup.any():
+                self._race(fr, w, dup, loc, "write", "write", self.w_own, self.w_loc,
+                           self._other(fr))
+
+
+class GlobalShadow(_Shadow):
+    def __init__(self, launch: Launch, count: int, mem: Any) -> None:
+        self.launch = launch
+        self.mem = mem
+        self.w_wid = np.full(count, -1, np.int64)
+        self.w_grp = np.full(count, -1, _I32)
+        self.w_ep = np.zeros(count, _I32)
+        self.w_loc = np.zeros(count, _I32)
+        self.r_wid = np.full(count, -1, np.int64)
+        self.r_grp = np.full(count, -1, _I32)
+        self.r_ep = np.zeros(count, _I32)
+        self.r_loc = np.zeros(count, _I32)
+
+    def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        b = fr.batch
+        gs = np.asarray(fr.gslot)
+        grp = (gs + b.gfirst).astype(_I32)
+        ep = b.epoch[gs].astype(_I32)
+        return frame_wids(fr), grp, ep
+
+    @staticmethod
+    def _same(other: int, wid: int) -> int:
+        return other
+
+    def read(self, fr: Frame, w: Any, loc: Loc) -> None:
+        me, grp, ep = self._ids(fr)
+        wo = w.gather(self.w_wid)
+        bad = (wo >= 0) & (wo != me) & ((w.gather(self.w_grp) != grp) |
+                                        (w.gather(self.w_ep) == ep))
         if bad.any():
-            idx = a - np.asarray(fr.gslot, dtype=np.int64) * mem.count
-            self.launch.fail_lanes(fr, bad, "uninitialized-read",
-                                   f"read of {mem.describe()} that no work-item of the group "
-                                   "has written", loc, mem.name, idx)
+            self._race(fr, w, bad, loc, "read", "write", self.w_wid, self.w_loc, self._same)
+        rw, rg, re = w.gather(self.r_wid), w.gather(self.r_grp), w.gather(self.r_ep)
+        none = (rw == -1) | ((rg == grp) & (re != ep))
+        new_w = np.where(none | (rw == me), me, np.int64(-2))
+        w.put(self.r_wid, new_w)
+        w.put(self.r_grp, np.broadcast_to(np.where(none | (rg == grp), grp, _I32(-2)),
+                                          fr.shape))
+        w.put(self.r_ep, np.broadcast_to(ep, fr.shape))
+        w.put(self.r_loc, self.launch.loc_id(loc))
+        if w.kind not in _UNIQUE:
+            dup = w.gather(self.r_wid) != new_w
+            if dup.any():
+                flat = np.broadcast_to(w.flat(), fr.shape)[np.broadcast_to(dup, fr.shape)]
+                self.r_wid[flat] = -2
 
-    def _report(self, fr: Frame, a: np.ndarray, wid: np.ndarray, bad: np.ndarray, loc: Loc,
-                mine: str, other_ids: np.ndarray, other_locs: np.ndarray, theirs: str) -> None:
-        lanes = np.flatnonzero(bad)
-        k = lanes[np.argmin(wid[lanes])]
-        addr = int(a[k])
-        other = int(other_ids[addr])
-        other_loc = self.launch.locs[int(other_locs[addr])]
-        mem = self.mem
-        index = addr - (addr // mem.count) * mem.count if self.local else addr
-        where = "between the same barriers" if self.local or (
-            other // self.launch.W == int(wid[k]) // self.launch.W) else \
-            "in different work-groups"
-        self.launch.fail(
-            "data-race", f"{mine}/{theirs} data race on {mem.describe()}: this {mine} and "
-            f"another work-item's {theirs} of the same element are unordered ({where})",
-            loc, int(wid[k]), mem.name, index, other_loc, other, count=int(lanes.size))
+    def write(self, fr: Frame, w: Any, loc: Loc) -> None:
+        me, grp, ep = self._ids(fr)
+        wo = w.gather(self.w_wid)
+        bad = (wo >= 0) & (wo != me) & ((w.gather(self.w_grp) != grp) |
+                                        (w.gather(self.w_ep) == ep))
+        if bad.any():
+            self._race(fr, w, bad, loc, "write", "write", self.w_wid, self.w_loc, self._same)
+        rw = w.gather(self.r_wid)
+        if (rw != -1).any():
+            rg, re = w.gather(self.r_grp), w.gather(self.r_ep)
+            conc = (rg != grp) | (re == ep)
+            bad = (((rw >= 0) & (rw != me)) | (rw == -2)) & conc
+            if bad.any():
+                self._race(fr, w, bad, loc, "write", "read", self.r_wid, self.r_loc,
+                           self._same)
+        w.put(self.w_wid, np.broadcast_to(me, fr.shape))
+        w.put(self.w_grp, np.broadcast_to(grp, fr.shape))
+        w.put(self.w_ep, np.broadcast_to(ep, fr.shape))
+        w.put(self.w_loc, self.launch.loc_id(loc))
+        if w.kind not in _UNIQUE:
+            dup = w.gather(self.w_wid) != me
+            if dup.any():
+                self._race(fr, w, dup, loc, "write", "write", self.w_wid, self.w_loc,
+                           self._same)

@@ -30,8 +30,12 @@ def _barrier(call: Any, fr: Frame, args: list[Any]) -> None:
                                   "or returned): all must reach the same barrier", call.loc)
         groups = np.flatnonzero(counts)
     else:
-        groups = gs.ravel() if gs.ndim else np.arange(batch.G)
+        groups = slice(None) if gs.ndim and gs.shape[0] == batch.G else (
+            gs.ravel() if gs.ndim else np.arange(batch.G))
     batch.epoch[groups] += 1
+    for mem in batch.locals.values():
+        if mem.shadow is not None:
+            mem.shadow.reset(groups)
 
 
 def _fence(call: Any, fr: Frame, args: list[Any]) -> None:
