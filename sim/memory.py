@@ -58,15 +58,18 @@ class Where:
         self.idx = idx
         self.local_count = local_count
 
-    def gather(self, arr: np.ndarray) -> np.ndarray:
+    def gather(self, arr: np.ndarray, copy: bool = True) -> np.ndarray:
+        """The lanes' elements of ``arr``; ``copy=False`` may return a view (for reads that
+        do not outlive the access, like the checkers')."""
         k = self.kind
         trail = arr.shape[2:] if self.local_count else arr.shape[1:]
         if k == "run":
             n = self.shape[0] * self.shape[1]
-            return arr[self.sl: self.sl + n].reshape(*self.shape, *trail).copy()
+            v = arr[self.sl: self.sl + n].reshape(*self.shape, *trail)
+            return v.copy() if copy else v
         if k == "slice":
             if isinstance(self.rows, slice):
-                return arr[:, self.sl].copy()
+                return arr[:, self.sl].copy() if copy else arr[:, self.sl]
             return arr[self.rows, self.sl]
         if k == "take":
             src = arr if isinstance(self.rows, slice) else arr[self.rows]

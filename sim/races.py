@@ -50,7 +50,7 @@ class _Shadow:
         addr = int(flat[k])
         wid = int(np.broadcast_to(frame_wids(fr), fr.shape).ravel()[k])
         other = None if other_ids is None else int(other_ids.reshape(-1)[addr])
-        other_wid = other_wid_of(other, wid) if other is not None and other >= 0 else None
+        other_wid = other_wid_of(other, wid) if other is not None else None
         other_loc = self.launch.locs[int(other_locs.reshape(-1)[addr])]
         W = self.launch.W
         where = "in different work-groups" if other_wid is not None and \
@@ -64,12 +64,15 @@ class _Shadow:
 
 
 class LocalShadow(_Shadow):
+    """Per work-group rows. Encoding (zeros = untouched, so allocation is free): ``w_own`` is
+    the writer's local id + 1, ``r_own`` the reader's local id + 1 or -1 for several."""
+
     def __init__(self, launch: Launch, G: int, count: int, mem: Any) -> None:
         self.launch = launch
         self.mem = mem
         shape = (G, count)
-        self.w_own = np.full(shape, -1, _I32)
-        self.r_own = np.full(shape, -1, _I32)
+        self.w_own = np.zeros(shape, _I32)
+        self.r_own = np.zeros(shape, _I32)
         self.w_loc = np.zeros(shape, _I32)
         self.r_loc = np.zeros(shape, _I32)
         self.init = np.zeros(shape, bool)
@@ -78,30 +81,27 @@ class LocalShadow(_Shadow):
 
     def reset(self, rows: Any) -> None:
         """A barrier of the work-groups ``rows`` (batch slots) starts a new interval."""
-        self.w_own[rows] = -1
-        self.r_own[rows] = -1
+        self.w_own[rows] = 0
+        self.r_own[rows] = 0
 
     def _me(self, fr: Frame) -> np.ndarray:
-        me = fr.cache.get("me32")
-        if me is None or me.shape[-2:] != np.shape(fr.llid):
-            me = np.asarray(fr.llid).astype(_I32)
-            fr.cache["me32"] = me
+        me = fr.cache.get("me1")
+        if me is None:
+            me = np.asarray(fr.llid).astype(_I32) + _I32(1)
+            fr.cache["me1"] = me
         return me
 
     def _other(self, fr: Frame) -> Any:
-        base = fr.batch.gfirst
         W = self.launch.W
 
-        def of(other: int, wid: int) -> int:
-            return (wid // W) * W + other
-        del base
+        def of(other1: int, wid: int) -> int | None:
+            return (wid // W) * W + other1 - 1 if other1 > 0 else None
         return of
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
         me = self._me(fr)
-        lid = self.launch.loc_id(loc)
         if self.uninit:
-            ini = w.gather(self.init)
+            ini = w.gather(self.init, False)
             if not ini.all():
                 bad = ~ini
                 k = _first(fr, bad)
@@ -112,111 +112,124 @@ class LocalShadow(_Shadow):
                                        addr % self.mem.count)
         if not self.races:
             return
-        wo = w.gather(self.w_own)
-        bad = (wo >= 0) & (wo != me)
+        wo = w.gather(self.w_own, False)
+        bad = (wo != 0) & (wo != me)
         if bad.any():
             self._race(fr, w, bad, loc, "read", "write", self.w_own, self.w_loc,
                        self._other(fr))
-        ro = w.gather(self.r_own)
-        new = np.where((ro == -1) | (ro == me), me, _I32(-2)).astype(_I32, copy=False)
+        ro = w.gather(self.r_own, False)
+        new = np.where((ro == 0) | (ro == me), me, _I32(-1))
         w.put(self.r_own, new)
-        w.put(self.r_loc, lid)
+        w.put(self.r_loc, self.launch.loc_id(loc))
         if w.kind not in _UNIQUE:
-            dup = w.gather(self.r_own) != new
+            dup = w.gather(self.r_own, False) != new
             if dup.any():
                 flat = np.broadcast_to(w.flat(), fr.shape)[np.broadcast_to(dup, fr.shape)]
-                self.r_own.reshape(-1)[flat] = -2
+                self.r_own.reshape(-1)[flat] = -1
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me = self._me(fr)
-        lid = self.launch.loc_id(loc)
         if self.races:
-            wo = w.gather(self.w_own)
-            bad = (wo >= 0) & (wo != me)
+            wo = w.gather(self.w_own, False)
+            bad = (wo != 0) & (wo != me)
             if bad.any():
                 self._race(fr, w, bad, loc, "write", "write", self.w_own, self.w_loc,
                            self._other(fr))
-            ro = w.gather(self.r_own)
-            bad = (ro == -2) | ((ro >= 0) & (ro != me))
+            ro = w.gather(self.r_own, False)
+            bad = (ro != 0) & (ro != me)
             if bad.any():
                 self._race(fr, w, bad, loc, "write", "read", self.r_own, self.r_loc,
                            self._other(fr))
-        w.put(self.w_own, np.broadcast_to(me, fr.shape))
-        w.put(self.w_loc, lid)
-        w.put(self.init, True)
+            w.put(self.w_own, np.broadcast_to(me, fr.shape))
+            w.put(self.w_loc, self.launch.loc_id(loc))
+        if self.uninit:
+            w.put(self.init, True)
         if self.races and w.kind not in _UNIQUE:
-            dup = w.gather(self.w_own) != me
+            dup = w.gather(self.w_own, False) != me
             if dup.any():
                 self._race(fr, w, dup, loc, "write", "write", self.w_own, self.w_loc,
                            self._other(fr))
 
 
 class GlobalShadow(_Shadow):
+    """Flat, for buffers the kernel writes. Encoding (zeros = untouched): ``w_wid`` is the
+    writer's internal work-item id + 1, ``w_grp`` its work-group + 1, ``w_ep`` its group's
+    barrier epoch; ``r_*`` the same for readers, with -1 for several work-items/groups."""
+
     def __init__(self, launch: Launch, count: int, mem: Any) -> None:
         self.launch = launch
         self.mem = mem
-        self.w_wid = np.full(count, -1, np.int64)
-        self.w_grp = np.full(count, -1, _I32)
+        self.w_wid = np.zeros(count, np.int64)
+        self.w_grp = np.zeros(count, _I32)
         self.w_ep = np.zeros(count, _I32)
         self.w_loc = np.zeros(count, _I32)
-        self.r_wid = np.full(count, -1, np.int64)
-        self.r_grp = np.full(count, -1, _I32)
+        self.r_wid = np.zeros(count, np.int64)
+        self.r_grp = np.zeros(count, _I32)
         self.r_ep = np.zeros(count, _I32)
         self.r_loc = np.zeros(count, _I32)
 
     def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        b = fr.batch
-        gs = np.asarray(fr.gslot)
-        grp = (gs + b.gfirst).astype(_I32)
-        ep = b.epoch[gs].astype(_I32)
-        return frame_wids(fr), grp, ep
+        ids = fr.cache.get("gshadow")
+        if ids is None:
+            b = fr.batch
+            gs = np.asarray(fr.gslot)
+            me = frame_wids(fr) + 1
+            grp = (gs + b.gfirst + 1).astype(_I32)
+            ids = (me, grp, gs)
+            fr.cache["gshadow"] = ids
+        me, grp, gs = ids
+        return me, grp, fr.batch.epoch[gs].astype(_I32)
 
     @staticmethod
-    def _same(other: int, wid: int) -> int:
-        return other
+    def _other(other1: int, wid: int) -> int | None:
+        return other1 - 1 if other1 > 0 else None
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
         me, grp, ep = self._ids(fr)
-        wo = w.gather(self.w_wid)
-        bad = (wo >= 0) & (wo != me) & ((w.gather(self.w_grp) != grp) |
-                                        (w.gather(self.w_ep) == ep))
+        wo = w.gather(self.w_wid, False)
+        bad = (wo != 0) & (wo != me)
         if bad.any():
-            self._race(fr, w, bad, loc, "read", "write", self.w_wid, self.w_loc, self._same)
-        rw, rg, re = w.gather(self.r_wid), w.gather(self.r_grp), w.gather(self.r_ep)
-        none = (rw == -1) | ((rg == grp) & (re != ep))
-        new_w = np.where(none | (rw == me), me, np.int64(-2))
+            bad &= (w.gather(self.w_grp, False) != grp) | (w.gather(self.w_ep, False) == ep)
+            if bad.any():
+                self._race(fr, w, bad, loc, "read", "write", self.w_wid, self.w_loc,
+                           self._other)
+        rw, rg, re = (w.gather(a, False) for a in (self.r_wid, self.r_grp, self.r_ep))
+        none = (rw == 0) | ((rg == grp) & (re != ep))
+        new_w = np.where(none | (rw == me), me, np.int64(-1))
         w.put(self.r_wid, new_w)
-        w.put(self.r_grp, np.broadcast_to(np.where(none | (rg == grp), grp, _I32(-2)),
+        w.put(self.r_grp, np.broadcast_to(np.where(none | (rg == grp), grp, _I32(-1)),
                                           fr.shape))
         w.put(self.r_ep, np.broadcast_to(ep, fr.shape))
         w.put(self.r_loc, self.launch.loc_id(loc))
         if w.kind not in _UNIQUE:
-            dup = w.gather(self.r_wid) != new_w
+            dup = w.gather(self.r_wid, False) != new_w
             if dup.any():
                 flat = np.broadcast_to(w.flat(), fr.shape)[np.broadcast_to(dup, fr.shape)]
-                self.r_wid[flat] = -2
+                self.r_wid[flat] = -1
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me, grp, ep = self._ids(fr)
-        wo = w.gather(self.w_wid)
-        bad = (wo >= 0) & (wo != me) & ((w.gather(self.w_grp) != grp) |
-                                        (w.gather(self.w_ep) == ep))
+        wo = w.gather(self.w_wid, False)
+        bad = (wo != 0) & (wo != me)
         if bad.any():
-            self._race(fr, w, bad, loc, "write", "write", self.w_wid, self.w_loc, self._same)
-        rw = w.gather(self.r_wid)
-        if (rw != -1).any():
-            rg, re = w.gather(self.r_grp), w.gather(self.r_ep)
-            conc = (rg != grp) | (re == ep)
-            bad = (((rw >= 0) & (rw != me)) | (rw == -2)) & conc
+            bad &= (w.gather(self.w_grp, False) != grp) | (w.gather(self.w_ep, False) == ep)
+            if bad.any():
+                self._race(fr, w, bad, loc, "write", "write", self.w_wid, self.w_loc,
+                           self._other)
+        rw = w.gather(self.r_wid, False)
+        bad = (rw != 0) & (rw != me)
+        if bad.any():
+            rg, re = w.gather(self.r_grp, False), w.gather(self.r_ep, False)
+            bad &= (rg != grp) | (re == ep)
             if bad.any():
                 self._race(fr, w, bad, loc, "write", "read", self.r_wid, self.r_loc,
-                           self._same)
+                           self._other)
         w.put(self.w_wid, np.broadcast_to(me, fr.shape))
         w.put(self.w_grp, np.broadcast_to(grp, fr.shape))
         w.put(self.w_ep, np.broadcast_to(ep, fr.shape))
         w.put(self.w_loc, self.launch.loc_id(loc))
         if w.kind not in _UNIQUE:
-            dup = w.gather(self.w_wid) != me
+            dup = w.gather(self.w_wid, False) != me
             if dup.any():
                 self._race(fr, w, dup, loc, "write", "write", self.w_wid, self.w_loc,
-                           self._same)
+                           self._other)
