@@ -78,11 +78,20 @@ class LocalShadow(_Shadow):
         self.init = np.zeros(shape, bool)
         self.races = "races" in launch.checks
         self.uninit = "uninit" in launch.checks
+        # Whether any work-group wrote/read this memory in its current barrier interval:
+        # when not, the conflict checks of the other kind of access are skipped.
+        self.wrote = False
+        self.read_ = False
+        self.all_init = False
 
     def reset(self, rows: Any) -> None:
         """A barrier of the work-groups ``rows`` (batch slots) starts a new interval."""
+        if not (self.wrote or self.read_):
+            return
         self.w_own[rows] = 0
         self.r_own[rows] = 0
+        if isinstance(rows, slice):
+            self.wrote = self.read_ = False
 
     def _me(self, fr: Frame) -> np.ndarray:
         me = fr.cache.get("me1")
@@ -100,7 +109,7 @@ class LocalShadow(_Shadow):
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
         me = self._me(fr)
-        if self.uninit:
+        if self.uninit and not self.all_init:
             ini = w.gather(self.init, False)
             if not ini.all():
                 bad = ~ini
@@ -112,13 +121,18 @@ class LocalShadow(_Shadow):
                                        addr % self.mem.count)
         if not self.races:
             return
-        wo = w.gather(self.w_own, False)
-        bad = (wo != 0) & (wo != me)
-        if bad.any():
-            self._race(fr, w, bad, loc, "read", "write", self.w_own, self.w_loc,
-                       self._other(fr))
-        ro = w.gather(self.r_own, False)
-        new = np.where((ro == 0) | (ro == me), me, _I32(-1))
+        if self.wrote:
+            wo = w.gather(self.w_own, False)
+            bad = (wo != 0) & (wo != me)
+            if bad.any():
+                self._race(fr, w, bad, loc, "read", "write", self.w_own, self.w_loc,
+                           self._other(fr))
+        if not self.read_ and w.kind in _UNIQUE:
+            new = np.broadcast_to(me, fr.shape)  # first reads of the interval
+        else:
+            ro = w.gather(self.r_own, False)
+            new = np.where((ro == 0) | (ro == me), me, _I32(-1))
+        self.read_ = True
         w.put(self.r_own, new)
         w.put(self.r_loc, self.launch.loc_id(loc))
         if w.kind not in _UNIQUE:
@@ -130,20 +144,24 @@ class LocalShadow(_Shadow):
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me = self._me(fr)
         if self.races:
-            wo = w.gather(self.w_own, False)
-            bad = (wo != 0) & (wo != me)
-            if bad.any():
-                self._race(fr, w, bad, loc, "write", "write", self.w_own, self.w_loc,
-                           self._other(fr))
-            ro = w.gather(self.r_own, False)
-            bad = (ro != 0) & (ro != me)
-            if bad.any():
-                self._race(fr, w, bad, loc, "write", "read", self.r_own, self.r_loc,
-                           self._other(fr))
+            if self.wrote:
+                wo = w.gather(self.w_own, False)
+                bad = (wo != 0) & (wo != me)
+                if bad.any():
+                    self._race(fr, w, bad, loc, "write", "write", self.w_own, self.w_loc,
+                               self._other(fr))
+            if self.read_:
+                ro = w.gather(self.r_own, False)
+                bad = (ro != 0) & (ro != me)
+                if bad.any():
+                    self._race(fr, w, bad, loc, "write", "read", self.r_own, self.r_loc,
+                               self._other(fr))
+            self.wrote = True
             w.put(self.w_own, np.broadcast_to(me, fr.shape))
             w.put(self.w_loc, self.launch.loc_id(loc))
-        if self.uninit:
+        if self.uninit and not self.all_init:
             w.put(self.init, True)
+            self.all_init = bool(self.init.all())
         if self.races and w.kind not in _UNIQUE:
             dup = w.gather(self.w_own, False) != me
             if dup.any():
