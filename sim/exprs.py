@@ -160,6 +160,22 @@ class ExprCompiler(LvalueCompiler):
         ib = ops.int_binary
         dt = elem.dtype
 
+        if op in ("+", "-") and isinstance(t, ScalarType):
+            sign = 1 if op == "+" else -1
+
+            def iop_run(fr: Frame) -> Value:
+                a, b = L(fr), R(fr)
+                r = ib(op, a, b, elem)
+                if getattr(r, "dtype", None) != dt:
+                    r = ops.fix_dtype(r, elem)
+                # runs of consecutive ids stay runs: tmp[lid + 1] is a column slice
+                if isinstance(a, np.ndarray) and a.ndim and not isinstance(b, np.ndarray):
+                    first = fr.batch.run_of(a)
+                    if first is not None:
+                        fr.batch.note_run(r, first + sign * int(b))
+                return r
+            return iop_run
+
         def iop(fr: Frame) -> Value:
             r = ib(op, L(fr), R(fr), elem)
             if getattr(r, "dtype", None) != dt:
@@ -266,6 +282,9 @@ class ExprCompiler(LvalueCompiler):
         src, dst = e.value.type, e.type
         if isinstance(dst, PointerType) or src is dst:
             return A
+        fast = _fast_cast(src, dst)
+        if fast is not None:
+            return lambda fr: fast(A(fr), fr)
         conv = ops.convert
         return lambda fr: conv(A(fr), src, dst)
 
@@ -332,6 +351,28 @@ class ExprCompiler(LvalueCompiler):
 
     def x_CallFunc(self, e: CallFunc) -> Fn:
         return self.plan.func_call(e, [self.expr(a) for a in e.args])
+
+
+def _fast_cast(src: Type, dst: Type) -> Callable[[Value, Frame], Value] | None:
+    """Scalar integer/float conversions without the general ``ops.convert`` dispatch; an
+    integer run of ids stays a run when widened or re-signed."""
+    if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)):
+        return None
+    if dst.is_bool or src.is_bool or (src.is_float and not dst.is_float):
+        return None
+    dt = ops.dtype_of(dst)
+    if src.is_float or dst.is_float:
+        return lambda v, fr: v.astype(dt)
+    keeps = dst.bits >= src.bits
+
+    def cast(v: Value, fr: Frame) -> Value:
+        r = v.astype(dt)
+        if keeps and isinstance(v, np.ndarray) and v.ndim:
+            first = fr.batch.run_of(v)
+            if first is not None:
+                fr.batch.note_run(r, first)
+        return r
+    return cast
 
 
 def _opname(op: str) -> str:

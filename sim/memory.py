@@ -36,6 +36,8 @@ def _from_raw(raw: np.ndarray, t: Type) -> Value:
 
 
 def _to_raw(v: Value, t: Type, shape: tuple[int, ...], trail: tuple[int, ...]) -> Any:
+    if getattr(v, "shape", None) == shape and not isinstance(t, VectorType):
+        return v
     if isinstance(t, VectorType):
         vv = np.moveaxis(np.broadcast_to(v, (t.n, *shape)), 0, -1)
         if t.n == 3 and trail == (4,):
@@ -221,9 +223,15 @@ class LocalMem(Memory):
         self.trail = data.shape[2:]
 
     def where(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Where:
-        a = self._check(fr, addr, loc, write)
         c = self.count
         gs = fr.gslot
+        first = fr.batch.run_of(addr)
+        if first is not None and addr.shape[0] == 1 and first >= 0 and \
+                first + addr.shape[1] <= c and gs.shape[1] == 1:
+            rows0: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
+            return Where("slice", fr.shape, rows=rows0, sl=slice(first, first + addr.shape[1]),
+                         local_count=c)
+        a = self._check(fr, addr, loc, write)
         if isinstance(gs, np.ndarray) and gs.ndim == 2 and gs.shape[1] == 1:
             rows: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
             if not isinstance(a, np.ndarray) or a.ndim == 0:

@@ -43,7 +43,7 @@ class _Shadow:
     mem: Any
 
     def _race(self, fr: Frame, w: Any, bad: np.ndarray, loc: Loc, mine: str, theirs: str,
-              other_ids: np.ndarray | None, other_locs: np.ndarray, other_wid_of: Any
+              other_ids: np.ndarray | None, other_locs: Any, other_wid_of: Any
               ) -> None:
         k = _first(fr, bad)
         flat = np.broadcast_to(w.flat(), fr.shape).ravel()
@@ -51,7 +51,10 @@ class _Shadow:
         wid = int(np.broadcast_to(frame_wids(fr), fr.shape).ravel()[k])
         other = None if other_ids is None else int(other_ids.reshape(-1)[addr])
         other_wid = other_wid_of(other, wid) if other is not None else None
-        other_loc = self.launch.locs[int(other_locs.reshape(-1)[addr])]
+        if callable(other_locs):
+            other_loc = other_locs(addr, theirs)
+        else:
+            other_loc = self.launch.locs[int(other_locs.reshape(-1)[addr])]
         W = self.launch.W
         where = "in different work-groups" if other_wid is not None and \
             other_wid // W != wid // W else "between the same barriers"
@@ -73,9 +76,9 @@ class LocalShadow(_Shadow):
         shape = (G, count)
         self.w_own = np.zeros(shape, _I32)
         self.r_own = np.zeros(shape, _I32)
-        self.w_loc = np.zeros(shape, _I32)
-        self.r_loc = np.zeros(shape, _I32)
         self.init = np.zeros(shape, bool)
+        # the accesses of the current interval, to name the line of a conflicting access
+        self.log: list[tuple[str, Loc, Any]] = []
         self.races = "races" in launch.checks
         self.uninit = "uninit" in launch.checks
         # Whether any work-group wrote/read this memory in its current barrier interval:
@@ -92,6 +95,18 @@ class LocalShadow(_Shadow):
         self.r_own[rows] = 0
         if isinstance(rows, slice):
             self.wrote = self.read_ = False
+            self.log.clear()
+
+    def _note(self, kind: str, loc: Loc, w: Any) -> None:
+        if len(self.log) >= 256:
+            del self.log[:128]
+        self.log.append((kind, loc, w))
+
+    def _line_of(self, addr: int, kind: str) -> Loc | None:
+        for k, loc, w in reversed(self.log):
+            if k == kind and bool((np.asarray(w.flat()) == addr).any()):
+                return loc
+        return None
 
     def _me(self, fr: Frame) -> np.ndarray:
         me = fr.cache.get("me1")
@@ -125,7 +140,7 @@ class LocalShadow(_Shadow):
             wo = w.gather(self.w_own, False)
             bad = (wo != 0) & (wo != me)
             if bad.any():
-                self._race(fr, w, bad, loc, "read", "write", self.w_own, self.w_loc,
+                self._race(fr, w, bad, loc, "read", "write", self.w_own, self._line_of,
                            self._other(fr))
         if not self.read_ and w.kind in _UNIQUE:
             new = np.broadcast_to(me, fr.shape)  # first reads of the interval
@@ -134,7 +149,7 @@ class LocalShadow(_Shadow):
             new = np.where((ro == 0) | (ro == me), me, _I32(-1))
         self.read_ = True
         w.put(self.r_own, new)
-        w.put(self.r_loc, self.launch.loc_id(loc))
+        self._note("read", loc, w)
         if w.kind not in _UNIQUE:
             dup = w.gather(self.r_own, False) != new
             if dup.any():
@@ -148,24 +163,24 @@ class LocalShadow(_Shadow):
                 wo = w.gather(self.w_own, False)
                 bad = (wo != 0) & (wo != me)
                 if bad.any():
-                    self._race(fr, w, bad, loc, "write", "write", self.w_own, self.w_loc,
+                    self._race(fr, w, bad, loc, "write", "write", self.w_own, self._line_of,
                                self._other(fr))
             if self.read_:
                 ro = w.gather(self.r_own, False)
                 bad = (ro != 0) & (ro != me)
                 if bad.any():
-                    self._race(fr, w, bad, loc, "write", "read", self.r_own, self.r_loc,
+                    self._race(fr, w, bad, loc, "write", "read", self.r_own, self._line_of,
                                self._other(fr))
             self.wrote = True
             w.put(self.w_own, np.broadcast_to(me, fr.shape))
-            w.put(self.w_loc, self.launch.loc_id(loc))
+            self._note("write", loc, w)
         if self.uninit and not self.all_init:
             w.put(self.init, True)
             self.all_init = bool(self.init.all())
         if self.races and w.kind not in _UNIQUE:
             dup = w.gather(self.w_own, False) != me
             if dup.any():
-                self._race(fr, w, dup, loc, "write", "write", self.w_own, self.w_loc,
+                self._race(fr, w, dup, loc, "write", "write", self.w_own, self._line_of,
                            self._other(fr))
 
 

@@ -120,7 +120,7 @@ class Batch:
 
     def note_run(self, a: np.ndarray, first: int) -> np.ndarray:
         """Remember that ``a`` (C-contiguous) holds first, first + 1, ... in order."""
-        if len(self.runs) > 64:
+        if len(self.runs) > 16:
             self.runs.clear()
         self.runs[id(a)] = (a, first)
         return a

@@ -32,6 +32,8 @@ def local_id(fr: Frame, d: int) -> Any:
         ll = fr.llid
         v = ll if L.dims == 1 else (ll // stride) % L.lsize[d]
         v = np.asarray(v).astype(_U64)
+        if L.dims == 1 and v.shape == (1, L.W):
+            fr.batch.note_run(v, 0)  # the row 0, 1, ..., W-1
         fr.cache[key] = v
     return v
 
