@@ -564,3 +564,33 @@ def test_python_aliases_resolve() -> None:
     lowered = integer_k.source_for("opencl-c-1.2", line_directives=False)
     assert "ctz(" not in lowered and "popcount(~as_uint(y)" in lowered
 
+
+
+@clpy.kernel
+def ctz_k(c: Global[uchar], s: Global[short], v: Global[int64], q: Global[char4]):
+    i = clpy.get_global_id(0)
+    c[i] = clpy.ctz(c[i])
+    s[i] = clpy.ctz(s[i])
+    v[i] = clpy.ctz(v[i])
+    q[i] = clpy.ctz(q[i])
+
+
+@pytest.mark.parametrize("target", [CL12, CL20])
+def test_ctz_native_and_lowered(cl_context: Any, cl_queue: Any,
+                                target: tuple[str, str]) -> None:
+    """ctz is OpenCL C 2.0; on 1.2 clpy lowers it to popcount (char/short promotion included)."""
+    c = np.array([0, 1, 8, 128, 6, 255, 64, 2], np.uint8)
+    s = np.array([0, -32768, 4, 1, -2, 12, 1024, 3], np.int16)
+    v = np.array([0, 1 << 40, -(1 << 63), 5, 8, 1 << 62, 96, -1], np.int64)
+    q = np.arange(32, dtype=np.int8).reshape(8, 4) * 3 - 40
+
+    def ref(a: np.ndarray, bits: int) -> np.ndarray:
+        u = [int(x) & ((1 << bits) - 1) for x in a.ravel()]
+        return np.array([bits if x == 0 else (x & -x).bit_length() - 1 for x in u]
+                        ).reshape(a.shape)
+
+    c2, s2, v2, q2 = run(cl_context, cl_queue, ctz_k, target, (8,), c, s, v, q)
+    np.testing.assert_array_equal(c2, ref(c, 8))
+    np.testing.assert_array_equal(s2, ref(s, 16))
+    np.testing.assert_array_equal(v2, ref(v, 64))
+    np.testing.assert_array_equal(q2, ref(q, 8))

@@ -60,20 +60,19 @@ def _as_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
     return Overload((src,), dst)
 
 
-def _same_lanes(dst: Type) -> list[Overload]:
-    """The spec's signatures of convert_<dst>: every number type with its lane count."""
-    n = lanes(dst)
-    return [Overload((s if n == 1 else VectorType(s, n),), dst) for s in _ELEMS]
-
-
-def _same_size(dst: Type) -> list[Overload]:
-    return [Overload((s,), dst) for s in DESTINATIONS if s.size == dst.size]
-
-
 def _declare_all() -> None:
+    by_lanes: dict[int, list[Type]] = {}
+    by_size: dict[int, list[Type]] = {}
+    for t in DESTINATIONS:
+        by_lanes.setdefault(lanes(t), []).append(t)
+        by_size.setdefault(t.size, []).append(t)
     for dst in DESTINATIONS:
         elem = element_of(dst)
         name = dst.cl_name
+        # The spec's signatures (for documentation; the rules below do the checking), shared
+        # by the ten spellings of one destination.
+        same_lanes = tuple(Overload((s,), dst) for s in by_lanes[lanes(dst)])
+        same_size = tuple(Overload((s,), dst) for s in by_size[dst.size])
         sats = ("", "_sat") if elem.is_int else ("",)
         for sat in sats:
             for rnd, rwhat in ROUNDING.items():
@@ -87,12 +86,12 @@ def _declare_all() -> None:
                 else:
                     what.append("rounding to nearest even")
                 declare(f"convert_{name}{sat}{rnd}", family="conversions",
-                        overloads=_same_lanes(dst), rule=_convert_rule,
+                        overloads=same_lanes, rule=_convert_rule,
                         attrs={"dest": dst, "sat": bool(sat), "rounding": rnd[1:] or None},
                         doc=f"Converts a value with {lanes(dst)} component(s)"
                             f" of any number type to {name}, "
                             f"{', '.join(what)} (spec §1.2.3).")
-        declare(f"as_{name}", family="conversions", overloads=_same_size(dst), rule=_as_rule,
+        declare(f"as_{name}", family="conversions", overloads=same_size, rule=_as_rule,
                 attrs={"dest": dst},
                 doc=f"Reinterprets the {dst.size} bytes of a value of the same size as {name} "
                     "(no conversion; spec §1.2.4). Which bits land where is "

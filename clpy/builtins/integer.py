@@ -16,7 +16,7 @@ from clpy.errors import FeatureError
 from clpy.ir.nodes import CallBuiltin, CallFunc, Expr
 from clpy.ir.walk import children
 from clpy.types import catalog as C
-from clpy.types.core import Type, element_of
+from clpy.types.core import Type, VectorType, element_of
 
 # int first: a weak integer literal (``clz(5)``) then resolves to int, not char.
 I = gentypes((C.int_, C.uint, C.long, C.ulong, C.char, C.uchar, C.short, C.ushort))
@@ -82,7 +82,10 @@ def _lower_ctz(ex: Any, call: CallBuiltin, tgt: Any) -> str:
     u = _unsigned(t).cl_name
     xs = ex(x)
     ux = f"as_{u}({xs})" if u != t.cl_name else f"({xs})"
-    inner = f"popcount(~{ux} & ({ux} - ({u})1))"
+    masked = f"~{ux} & ({ux} - ({u})1)"
+    if not isinstance(t, VectorType) and element_of(t).bits < 32:
+        masked = f"({u})({masked})"  # char/short scalars are promoted to int by ~ and -
+    inner = f"popcount({masked})"
     return inner if u == t.cl_name else f"as_{t.cl_name}({inner})"
 
 
