@@ -124,8 +124,16 @@ class ExprCompiler(LvalueCompiler):
 
     # ------------------------------------------------------------------ operators
 
+    def operand(self, e: Expr) -> Fn:
+        """An operand whose value is consumed at once into a new array: memory loads may
+        then be views (no copy)."""
+        if isinstance(e, Index) and not isinstance(e.type, ArrayType):
+            ref_fn, load, _ = self.lvalue(e, copy=False)
+            return lambda fr: load(fr, ref_fn(fr))
+        return self.expr(e)
+
     def x_Binary(self, e: Binary) -> Fn:
-        L, R = self.expr(e.left), self.expr(e.right)
+        L, R = self.operand(e.left), self.operand(e.right)
         op, t = e.op, e.type
         lt, rt = e.left.type, e.right.type
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
@@ -208,7 +216,7 @@ class ExprCompiler(LvalueCompiler):
         return lambda fr: un(op, t, A(fr))
 
     def x_Compare(self, e: Compare) -> Fn:
-        L, R = self.expr(e.left), self.expr(e.right)
+        L, R = self.operand(e.left), self.operand(e.right)
         op, t = e.op, e.type
         if isinstance(e.left.type, PointerType):
             return lambda fr: ops.compare(op, t, L(fr).off, R(fr).off)

@@ -17,6 +17,7 @@ selection keep the broadcast structure where they can:
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +134,19 @@ def scatter_value(parent_shape: tuple[int, int], sel: Sel, old: Value, new: Valu
     return full
 
 
+def _owned(old: Any, shape: tuple[int, int], new: Any) -> bool:
+    """``old`` is a full-shape array that nothing but the caller's local variable refers to
+    (CPython reference count), so scattering into it in place cannot be observed."""
+    if type(old) is not np.ndarray or old.base is not None or not old.flags.writeable:
+        return False
+    if old.shape[-2:] != shape or old.dtype != getattr(new, "dtype", None):
+        return False
+    if np.ndim(new) > 2 and old.shape[:-2] != np.shape(new)[:-2]:
+        return False
+    # references: the caller's variable and getrefcount's argument
+    return sys.getrefcount(old) <= 3
+
+
 def _pointer_mix() -> Exception:
     from clpy.ir.nodes import NOWHERE
     from sim.errors import Report, SimulationError
@@ -231,13 +245,28 @@ class Frame:
 
     def merge(self, sub: Frame, keys: frozenset[Any] | tuple[Any, ...]) -> None:
         """Scatter the variables ``keys`` assigned in ``sub`` back into this frame."""
-        assert sub.sel is not None
-        for k in keys:
-            if k not in sub.env:
+        sel = sub.sel
+        assert sel is not None
+        news = [(k, sub.env[k]) for k in keys if k in sub.env]
+        if not news:
+            return
+        # drop the sub-frame's views of our values, so that values only we hold can be
+        # updated in place (see _owned)
+        sub.env.clear()
+        for k, new in news:
+            if k in self.env:
+                old = self.env.pop(k)
+            elif self.has(k):
+                old = self.get(k)
+                del self.env[k]
+            else:
                 continue
-            if not self.has(k):
-                continue
-            self.env[k] = scatter_value(self.shape, sub.sel, self.get(k), sub.env[k])
+            if _owned(old, self.shape, new):
+                sel.scatter(old, new)
+                self.env[k] = old
+            else:
+                self.env[k] = scatter_value(self.shape, sel, old, new)
+            del old
 
     def expand(self, sub: Frame, m: Value) -> np.ndarray:
         """A bool mask of ``sub``'s lanes, in this frame's lane coordinates."""

@@ -84,7 +84,9 @@ class LvalueCompiler:
     def expr(self, e: Expr) -> Callable[[Frame], Value]:
         raise NotImplementedError
 
-    def lvalue(self, e: Expr) -> tuple[Ref, Load, Store]:
+    def lvalue(self, e: Expr, copy: bool = True) -> tuple[Ref, Load, Store]:
+        """``copy=False``: loads may return views of memory (for consumers that build a new
+        array at once, like arithmetic, or that store it)."""
         if isinstance(e, VarRef):
             var = e.var
 
@@ -92,7 +94,7 @@ class LvalueCompiler:
                 fr.env[var] = v
             return (lambda fr: None), (lambda fr, h: fr.get(var)), vstore
         if isinstance(e, Index):
-            return self._index(e)
+            return self._index(e, copy)
         if isinstance(e, Field):
             ref, load, store = self.lvalue(e.base)
             name = e.name
@@ -130,7 +132,7 @@ class LvalueCompiler:
 
     # ------------------------------------------------------------------ indexing
 
-    def _index(self, e: Index) -> tuple[Ref, Load, Store]:
+    def _index(self, e: Index, copy: bool = True) -> tuple[Ref, Load, Store]:
         bt = e.base.type
         loc = e.loc
         idx = self.expr(e.index)
@@ -150,7 +152,7 @@ class LvalueCompiler:
                 if mem is None:
                     fr.batch.launch.fail("unsupported", "dereference of a pointer that was "
                                          "never assigned", loc)
-                return mem.load(fr, a, loc)
+                return mem.load(fr, a, loc, copy)
 
             def pstore(fr: Frame, h: Any, v: Value) -> None:
                 mem, a = h
@@ -183,7 +185,7 @@ class LvalueCompiler:
 
         def lload(fr: Frame, h: Any) -> Value:
             mem, off = h
-            return mem.load(fr, off, loc)
+            return mem.load(fr, off, loc, copy)
 
         def lstore(fr: Frame, h: Any, v: Value) -> None:
             mem, off = h

@@ -171,13 +171,13 @@ class Memory:
         a = self._check(fr, addr, loc, write)
         return Where("flat", fr.shape, idx=np.broadcast_to(a, fr.shape))
 
-    def load(self, fr: Frame, addr: Value, loc: Loc) -> Value:
+    def load(self, fr: Frame, addr: Value, loc: Loc, copy: bool = True) -> Value:
         w = self.where(fr, addr, loc, False)
         if self.shadow is not None:
             self.shadow.read(fr, w, loc)
         if w.kind == "flat" and not w.local_count and not isinstance(addr, np.ndarray):
             return _from_raw(self.data[int(w.idx.flat[0])], self.elem)  # uniform address
-        return _from_raw(w.gather(self.data), self.elem)
+        return _from_raw(w.gather(self.data, copy), self.elem)
 
     def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
         self.launch.stores += 1

@@ -105,6 +105,15 @@ def assigned_keys(stmts: Sequence[Stmt]) -> frozenset[Any]:
     return frozenset(out)
 
 
+def _is_memory(e: Expr) -> bool:
+    """An element of global/local memory (a store copies the value into memory)."""
+    if not isinstance(e, Index):
+        return False
+    bt = e.base.type
+    return isinstance(bt, PointerType) or (isinstance(bt, ArrayType) and
+                                           bt.space is not AddressSpace.PRIVATE)
+
+
 def _root_var(e: Expr) -> Any:
     while True:
         if isinstance(e, VarRef):
@@ -213,8 +222,11 @@ class StmtCompiler(ExprCompiler):
             def setvar(fr: Frame) -> None:
                 fr.env[var] = value(fr)
             return setvar
-        ref, load, store = self.lvalue(s.target)
+        ref, load, store = self.lvalue(s.target, copy=False)
         if s.op is None:
+            if _is_memory(s.target):
+                value = self.operand(s.value)  # stored at once: a view is enough
+
             def assign(fr: Frame) -> None:
                 h = ref(fr)
                 store(fr, h, value(fr))
