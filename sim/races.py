@@ -98,8 +98,8 @@ class LocalShadow(_Shadow):
             self.log.clear()
 
     def _note(self, kind: str, loc: Loc, w: Any) -> None:
-        if len(self.log) >= 256:
-            del self.log[:128]
+        if len(self.log) >= 32:
+            del self.log[:16]
         self.log.append((kind, loc, w))
 
     def _line_of(self, addr: int, kind: str) -> Loc | None:
@@ -184,85 +184,121 @@ class LocalShadow(_Shadow):
                            self._other(fr))
 
 
+_SHIFT = np.int64(24)
+_EMASK = np.int64((1 << 24) - 1)
+_MULTI = np.int64(-(1 << 62))  # readers in several work-groups
+
+
 class GlobalShadow(_Shadow):
-    """Flat, for buffers the kernel writes. Encoding (zeros = untouched): ``w_wid`` is the
-    writer's internal work-item id + 1, ``w_grp`` its work-group + 1, ``w_ep`` its group's
-    barrier epoch; ``r_*`` the same for readers, with -1 for several work-items/groups."""
+    """Flat, for buffers the kernel writes. One int64 per element and kind of access, zero
+    for none: a single work-item is ``(internal id + 1) << 24 | barrier epoch``; several
+    readers of one work-group are ``-((group + 1) << 24 | epoch)``; readers in several
+    work-groups are ``_MULTI``. Accesses of the same work-group in earlier barrier intervals
+    are ordered (stale); any two of different work-groups are concurrent."""
 
     def __init__(self, launch: Launch, count: int, mem: Any) -> None:
         self.launch = launch
         self.mem = mem
-        self.w_wid = np.zeros(count, np.int64)
-        self.w_grp = np.zeros(count, _I32)
-        self.w_ep = np.zeros(count, _I32)
-        self.w_loc = np.zeros(count, _I32)
-        self.r_wid = np.zeros(count, np.int64)
-        self.r_grp = np.zeros(count, _I32)
-        self.r_ep = np.zeros(count, _I32)
-        self.r_loc = np.zeros(count, _I32)
+        self.w = np.zeros(count, np.int64)
+        self.r = np.zeros(count, np.int64)
+        self.log: list[tuple[str, Loc, Any]] = []
+        self.W = np.int64(launch.W)
 
     def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ids = fr.cache.get("gshadow")
         if ids is None:
-            b = fr.batch
             gs = np.asarray(fr.gslot)
-            me = frame_wids(fr) + 1
-            grp = (gs + b.gfirst + 1).astype(_I32)
-            ids = (me, grp, gs)
+            me1 = frame_wids(fr) + 1
+            grp1 = gs + (fr.batch.gfirst + 1)
+            ids = (me1 << _SHIFT, grp1, gs)
             fr.cache["gshadow"] = ids
-        me, grp, gs = ids
-        return me, grp, fr.batch.epoch[gs].astype(_I32)
+        me_hi, grp1, gs = ids
+        ep = fr.batch.epoch[gs]
+        return me_hi, grp1, ep
 
-    @staticmethod
-    def _other(other1: int, wid: int) -> int | None:
-        return other1 - 1 if other1 > 0 else None
+    def _note(self, kind: str, loc: Loc, w: Any) -> None:
+        if len(self.log) >= 32:  # entries hold index arrays: keep the recent ones
+            del self.log[:16]
+        self.log.append((kind, loc, w))
+
+    def _line_of(self, addr: int, kind: str) -> Loc | None:
+        for k, loc, w in reversed(self.log):
+            if k == kind and bool((np.asarray(w.flat()) == addr).any()):
+                return loc
+        return None
+
+    def _wid_of(self, packed: np.ndarray) -> Any:
+        def of(other: int, wid: int) -> int | None:
+            return int(other >> 24) - 1 if other > 0 else None
+        return of
+
+    def _conflict_single(self, x: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray,
+                         ep: np.ndarray) -> np.ndarray:
+        """Lanes whose recorded single accessor ``x`` (> 0) is concurrent with them."""
+        other1 = x >> _SHIFT
+        mine1 = me_hi >> _SHIFT
+        og1 = (other1 - 1) // self.W + 1
+        return (x > 0) & (other1 != mine1) & ((og1 != grp1) | ((x & _EMASK) == ep))
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
-        me, grp, ep = self._ids(fr)
-        wo = w.gather(self.w_wid, False)
-        bad = (wo != 0) & (wo != me)
-        if bad.any():
-            bad &= (w.gather(self.w_grp, False) != grp) | (w.gather(self.w_ep, False) == ep)
+        me_hi, grp1, ep = self._ids(fr)
+        mine = me_hi | ep
+        wv = w.gather(self.w, False)
+        if wv.any():
+            bad = self._conflict_single(wv, me_hi, grp1, ep)
             if bad.any():
-                self._race(fr, w, bad, loc, "read", "write", self.w_wid, self.w_loc,
-                           self._other)
-        rw, rg, re = (w.gather(a, False) for a in (self.r_wid, self.r_grp, self.r_ep))
-        none = (rw == 0) | ((rg == grp) & (re != ep))
-        new_w = np.where(none | (rw == me), me, np.int64(-1))
-        w.put(self.r_wid, new_w)
-        w.put(self.r_grp, np.broadcast_to(np.where(none | (rg == grp), grp, _I32(-1)),
-                                          fr.shape))
-        w.put(self.r_ep, np.broadcast_to(ep, fr.shape))
-        w.put(self.r_loc, self.launch.loc_id(loc))
-        if w.kind not in _UNIQUE:
-            dup = w.gather(self.r_wid, False) != new_w
+                self._race(fr, w, bad, loc, "read", "write", self.w, self._line_of,
+                           self._wid_of(self.w))
+        rv = w.gather(self.r, False)
+        if not rv.any() and w.kind in ("run", "slice"):
+            new = np.broadcast_to(mine, fr.shape)
+        else:
+            new = self._merge_readers(rv, me_hi, grp1, ep, mine)
+        w.put(self.r, new)
+        if w.kind not in ("run", "slice"):
+            dup = w.gather(self.r, False) != new
             if dup.any():
                 flat = np.broadcast_to(w.flat(), fr.shape)[np.broadcast_to(dup, fr.shape)]
-                self.r_wid[flat] = -1
+                grp = np.broadcast_to(grp1, fr.shape)[np.broadcast_to(dup, fr.shape)]
+                e = np.broadcast_to(ep, fr.shape)[np.broadcast_to(dup, fr.shape)]
+                self.r[flat] = -((grp << _SHIFT) | e)
+        self._note("read", loc, w)
+
+    def _merge_readers(self, rv: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray,
+                       ep: np.ndarray, mine: np.ndarray) -> np.ndarray:
+        single = rv > 0
+        other1 = rv >> _SHIFT
+        og1 = np.where(single, (other1 - 1) // self.W + 1, (-rv) >> _SHIFT)
+        oep = np.where(single, rv & _EMASK, (-rv) & _EMASK)
+        same_g = og1 == grp1
+        stale = same_g & (oep != ep)
+        fresh = (rv == 0) | stale | (single & (other1 == (me_hi >> _SHIFT)))
+        group_multi = -((grp1 << _SHIFT) | ep)
+        out = np.where(fresh, mine, np.where(same_g & (rv != _MULTI), group_multi, _MULTI))
+        return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(mine)))
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
-        me, grp, ep = self._ids(fr)
-        wo = w.gather(self.w_wid, False)
-        bad = (wo != 0) & (wo != me)
-        if bad.any():
-            bad &= (w.gather(self.w_grp, False) != grp) | (w.gather(self.w_ep, False) == ep)
+        me_hi, grp1, ep = self._ids(fr)
+        mine = me_hi | ep
+        wv = w.gather(self.w, False)
+        if wv.any():
+            bad = self._conflict_single(wv, me_hi, grp1, ep)
             if bad.any():
-                self._race(fr, w, bad, loc, "write", "write", self.w_wid, self.w_loc,
-                           self._other)
-        rw = w.gather(self.r_wid, False)
-        bad = (rw != 0) & (rw != me)
-        if bad.any():
-            rg, re = w.gather(self.r_grp, False), w.gather(self.r_ep, False)
-            bad &= (rg != grp) | (re == ep)
+                self._race(fr, w, bad, loc, "write", "write", self.w, self._line_of,
+                           self._wid_of(self.w))
+        rv = w.gather(self.r, False)
+        if rv.any():
+            single = self._conflict_single(rv, me_hi, grp1, ep)
+            g1 = (-rv) >> _SHIFT
+            multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
+            bad = single | multi
             if bad.any():
-                self._race(fr, w, bad, loc, "write", "read", self.r_wid, self.r_loc,
-                           self._other)
-        w.put(self.w_wid, np.broadcast_to(me, fr.shape))
-        w.put(self.w_grp, np.broadcast_to(grp, fr.shape))
-        w.put(self.w_ep, np.broadcast_to(ep, fr.shape))
-        w.put(self.w_loc, self.launch.loc_id(loc))
-        if w.kind not in _UNIQUE:
-            dup = w.gather(self.w_wid, False) != me
+                self._race(fr, w, bad, loc, "write", "read", self.r, self._line_of,
+                           self._wid_of(self.r))
+        w.put(self.w, np.broadcast_to(mine, fr.shape))
+        self._note("write", loc, w)
+        if w.kind not in ("run", "slice"):
+            dup = w.gather(self.w, False) != np.broadcast_to(mine, fr.shape)
             if dup.any():
-                self._race(fr, w, dup, loc, "write", "write", self.w_wid, self.w_loc,
-                           self._other)
+                self._race(fr, w, dup, loc, "write", "write", self.w, self._line_of,
+                           self._wid_of(self.w))
