@@ -139,7 +139,8 @@ class ExprCompiler(LvalueCompiler):
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self._pointer_binary(e, L, R)
         elem = ops.element_of(t)
-        if op in _INT_DIV and not elem.is_float:
+        if op in _INT_DIV and not elem.is_float and not (
+                isinstance(e.right, Const) and e.right.value != 0):
             loc = e.loc
             check = self.plan.checks_on("div_zero")
 

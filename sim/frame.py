@@ -219,8 +219,15 @@ class Frame:
         p = self.parent
         if p is None:
             raise KeyError(key)
-        assert self.sel is not None
-        v = gather(self.sel, p.get(key))
+        sel = self.sel
+        assert sel is not None
+        pv = p.get(key)
+        v = gather(sel, pv)
+        if type(sel) is Cols and sel.slice is not None and isinstance(pv, np.ndarray) and \
+                pv.ndim == 2 and pv.shape[0] == 1 and v is not pv:
+            first = self.batch.run_of(pv)
+            if first is not None:  # a slice of a row of consecutive ids is one too
+                self.batch.note_run(v, first + sel.slice.start)
         env[key] = v
         return v
 
