@@ -1,5 +1,5 @@
-"""Kernels launched on a real OpenCL device (PoCL in CI; CLPY_TEST_PLATFORM picks another)
-through ``k[global, local](*args)``, checked against NumPy."""
+"""Kernels launched through ``k[global, local](*args)`` on a real OpenCL device (PoCL in CI;
+CLPY_TEST_PLATFORM picks another) and on the simulator, checked against NumPy."""
 
 from __future__ import annotations
 
@@ -15,8 +15,15 @@ from clpy.runtime.devices import Device
 from clpy.runtime.launch import LaunchHandle
 
 
+@pytest.fixture(scope="module", params=["opencl", "sim"])
+def dev(request: pytest.FixtureRequest) -> Device:
+    if request.param == "sim":
+        return get_device("sim")
+    return get_device(request.getfixturevalue("cl_device"))
+
+
 @pytest.fixture(scope="module")
-def dev(cl_device: Any) -> Device:
+def cldev(cl_device: Any) -> Device:
     return get_device(cl_device)
 
 
@@ -251,7 +258,7 @@ def test_device_function_and_constant_pointer(dev: Device) -> None:
 
 
 def test_double_precision(dev: Device) -> None:
-    if "cl_khr_fp64" not in dev.info.extensions:  # type: ignore[union-attr]
+    if dev.info is not None and "cl_khr_fp64" not in dev.info.extensions:
         pytest.skip("device has no fp64")
     x = np.linspace(0, 1, 32)
     out = np.zeros_like(x)
@@ -279,26 +286,26 @@ def test_keyword_arguments(dev: Device) -> None:
     np.testing.assert_array_equal(y, 3 * x)
 
 
-def test_pyopencl_array_and_buffer_used_in_place(dev: Device, cl_queue: Any) -> None:
+def test_pyopencl_array_and_buffer_used_in_place(cldev: Device, cl_queue: Any) -> None:
     import pyopencl as cl
     import pyopencl.array as cla
 
     n = 64
     x = cla.to_device(cl_queue, np.arange(n, dtype=np.float32))
     y = cla.zeros(cl_queue, n, np.float32)
-    saxpy[n](2.0, x, y, n, device=dev)              # arrays from the fixture's context
+    saxpy[n](2.0, x, y, n, device=cldev)              # arrays from the fixture's context
     np.testing.assert_array_equal(y.get(), 2 * np.arange(n))
-    ctx = dev.context
+    ctx = cldev.context
     host = np.ones(n, np.float32)
     buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
-    saxpy[n](1.0, np.arange(n, dtype=np.float32), buf, n, device=dev)
+    saxpy[n](1.0, np.arange(n, dtype=np.float32), buf, n, device=cldev)
     back = np.empty(n, np.float32)
-    cl.enqueue_copy(dev.queue, back, buf)
+    cl.enqueue_copy(cldev.queue, back, buf)
     np.testing.assert_array_equal(back, np.arange(n) + 1)
     assert host[0] == 1.0                      # the buffer was used, not the host array
 
 
-def test_launch_on_a_user_queue(dev: Device, cl_queue: Any) -> None:
+def test_launch_on_a_user_queue(cldev: Device, cl_queue: Any) -> None:
     import pyopencl.array as cla
 
     y = cla.zeros(cl_queue, 16, np.float32)
@@ -306,24 +313,24 @@ def test_launch_on_a_user_queue(dev: Device, cl_queue: Any) -> None:
     np.testing.assert_array_equal(y.get(), np.ones(16))
 
 
-def test_svm_pointer(dev: Device) -> None:
+def test_svm_pointer(cldev: Device) -> None:
     import pyopencl as cl
 
-    if not dev.info or not dev.info.svm_capabilities:  # type: ignore[union-attr]
+    if not cldev.info or not cldev.info.svm_capabilities:  # type: ignore[union-attr]
         pytest.skip("no SVM")
-    ctx = dev.context
+    ctx = cldev.context
     ary = cl.svm_empty(ctx, cl.svm_mem_flags.READ_WRITE, 8, np.float32)
     ary[:] = 0
-    saxpy[8](1.0, np.arange(8, dtype=np.float32), cl.SVM(ary), 8, device=dev)
-    queue = dev.queue
+    saxpy[8](1.0, np.arange(8, dtype=np.float32), cl.SVM(ary), 8, device=cldev)
+    queue = cldev.queue
     with cl.SVM(ary).map_ro(queue) as view:
         np.testing.assert_array_equal(view, np.arange(8))
 
 
-def test_wait_false_returns_a_handle(dev: Device) -> None:
+def test_wait_false_returns_a_handle(cldev: Device) -> None:
     x = np.arange(256, dtype=np.float32)
     y = np.zeros(256, np.float32)
-    h = saxpy[256, 64](1.0, x, y, 256, device=dev, wait=False)
+    h = saxpy[256, 64](1.0, x, y, 256, device=cldev, wait=False)
     assert isinstance(h, LaunchHandle)
     h.wait()
     assert h.done
@@ -337,26 +344,26 @@ def test_empty_launch_does_nothing(dev: Device) -> None:
     np.testing.assert_array_equal(y, 7.0)
 
 
-def test_repeated_launches_reuse_the_plan(dev: Device) -> None:
+def test_repeated_launches_reuse_the_plan(cldev: Device) -> None:
     x = np.ones(32, np.float32)
     y = np.zeros(32, np.float32)
     for k in range(5):
-        saxpy[32, 8](float(k), x, y, 32, device=dev)
+        saxpy[32, 8](float(k), x, y, 32, device=cldev)
     np.testing.assert_array_equal(y, np.full(32, 0 + 1 + 2 + 3 + 4, np.float32))
-    plans = [key for key in saxpy._launch_cache if key[1] is dev and key[2] is None]
+    plans = [key for key in saxpy._launch_cache if key[1] is cldev and key[2] is None]
     assert len(plans) == 1
 
 
-def test_scalar_argument_changes_between_launches(dev: Device) -> None:
+def test_scalar_argument_changes_between_launches(cldev: Device) -> None:
     # Arguments equal to the previous launch's are not re-sent; -0.0 must not pass for 0.0.
     import pyopencl.array as cla
 
-    q = dev.queue
+    q = cldev.queue
     x = cla.to_device(q, np.ones(4, np.float32))
     y = cla.zeros(q, 4, np.float32)
-    saxpy[4](0.0, x, y, 4, device=dev)
-    saxpy[4](-0.0, x, y, 4, device=dev)
+    saxpy[4](0.0, x, y, 4, device=cldev)
+    saxpy[4](-0.0, x, y, 4, device=cldev)
     assert np.signbit(y.get()).tolist() == [False] * 4
-    saxpy[4](-1.0, x, y, 4, device=dev)
-    saxpy[4](-1.0, x, y, 3, device=dev)
+    saxpy[4](-1.0, x, y, 4, device=cldev)
+    saxpy[4](-1.0, x, y, 3, device=cldev)
     np.testing.assert_array_equal(y.get(), [-2, -2, -2, -1])
