@@ -106,7 +106,8 @@ def bench(sizes: list[int], repeat: int) -> dict[str, Any]:
             out = np.zeros(out_len(n), np.float32)
             row: dict[str, Any] = {"kernel": name, "n": n}
 
-            def run_sim() -> None:
+            def run_sim(fn: Any = fn, n: int = n, x: np.ndarray = x,
+                        out: np.ndarray = out) -> None:
                 sim.launch(fn, (n,), (WG,), [x, out])
 
             with sim.config(checks=False):
@@ -115,7 +116,7 @@ def bench(sizes: list[int], repeat: int) -> dict[str, Any]:
             with sim.config(checks=True):
                 row["sim_checks_s"] = _median(run_sim, max(1, repeat if n <= 1 << 20 else 3))
             row["sim_correct"] = bool(ok)
-            row["numpy_s"] = _median(lambda: numpy_ref(x), repeat)
+            row["numpy_s"] = _median(lambda ref=numpy_ref, x=x: ref(x), repeat)
             if cl_env is not None:
                 row.update(_bench_cl(cl_env, fn, name, x, out_len(n), repeat))
             rows.append(row)

@@ -40,7 +40,7 @@ class SimConfig:
 
 
 _CURRENT: contextvars.ContextVar[SimConfig] = contextvars.ContextVar(
-    "clpy_sim_config", default=SimConfig())
+    "clpy_sim_config", default=SimConfig())  # noqa: B039 - SimConfig is frozen
 
 
 def current() -> SimConfig:

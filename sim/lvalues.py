@@ -220,8 +220,10 @@ class LvalueCompiler:
 
         if isinstance(e.base, VarRef) and bt.space is AddressSpace.LOCAL and len(bt.shape) == 1:
             # the memory object checks bounds (same extent): just pass the index through
+            arr_var = e.base.var
+
             def ref1(fr: Frame) -> Any:
-                p = fr.get(e.base.var)  # type: ignore[union-attr]
+                p = fr.get(arr_var)
                 return p.mem, idx(fr)
             return ref1
 

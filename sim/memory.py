@@ -263,9 +263,9 @@ def make_local(launch: Launch, name: str, elem: Type, count: int, G: int) -> Loc
 
 def make_global(launch: Launch, name: str, elem: Type, arr: np.ndarray, constant: bool,
                 written: bool = True) -> Memory:
+    data: np.ndarray
     if isinstance(elem, VectorType):
-        lanes = 4 if elem.n == 3 else elem.n
-        data = arr.reshape(-1, lanes)
+        data = arr.reshape(-1, 4 if elem.n == 3 else elem.n)
     else:
         data = arr.reshape(-1)
     cls = ConstantMem if constant else GlobalMem

@@ -85,9 +85,9 @@ class PlanBuilder(StmtCompiler):
             return missing
         special = getattr(impl, "specialize", None)
         if special is not None:
-            fast = special(call, args)
+            fast: Callable[[Frame], Value] | None = special(call, args)
             if fast is not None:
-                return fast  # type: ignore[no-any-return]
+                return fast
         if not args:
             return lambda fr: impl(call, fr, [])
         if len(args) == 1:

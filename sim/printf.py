@@ -22,14 +22,14 @@ if TYPE_CHECKING:
 
 def _fmt_scalar(v: Any, t: ScalarType) -> str:
     if t.is_float:
-        return "%g" % float(v)
-    return "%d" % int(v)
+        return format(float(v), "g")
+    return format(int(v), "d")
 
 
 def _fmt_vec_elem(v: Any, t: ScalarType) -> str:
     if t.is_float:
-        return "%f" % float(v)
-    return "%d" % int(v)
+        return format(float(v), "f")
+    return format(int(v), "d")
 
 
 def format_print(fr: Frame, parts: list[tuple[Any, Any]], sep: str, end: str) -> None:
@@ -57,12 +57,12 @@ def _format_column(v: Any, t: Type, shape: tuple[int, int]) -> list[str]:
         return [",".join(_fmt_vec_elem(x, t.elem) for x in a[:, k]) for k in range(a.shape[1])]
     if isinstance(t, PointerType):
         off = np.broadcast_to(np.asarray(v.off), shape).ravel()
-        return ["0x%x" % (int(o) * t.elem.size) for o in off]
+        return [hex(int(o) * t.elem.size) for o in off]
     assert isinstance(t, ScalarType)
-    a = np.broadcast_to(np.asarray(v), shape).ravel()
+    flat = np.broadcast_to(np.asarray(v), shape).ravel()
     if t.is_bool:
-        return ["1" if x else "0" for x in a]
-    return [_fmt_scalar(x, t) for x in a]
+        return ["1" if x else "0" for x in flat]
+    return [_fmt_scalar(x, t) for x in flat]
 
 
 def flush_prints(launch: Launch) -> None:

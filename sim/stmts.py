@@ -18,6 +18,7 @@ from clpy.ir.nodes import (
     Assert,
     Assign,
     Break,
+    Const,
     Continue,
     Declare,
     Expr,
@@ -256,8 +257,9 @@ class StmtCompiler(ExprCompiler):
         return run
 
     def s_Print(self, s: Print) -> StmtFn:
-        parts = [(None, a.value) if (a.type.cl_name == "void") else (self.expr(a), a.type)
-                 for a in s.args]
+        parts: list[tuple[Any, Any]] = [
+            (None, a.value) if isinstance(a, Const) and a.type.cl_name == "void" else
+            (self.expr(a), a.type) for a in s.args]
         sep, end = s.sep, s.end
         return lambda fr: format_print(fr, parts, sep, end)
 

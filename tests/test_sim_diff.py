@@ -11,8 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clpy
-from clpy import Global, Local, float32, float64, int32, int64, uint32, uint8, int16
-from clpy import float4, int4
+from clpy import Global, Local, float4, float32, float64, int4, int16, int32, int64, uint8, uint32
 from tests.test_sim_util import compare, run_sim
 
 RNG = np.random.default_rng(1234)

@@ -12,7 +12,7 @@ import pytest
 
 import clpy
 import sim
-from clpy import Global, float16, float32, float64, int32, int4, float4, uint32
+from clpy import Global, float4, float16, float32, float64, int4, int32, uint32
 from tests.test_sim_util import run_sim, ulp_diff
 
 

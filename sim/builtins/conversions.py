@@ -52,7 +52,7 @@ def int_from_int(x: Any, src: ScalarType, dst: ScalarType, sat: bool) -> Any:
 
 
 def int_from_float(x: Any, dst: ScalarType, sat: bool, mode: str | None) -> Any:
-    r = _ROUND[mode or "rtz"]
+    r: Any = _ROUND[mode or "rtz"]
     t = r(np.asarray(x, dtype=np.float64))
     info = np.iinfo(dst.dtype)
     lo, hi = float(info.min), float(info.max)

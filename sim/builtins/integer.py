@@ -150,8 +150,8 @@ def _mad_sat(call: Any, fr: Any, args: list[Any]) -> Any:
         r = a.astype(np.int64) * b.astype(np.int64) + c.astype(np.int64)
         return fix(np.clip(r, lo, hi), call.ret)
     if e.bits == 32:
-        r = a.astype(np.uint64) * b.astype(np.uint64) + c.astype(np.uint64)
-        return fix(np.minimum(r, np.uint64(hi)), call.ret)
+        ru = a.astype(np.uint64) * b.astype(np.uint64) + c.astype(np.uint64)
+        return fix(np.minimum(ru, np.uint64(hi)), call.ret)
     f = np.frompyfunc(lambda x, y, z: max(lo, min(hi, int(x) * int(y) + int(z))), 3, 1)
     return fix(np.asarray(f(a, b, c), dtype=object).astype(e.dtype), call.ret)
 

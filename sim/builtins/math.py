@@ -265,7 +265,7 @@ IMPLS: dict[str, Any] = {
     "frexp": _frexp, "lgamma_r": _lgamma_r, "remquo": _remquo, "ilogb": _ilogb,
     "ldexp": _ldexp, "pown": _E(_pown), "rootn": _E(_rootn), "nan": _nan,
 }
-_FAST = {
+_FAST: dict[str, Any] = {
     "cos": np.cos, "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x),
     "log": np.log, "log2": np.log2, "log10": np.log10, "recip": lambda x: 1.0 / x,
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "sin": np.sin, "sqrt": np.sqrt, "tan": np.tan,

@@ -28,7 +28,7 @@ def _barrier(call: Any, fr: Frame, args: list[Any]) -> None:
                                   f"barrier reached by {int(counts[g])} of the {launch.W} "
                                   "work-items of a work-group (the others took another path "
                                   "or returned): all must reach the same barrier", call.loc)
-        groups = np.flatnonzero(counts)
+        groups: Any = np.flatnonzero(counts)
     else:
         groups = slice(None) if gs.ndim and gs.shape[0] == batch.G else (
             gs.ravel() if gs.ndim else np.arange(batch.G))
