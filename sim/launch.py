@@ -11,6 +11,7 @@ from clpy.ir.nodes import Function
 from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from sim.config import current
+from sim.errors import SimulationError
 from sim.frame import Frame, PtrVal
 from sim.memory import make_global, make_local
 from sim.plan import get_plan
@@ -83,6 +84,9 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
                     batch.locals[p] = lm
                     root.env[p] = PtrVal(lm, np.int64(0))
                 plan.body(root)
+        except SimulationError as e:
+            # one clean traceback frame: the finding already names the kernel's file:line
+            raise SimulationError(e.reports) from None
         finally:
             flush_prints(st)
 
