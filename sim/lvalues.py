@@ -62,13 +62,21 @@ class PrivMem:
             a = np.where(bad, 0, a)
         return np.broadcast_to(a, fr.shape)
 
+    def _array(self, fr: Frame, loc: Any) -> np.ndarray:
+        if not fr.has(self.var):
+            fr.batch.launch.fail("unsupported", f"private array `{self.name}` is used through "
+                                 "a pointer in a device function; the simulator supports such "
+                                 "pointers only in the function that declares the array", loc)
+        arr: np.ndarray = fr.get(self.var)
+        return arr
+
     def load(self, fr: Frame, addr: Value, loc: Any) -> Value:
-        arr = fr.get(self.var)
+        arr = self._array(fr, loc)
         i = self._idx(fr, addr, loc, False)
         return np.take_along_axis(arr, i[None], axis=0)[0]
 
     def store(self, fr: Frame, addr: Value, v: Value, loc: Any) -> None:
-        arr = fr.get(self.var)
+        arr = self._array(fr, loc)
         if not arr.flags.writeable:
             arr = arr.copy()
         i = self._idx(fr, addr, loc, True)
