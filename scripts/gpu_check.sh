@@ -63,9 +63,10 @@ sorted(d.target.features))"
 
 # 4. The runtime suite on that device.
 LOG=${OUT:-/tmp}/gpu_check.log
-"$PY" -m pytest tests/test_runtime_*.py -q -p no:cacheprovider -rfE "$@" 2>&1 | tee "$LOG"
+"$PY" -m pytest tests/test_runtime_*.py -o addopts= -q -p no:cacheprovider -rfEs "$@" 2>&1 \
+    | tee "$LOG"
 STATUS=${PIPESTATUS[0]}
-SUMMARY=$(grep -E '^[=]* ?[0-9]+ (passed|failed)|^[0-9]+ passed|passed|failed' "$LOG" | tail -n1)
+SUMMARY=$(grep -E '[0-9]+ (passed|failed|error)' "$LOG" | tail -n1 | tr -d '=' | xargs)
 PASSED=$(echo "$SUMMARY" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' || echo 0)
 echo "gpu_check: device: $DEVICE"
 echo "gpu_check: $SUMMARY"

@@ -257,7 +257,7 @@ def test_failed_kernel_leaves_arrays_bit_identical(dev: Device, monkeypatch: Any
 def test_failed_build_leaves_arrays_bit_identical(dev: Device) -> None:
     from clpy.errors import BuildError
 
-    bad = dev.variant(build_options="-cl-no-such-option")
+    bad = dev.variant(build_options="-Dn=)")
     x, y = _xy(8)
     y[:] = 5
     before = y.tobytes()

@@ -319,11 +319,12 @@ def test_svm_pointer(cldev: Device) -> None:
     if not cldev.info or not cldev.info.svm_capabilities:  # type: ignore[union-attr]
         pytest.skip("no SVM")
     ctx = cldev.context
-    ary = cl.svm_empty(ctx, cl.svm_mem_flags.READ_WRITE, 8, np.float32)
-    ary[:] = 0
-    saxpy[8](1.0, np.arange(8, dtype=np.float32), cl.SVM(ary), 8, device=cldev)
     queue = cldev.queue
-    with cl.SVM(ary).map_ro(queue) as view:
+    svm = cl.SVM(cl.svm_empty(ctx, cl.svm_mem_flags.READ_WRITE, 8, np.float32))
+    with svm.map_rw(queue) as view:          # coarse-grained SVM: touch it only mapped
+        view[:] = 0
+    saxpy[8](1.0, np.arange(8, dtype=np.float32), svm, 8, device=cldev)
+    with svm.map_ro(queue) as view:
         np.testing.assert_array_equal(view, np.arange(8))
 
 

@@ -134,7 +134,7 @@ class ProgramCache:
                     prg = cl.Program(context, source).build(
                         options=options, devices=[cl_device],
                         cache_dir=cache_dir)
-                except cl.RuntimeError as e:
+                except cl.Error as e:      # BUILD_PROGRAM_FAILURE, INVALID_BUILD_OPTIONS
                     raise build_error(kernel_name, device_name, options, source,
                                       _extract_log(e)) from None
                 self._programs[key] = prg
