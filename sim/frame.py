@@ -134,6 +134,15 @@ def scatter_value(parent_shape: tuple[int, int], sel: Sel, old: Value, new: Valu
     return full
 
 
+def _is_view_of(sel: Sel, old: np.ndarray, new: np.ndarray) -> bool:
+    """``new`` is exactly the view ``sel.gather(old)`` (so its lanes are already in ``old``)."""
+    if not (type(sel) is Cols and sel.slice is not None):
+        return False
+    g = sel.gather(old)
+    return bool(g.shape == new.shape and g.strides == new.strides and
+                g.__array_interface__["data"][0] == new.__array_interface__["data"][0])
+
+
 def _owned(old: Any, shape: tuple[int, int], new: Any) -> bool:
     """``old`` is a full-shape array that nothing but the caller's local variable refers to
     (CPython reference count), so scattering into it in place cannot be observed."""
@@ -268,7 +277,9 @@ class Frame:
                 del self.env[k]
             else:
                 continue
-            if _owned(old, self.shape, new):
+            if type(new) is np.ndarray and new.base is old and _is_view_of(sel, old, new):
+                self.env[k] = old  # updated in place through the sub-frame's view
+            elif _owned(old, self.shape, new):
                 sel.scatter(old, new)
                 self.env[k] = old
             else:

@@ -9,6 +9,7 @@ left, shrinking the frame as lanes exit.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,7 +36,7 @@ from clpy.ir.nodes import (
     While,
 )
 from clpy.ir.walk import walk
-from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
+from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
 from sim import ops
 from sim.exprs import ExprCompiler
 from sim.frame import Frame, PtrVal, select_lanes
@@ -236,15 +237,32 @@ class StmtCompiler(ExprCompiler):
         from clpy.ir.nodes import Binary
 
         # Reuse the Binary compiler (division checks, wrap-around) on the loaded value.
-        holder: dict[str, Any] = {}
         comb = self.expr(Binary(t, s.loc, op, _Slot(t, s.loc), s.value))
 
         def aug(fr: Frame) -> None:
             h = ref(fr)
             fr.cache[_SLOT] = load(fr, h)
             store(fr, h, comb(fr))
-        del holder
-        return aug
+        ufunc = _INPLACE.get(op)
+        if not (isinstance(s.target, VarRef) and ufunc is not None and
+                isinstance(t, (ScalarType, VectorType)) and s.value.type is t):
+            return aug
+        var = s.target.var
+        rhs = self.operand(s.value)
+        dt = ops.dtype_of(t)
+
+        def aug_inplace(fr: Frame) -> None:
+            old = fr.env.get(var)
+            if type(old) is np.ndarray and old.dtype == dt and old.flags.writeable and \
+                    old.shape[-2:] == fr.shape and exclusive(old):
+                y = rhs(fr)
+                if np.ndim(y) <= old.ndim:
+                    ufunc(old, y, out=old)
+                    return
+                fr.env[var] = ops.binary(op, t, old, y)
+                return
+            aug(fr)
+        return aug_inplace
 
     def x__Slot(self, e: Any) -> Any:
         return lambda fr: fr.cache[_SLOT]
@@ -456,6 +474,20 @@ def _struct_zero(t: Any) -> dict[str, Value]:
 
 
 _SLOT = "<compound lhs>"
+_INPLACE = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and,
+            "|": np.bitwise_or, "^": np.bitwise_xor}
+
+
+def exclusive(old: np.ndarray) -> bool:
+    """Whether ``old`` (a frame's variable value) may be updated in place: nothing else refers
+    to it, or it is a sub-frame's view of a parent's value that nothing else refers to (the
+    update is then exactly what the merge would write). CPython reference counts: the env
+    entry, the caller's variable, this function's parameter and getrefcount's argument."""
+    base = old.base
+    if base is None:
+        return sys.getrefcount(old) <= 4
+    return type(base) is np.ndarray and base.base is None and base.flags.writeable and \
+        sys.getrefcount(old) <= 4 and sys.getrefcount(base) <= 4
 
 
 class _Slot(Expr):

@@ -202,3 +202,29 @@ def test_bad_launch_arguments() -> None:
         sim.launch(fn, (16,), (16,), [np.zeros(16)])
     with pytest.raises(ValueError, match="checks"):
         sim.config(checks={"nonsense"})
+
+
+@clpy.kernel
+def aliasing(x: Global[float32], y: Global[float32], z: Global[float32]):
+    i = clpy.get_global_id(0)
+    lid = clpy.get_local_id(0)
+    a = x[i]
+    b = a
+    if lid < 4:
+        a += 1.0
+    c = x[i] * 2.0
+    if lid >= 2:
+        c += a
+        c *= 3.0
+    y[i] = a + c
+    z[i] = b
+
+
+def test_in_place_updates_never_touch_aliases() -> None:
+    x = np.arange(16, dtype=np.float32)
+    out = _run(aliasing, 16, 8, [x, np.zeros(16, np.float32), np.zeros(16, np.float32)])
+    lid = np.arange(16) % 8
+    a = x + (lid < 4)
+    c = np.where(lid >= 2, (x * 2 + a) * 3, x * 2)
+    np.testing.assert_array_equal(out[1], a + c)
+    np.testing.assert_array_equal(out[2], x)
