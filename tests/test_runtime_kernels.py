@@ -368,3 +368,20 @@ def test_scalar_argument_changes_between_launches(cldev: Device) -> None:
     saxpy[4](-1.0, x, y, 4, device=cldev)
     saxpy[4](-1.0, x, y, 3, device=cldev)
     np.testing.assert_array_equal(y.get(), [-2, -2, -2, -1])
+
+
+def test_pyopencl_memory_on_the_simulator(cl_queue: Any) -> None:
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    n = 16
+    x = cla.to_device(cl_queue, np.arange(n, dtype=np.float32))
+    y = cla.zeros(cl_queue, n, np.float32)
+    saxpy[n, 4](2.0, x, y, n, device="sim")
+    np.testing.assert_array_equal(y.get(), 2 * np.arange(n))
+    buf = cl.Buffer(cl_queue.context, cl.mem_flags.READ_WRITE, n * 4)
+    cl.enqueue_copy(cl_queue, buf, np.ones(n, np.float32))
+    saxpy[n, 4](1.0, x, buf, n, device="sim")
+    back = np.empty(n, np.float32)
+    cl.enqueue_copy(cl_queue, back, buf)
+    np.testing.assert_array_equal(back, np.arange(n) + 1)
