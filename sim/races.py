@@ -86,16 +86,44 @@ class LocalShadow(_Shadow):
         self.wrote = False
         self.read_ = False
         self.all_init = False
+        # Reads are only recorded in ``r_own`` when a write of the same interval needs them
+        # (most intervals only read or only write): until then they wait here.
+        self.pending: list[tuple[Any, np.ndarray]] = []
+        self.r_clean = True
 
     def reset(self, rows: Any) -> None:
         """A barrier of the work-groups ``rows`` (batch slots) starts a new interval."""
         if not (self.wrote or self.read_):
             return
-        self.w_own[rows] = 0
-        self.r_own[rows] = 0
         if isinstance(rows, slice):
+            self.pending.clear()
             self.wrote = self.read_ = False
             self.log.clear()
+            self.w_own[...] = 0
+            if not self.r_clean:
+                self.r_own[...] = 0
+                self.r_clean = True
+            return
+        self._replay()
+        self.w_own[rows] = 0
+        self.r_own[rows] = 0
+
+    def _replay(self) -> None:
+        """Record the pending reads in ``r_own``."""
+        for w, me in self.pending:
+            if self.r_clean and w.kind in _UNIQUE:
+                new = me
+            else:
+                ro = w.gather(self.r_own, False)
+                new = np.where((ro == 0) | (ro == me), me, _I32(-1))
+            w.put(self.r_own, new)
+            self.r_clean = False
+            if w.kind not in _UNIQUE:
+                dup = w.gather(self.r_own, False) != new
+                if dup.any():
+                    flat = np.broadcast_to(w.flat(), me.shape)[np.broadcast_to(dup, me.shape)]
+                    self.r_own.reshape(-1)[flat] = -1
+        self.pending.clear()
 
     def _note(self, kind: str, loc: Loc, w: Any) -> None:
         if len(self.log) >= 32:
@@ -142,19 +170,11 @@ class LocalShadow(_Shadow):
             if bad.any():
                 self._race(fr, w, bad, loc, "read", "write", self.w_own, self._line_of,
                            self._other(fr))
-        if not self.read_ and w.kind in _UNIQUE:
-            new = np.broadcast_to(me, fr.shape)  # first reads of the interval
-        else:
-            ro = w.gather(self.r_own, False)
-            new = np.where((ro == 0) | (ro == me), me, _I32(-1))
         self.read_ = True
-        w.put(self.r_own, new)
+        self.pending.append((w, np.broadcast_to(me, fr.shape)))
+        if len(self.pending) > 16:
+            self._replay()
         self._note("read", loc, w)
-        if w.kind not in _UNIQUE:
-            dup = w.gather(self.r_own, False) != new
-            if dup.any():
-                flat = np.broadcast_to(w.flat(), fr.shape)[np.broadcast_to(dup, fr.shape)]
-                self.r_own.reshape(-1)[flat] = -1
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me = self._me(fr)
@@ -166,6 +186,7 @@ class LocalShadow(_Shadow):
                     self._race(fr, w, bad, loc, "write", "write", self.w_own, self._line_of,
                                self._other(fr))
             if self.read_:
+                self._replay()
                 ro = w.gather(self.r_own, False)
                 bad = (ro != 0) & (ro != me)
                 if bad.any():
@@ -201,20 +222,22 @@ class GlobalShadow(_Shadow):
         self.mem = mem
         self.w = np.zeros(count, np.int64)
         self.r = np.zeros(count, np.int64)
+        self.any_read = False  # until a read, the reader array is all zero: skip it
         self.log: list[tuple[str, Loc, Any]] = []
         self.W = np.int64(launch.W)
 
-    def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(id + 1) << 24, group + 1, epoch and the packed record of the frame's lanes."""
+        b = fr.batch
         ids = fr.cache.get("gshadow")
-        if ids is None:
+        if ids is None or ids[4] != b.barriers:
             gs = np.asarray(fr.gslot)
-            me1 = frame_wids(fr) + 1
-            grp1 = gs + (fr.batch.gfirst + 1)
-            ids = (me1 << _SHIFT, grp1, gs)
+            me_hi = (frame_wids(fr) + 1) << _SHIFT
+            grp1 = gs + (b.gfirst + 1)
+            ep = b.epoch[gs]
+            ids = (me_hi, grp1, ep, me_hi | ep, b.barriers)
             fr.cache["gshadow"] = ids
-        me_hi, grp1, gs = ids
-        ep = fr.batch.epoch[gs]
-        return me_hi, grp1, ep
+        return ids[0], ids[1], ids[2], ids[3]
 
     def _note(self, kind: str, loc: Loc, w: Any) -> None:
         if len(self.log) >= 32:  # entries hold index arrays: keep the recent ones
@@ -241,8 +264,8 @@ class GlobalShadow(_Shadow):
         return (x > 0) & (other1 != mine1) & ((og1 != grp1) | ((x & _EMASK) == ep))
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
-        me_hi, grp1, ep = self._ids(fr)
-        mine = me_hi | ep
+        me_hi, grp1, ep, mine = self._ids(fr)
+        self.any_read = True
         wv = w.gather(self.w, False)
         if wv.any():
             bad = self._conflict_single(wv, me_hi, grp1, ep)
@@ -278,16 +301,15 @@ class GlobalShadow(_Shadow):
         return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(mine)))
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
-        me_hi, grp1, ep = self._ids(fr)
-        mine = me_hi | ep
+        me_hi, grp1, ep, mine = self._ids(fr)
         wv = w.gather(self.w, False)
         if wv.any():
             bad = self._conflict_single(wv, me_hi, grp1, ep)
             if bad.any():
                 self._race(fr, w, bad, loc, "write", "write", self.w, self._line_of,
                            self._wid_of(self.w))
-        rv = w.gather(self.r, False)
-        if rv.any():
+        rv = w.gather(self.r, False) if self.any_read else None
+        if rv is not None and rv.any():
             single = self._conflict_single(rv, me_hi, grp1, ep)
             g1 = (-rv) >> _SHIFT
             multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))

@@ -114,6 +114,7 @@ class Batch:
         self.gfirst = gfirst
         self.G = G
         self.epoch = np.zeros(G, dtype=np.int64)
+        self.barriers = 0  # barriers executed in this batch (cache key for epoch values)
         self.locals: dict[Any, Any] = {}
         # index arrays known to be runs of consecutive ints: id -> (array, first index)
         self.runs: dict[int, tuple[np.ndarray, int]] = {}

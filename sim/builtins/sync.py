@@ -33,6 +33,7 @@ def _barrier(call: Any, fr: Frame, args: list[Any]) -> None:
         groups = slice(None) if gs.ndim and gs.shape[0] == batch.G else (
             gs.ravel() if gs.ndim else np.arange(batch.G))
     batch.epoch[groups] += 1
+    batch.barriers += 1
     for mem in batch.locals.values():
         if mem.shadow is not None:
             mem.shadow.reset(groups)
