@@ -277,7 +277,8 @@ class Frame:
                 del self.env[k]
             else:
                 continue
-            if type(new) is np.ndarray and new.base is old and _is_view_of(sel, old, new):
+            if type(new) is np.ndarray and type(old) is np.ndarray and new.base is old and \
+                    _is_view_of(sel, old, new):
                 self.env[k] = old  # updated in place through the sub-frame's view
             elif _owned(old, self.shape, new):
                 sel.scatter(old, new)
