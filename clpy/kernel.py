@@ -221,11 +221,11 @@ class Func(_Callable):
             st.fail(node, f"{self.__name__}() takes {len(names)} argument(s), got {len(args)}")
         anns = self.annotations()
         types: list[tuple[str, Type]] = []
-        for name, a in zip(names, args):
+        for name, arg in zip(names, args):
             ann = anns.get(name)
             if isinstance(ann, _Constexpr):
                 st.fail(node, "constexpr parameters are only for kernels")
-            types.append((name, ann if ann is not None else a.type))
+            types.append((name, ann if ann is not None else arg.type))
         fn = self.build_for(tuple(types), st.session, st.loc(node))
         cargs = tuple(builder.coerce(a, t, node) for a, (_, t) in zip(args, types))
         for p, a in zip(fn.params, cargs):
@@ -249,9 +249,9 @@ class Func(_Callable):
         session.stack.append(self)
         try:
             ret = self.annotations().get("return")
-            suffix = "" if not self._cache else f"_{len(self._cache)}"
+            # Specializations share the user's name; the emitter makes C names unique.
             fn = build_function(self.parsed, types, {}, False, session, ret,
-                                name=self.__name__ + suffix)
+                                name=self.__name__)
         finally:
             session.stack.pop()
         self._cache[key] = fn

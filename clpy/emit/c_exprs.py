@@ -11,10 +11,26 @@ import numpy as np
 from clpy.emit.names import Namer
 from clpy.errors import CompileError
 from clpy.ir.nodes import (
-    Binary, CallBuiltin, CallFunc, Cast, Compare, Const, Expr, Field, Index, Logical,
-    NamedConst, Select, StructCons, Swizzle, Unary, VarRef, VectorCons,
+    Binary,
+    CallBuiltin,
+    CallFunc,
+    Cast,
+    Compare,
+    Const,
+    Expr,
+    Field,
+    Index,
+    Logical,
+    NamedConst,
+    Select,
+    StructCons,
+    Swizzle,
+    Unary,
+    VarRef,
+    VectorCons,
 )
 from clpy.types import catalog as C
+from clpy.types import rules
 from clpy.types.core import PointerType, ScalarType, Type, VectorType
 
 # C operator precedence (higher binds tighter).
@@ -75,7 +91,7 @@ def _float_text(v: float, t: ScalarType) -> str:
     if t is C.float_:
         return text + "f"
     if t is C.half:
-        return f"((half){text}f)"
+        return f"(half){text}f"
     return text
 
 
@@ -94,6 +110,8 @@ class ExprEmitter:
         self.names = names
         self.helpers = helpers
         self.call_hook = call_hook
+        # C names of device functions (unique in the program, clear of built-in names).
+        self.fn_names: dict[Any, str] = {}
 
     def __call__(self, e: Expr) -> str:
         return self.emit(e)[0]
@@ -117,7 +135,7 @@ class ExprEmitter:
             text = str(int(e.value))
         else:
             text = const_text(e.value, t)
-        return text, (_UNARY if text.startswith("-") else _POSTFIX)
+        return text, (_UNARY if text[0] in "-(" else _POSTFIX)
 
     def e_NamedConst(self, e: NamedConst) -> tuple[str, int]:
         return e.name, (_PREC["|"] if "|" in e.name else _POSTFIX)
@@ -130,13 +148,21 @@ class ExprEmitter:
             self.helpers.add((e.op, e.type))
             return f"clpy_{e.op}_{e.type.cl_name}({self(e.left)}, {self(e.right)})", _POSTFIX
         p = _PREC[e.op]
-        left = self.sub(e.left, p, e.op)
-        right = self.sub(e.right, p + 1, e.op)
+        if e.op in ("<<", ">>"):
+            lhs, rhs = _shift_operands(e)
+        else:
+            lhs, rhs = implicit_operands(e.type, e.left, e.right)
+        left = self.sub(lhs, p, e.op)
+        right = self.sub(rhs, p + 1, e.op)
+        if right.startswith("-"):
+            right = f"({right})"
         return f"{left} {e.op} {right}", p
 
     def e_Compare(self, e: Compare) -> tuple[str, int]:
         p = _PREC[e.op]
-        return f"{self.sub(e.left, p + 1, e.op)} {e.op} {self.sub(e.right, p + 1, e.op)}", p
+        common = e.left.type
+        lhs, rhs = implicit_operands(common, e.left, e.right)
+        return f"{self.sub(lhs, p + 1, e.op)} {e.op} {self.sub(rhs, p + 1, e.op)}", p
 
     def e_Logical(self, e: Logical) -> tuple[str, int]:
         p = _PREC[e.op]
@@ -176,7 +202,8 @@ class ExprEmitter:
         return f"{e.builtin.spell(e.overload)}({args})", _POSTFIX
 
     def e_CallFunc(self, e: CallFunc) -> tuple[str, int]:
-        return f"{e.func.name}({', '.join(self(a) for a in e.args)})", _POSTFIX
+        name = self.fn_names.get(e.func, e.func.name)
+        return f"{name}({', '.join(self(implicit_value(a)) for a in e.args)})", _POSTFIX
 
     def e_Index(self, e: Index) -> tuple[str, int]:
         return f"{self.sub(e.base, _POSTFIX)}[{self(e.index)}]", _POSTFIX
@@ -194,6 +221,87 @@ class ExprEmitter:
 
     def e_StructCons(self, e: StructCons) -> tuple[str, int]:
         return f"({e.type.cl_name}){{{', '.join(self(p) for p in e.fields)}}}", _POSTFIX
+
+
+def _c_common(a: Type, b: Type) -> Type | None:
+    """The type C's usual arithmetic conversions give ``a op b`` (None: not C-implicit)."""
+    if isinstance(a, ScalarType) and isinstance(b, ScalarType):
+        if a is C.void or b is C.void:
+            return None
+        return rules.common_scalar(a, b)
+    if isinstance(a, VectorType) and isinstance(b, VectorType):
+        return a if a is b else None
+    # vector op scalar: the scalar converts to the element type (spec §1.3 / §6.3); only
+    # rely on it when the scalar already has that element type.
+    vec, other = (a, b) if isinstance(a, VectorType) else (b, a)
+    if isinstance(vec, VectorType) and other is vec.elem:
+        return vec
+    return None
+
+
+def _uncast(e: Expr) -> Expr | None:
+    """The operand under an implicit-looking conversion (scalar→scalar, scalar→vector)."""
+    if isinstance(e, Cast) and isinstance(e.value.type, ScalarType) and \
+            isinstance(e.type, (ScalarType, VectorType)) and e.value.type is not C.bool_:
+        return e.value
+    return None
+
+
+def implicit_operands(t: Type, left: Expr, right: Expr) -> tuple[Expr, Expr]:
+    """Drop conversions of binary operands that C's usual arithmetic conversions redo.
+
+    The IR makes every conversion explicit; the C text leaves out those the compiler applies
+    anyway (``(float)i * x`` → ``i * x``), keeping one where the result type depends on it
+    (``(float)a / b`` for true division of two ints).
+    """
+    ul, ur = _uncast(left), _uncast(right)
+    if ul is None and ur is None:
+        return left, right
+    for cand_l, cand_r in ((ul, ur), (left, ur), (ul, right)):
+        if cand_l is None or cand_r is None:
+            continue
+        if _c_common(cand_l.type, cand_r.type) is t:
+            return cand_l, cand_r
+    return left, right
+
+
+def _shift_operands(e: Binary) -> tuple[Expr, Expr]:
+    """A shift's result has the promoted left type; the count may have any integer type."""
+    left, right = e.left, e.right
+    ul = _uncast(left)
+    if ul is not None and isinstance(ul.type, ScalarType) and isinstance(e.type, ScalarType) \
+            and rules.promote_int(ul.type) is e.type:
+        left = ul
+    ur = _uncast(right)
+    if ur is not None and isinstance(ur.type, ScalarType) and ur.type.is_int:
+        vec = e.type if isinstance(e.type, VectorType) else None
+        if vec is None or ur.type is vec.elem:
+            right = ur
+    return left, right
+
+
+def implicit_value(e: Expr) -> Expr:
+    """Drop a conversion that assignment (or passing to a prototyped parameter) does in C.
+
+    Widening conversions and integer↔integer conversions are left to C; float→int and
+    narrowing float conversions stay explicit, since they lose information a reader should
+    see. Vector broadcasts of a scalar of the element type are implicit too.
+    """
+    inner = _uncast(e)
+    if inner is None:
+        return e
+    src, dst = inner.type, e.type
+    assert isinstance(src, ScalarType)
+    if isinstance(dst, VectorType):
+        return inner if src is dst.elem else e
+    assert isinstance(dst, ScalarType)
+    if dst.is_bool:
+        return e
+    if src.is_int and (dst.is_int or dst.is_float):
+        return inner
+    if src.is_float and dst.is_float and dst.bits >= src.bits:
+        return inner
+    return e
 
 
 def _needs_clarity(parent: str, child: Expr) -> bool:

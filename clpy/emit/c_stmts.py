@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from clpy.emit.c_exprs import ExprEmitter, const_text, type_name
+from clpy.emit.c_exprs import ExprEmitter, const_text, implicit_value, type_name
 from clpy.emit.writer import Writer
 from clpy.ir.nodes import (
-    Assert, Assign, Break, Const, Continue, Declare, Expr, ExprStmt, For, Function, If,
-    Print, Return, Stmt, Var, VarRef, While,
+    Assert,
+    Assign,
+    Break,
+    Const,
+    Continue,
+    Declare,
+    Expr,
+    ExprStmt,
+    For,
+    Function,
+    If,
+    Print,
+    Return,
+    Stmt,
+    Var,
+    VarRef,
+    While,
 )
 from clpy.ir.walk import walk
 from clpy.types import catalog as C
@@ -21,7 +36,9 @@ def declaration(t: Type, name: str, const_ptr: bool = False) -> str:
         dims = "".join(f"[{n}]" for n in t.shape)
         return f"{space}{type_name(t.elem)} {name}{dims}"
     if isinstance(t, PointerType):
-        return f"{t.with_const(t.const or const_ptr).cl_name} {name}"
+        # __constant data is read-only already; "const" would only repeat it.
+        const = (t.const or const_ptr) and t.space is not AddressSpace.CONSTANT
+        return f"{t.with_const(const).cl_name} {name}"
     return f"{type_name(t)} {name}"
 
 
@@ -38,9 +55,10 @@ class StmtEmitter:
         fn = self.fn
         params = ", ".join(self.param(p) for p in fn.params)
         qual = "__kernel void" if fn.is_kernel else f"{type_name(fn.ret)}"
-        head = f"{qual} {fn.name}({params})"
+        fname = self.ex.fn_names.get(fn, fn.name)
+        head = f"{qual} {fname}({params})"
         if len(head) > 96 and fn.params:
-            self.w.line(f"{qual} {fn.name}(", fn.loc)
+            self.w.line(f"{qual} {fname}(", fn.loc)
             for i, p in enumerate(fn.params):
                 sep = "," if i < len(fn.params) - 1 else ")"
                 self.w.line(f"        {self.param(p)}{sep}")
@@ -68,11 +86,11 @@ class StmtEmitter:
         if s.init is None:
             self.w.line(f"{decl};", s.loc)
         else:
-            self.w.line(f"{decl} = {self.ex(s.init)};", s.loc)
+            self.w.line(f"{decl} = {self.ex(implicit_value(s.init))};", s.loc)
 
     def s_Assign(self, s: Assign) -> None:
         op = f"{s.op}=" if s.op else "="
-        self.w.line(f"{self.ex(s.target)} {op} {self.ex(s.value)};", s.loc)
+        self.w.line(f"{self.ex(s.target)} {op} {self.ex(implicit_value(s.value))};", s.loc)
 
     def s_ExprStmt(self, s: ExprStmt) -> None:
         self.w.line(f"{self.ex(s.expr)};", s.loc)
@@ -113,7 +131,7 @@ class StmtEmitter:
             self.w.open("", s.loc)
             self.w.lines[-1] = self.w.lines[-1].rstrip()
             opened = True
-            stop_name = f"{name}_stop"
+            stop_name = self.names(Var(f"{s.var.name}_stop", t))
             self.w.line(f"const {type_name(t)} {stop_name} = {stop};")
             stop = stop_name
         step = s.step
@@ -134,8 +152,9 @@ class StmtEmitter:
                 if not opened:
                     self.w.open("", s.loc)
                     opened = True
-                self.w.line(f"const {type_name(t)} {name}_step = {step_text};")
-                step_text = f"{name}_step"
+                step_name = self.names(Var(f"{s.var.name}_step", t))
+                self.w.line(f"const {type_name(t)} {step_name} = {step_text};")
+                step_text = step_name
             cond = f"({step_text} > 0) ? ({name} < {stop}) : ({name} > {stop})"
             inc = f"{name} += {step_text}"
         self.w.open(f"for ({decl} = {self.ex(s.start)}; {cond}; {inc})", s.loc)
@@ -154,7 +173,7 @@ class StmtEmitter:
         if s.value is None:
             self.w.line("return;", s.loc)
         else:
-            self.w.line(f"return {self.ex(s.value)};", s.loc)
+            self.w.line(f"return {self.ex(implicit_value(s.value))};", s.loc)
 
     def s_Print(self, s: Print) -> None:
         fmt: list[str] = []
@@ -214,6 +233,8 @@ def _loop_invariant(e: Expr, body: tuple[Stmt, ...]) -> bool:
     for n in walk(body):
         if isinstance(n, Assign) and isinstance(n.target, VarRef):
             assigned.add(n.target.var)
+        elif isinstance(n, For):
+            assigned.add(n.var)
     for n in walk([ExprStmt(e.loc, e)]):
         if isinstance(n, (CallBuiltin, CallFunc, Index)):
             return False

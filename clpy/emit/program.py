@@ -78,12 +78,14 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
     need = required_features(fns)
     _check_target(need, tgt)
     helpers: set[tuple[str, Type]] = set()
-    taken = _called_names(fns)
+    fn_names = function_names(fns)
+    taken = _called_names(fns) | frozenset(fn_names.values())
     bodies = Writer(line_directives)
     for fn in fns:
         names = Namer(taken)
         hook = _lowering_hook(tgt, fn)
         ex = ExprEmitter(names, helpers, hook)
+        ex.fn_names = fn_names
         start = len(bodies.lines)
         StmtEmitter(fn, bodies, ex).function()
         hook.finish(bodies, start)  # declares __local scratch for lowered collectives
@@ -99,8 +101,7 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
         for st in fn.structs:
             if isinstance(st, StructType) and st not in structs:
                 structs.append(st)
-    if structs or need:
-        out.raw("")
+    out.raw("")
     for st in structs:
         out.raw("typedef struct {")
         for fname, ft in st.fields:
@@ -109,8 +110,6 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
         out.raw("")
     for kind, t in sorted(helpers, key=lambda h: (h[0], h[1].cl_name)):
         out.raw(helper_source(kind, t))
-        out.raw("")
-    if not structs and not helpers:
         out.raw("")
     return out.text() + bodies.text().rstrip("\n") + "\n"
 
@@ -125,6 +124,39 @@ def _check_target(need: dict[str, Any], tgt: Target) -> None:
             what = {"cl_khr_fp64": "double precision (cl_khr_fp64)",
                     "cl_khr_fp16": "half precision arithmetic (cl_khr_fp16)"}.get(feat, feat)
             raise FeatureError(f"target {tgt} lacks {what}, which this kernel uses", loc)
+
+
+def function_names(fns: list[Function]) -> dict[Function, str]:
+    """C names for the program's functions. The kernel keeps its name; a device function
+    keeps the user's name unless it clashes with an OpenCL built-in, a C keyword or another
+    function (``dot`` → ``dot_``). Specializations of one ``@clpy.func`` are told apart by
+    their parameter types (``square_float``, ``square_int``)."""
+    from clpy.builtins.registry import REGISTRY
+    from clpy.emit.names import RESERVED
+
+    used: set[str] = {f.name for f in fns if f.is_kernel}
+    out: dict[Function, str] = {f: f.name for f in fns if f.is_kernel}
+    by_name: dict[str, list[Function]] = {}
+    for f in fns:
+        if not f.is_kernel:
+            by_name.setdefault(f.name, []).append(f)
+    for base, group in by_name.items():
+        for f in group:
+            name = base
+            if len(group) > 1:
+                name = "_".join([base, *(_type_tag(p.type) for p in f.params)])
+            while name in RESERVED or name in REGISTRY or name in used or \
+                    name.startswith("clpy_"):
+                name += "_"
+            used.add(name)
+            out[f] = name
+    return out
+
+
+def _type_tag(t: Type) -> str:
+    if isinstance(t, PointerType):
+        return f"{t.space.title.lower()}_{_type_tag(t.elem)}p"
+    return t.cl_name.replace(" ", "_").replace("*", "p")
 
 
 def _called_names(fns: list[Function]) -> frozenset[str]:

@@ -77,10 +77,24 @@ def build_function(parsed: ParsedFunction, params: Sequence[tuple[str, Type]],
         is_kernel=is_kernel,
         loc=parsed.loc(parsed.tree),
         source_file=parsed.file,
-        written=frozenset(state.written),
+        written=frozenset(_close_written(state.written, state.aliases)),
         callees=tuple(state.callees),
     )
     return _with_structs(fn)
+
+
+def _close_written(written: set[str], aliases: dict[str, frozenset[str]]) -> set[str]:
+    """Writing through a local pointer writes what it may point into, even when the alias
+    was made after the write in program order (a loop that re-points ``p``)."""
+    out = set(written)
+    changed = True
+    while changed:
+        changed = False
+        for name, roots in aliases.items():
+            if name in out and not roots <= out:
+                out |= roots
+                changed = True
+    return out
 
 
 def _with_structs(fn: Function) -> Function:

@@ -12,7 +12,16 @@ from clpy.errors import ConstantError, KernelTypeError, UnsupportedSyntaxError
 from clpy.frontend.context import PyValue
 from clpy.frontend.exprs import ExprBuilder, _elem, _weak
 from clpy.ir.nodes import (
-    CallBuiltin, CallFunc, Cast, Compare, Const, Expr, Index, NamedConst, StructCons, VarRef,
+    CallBuiltin,
+    CallFunc,
+    Cast,
+    Compare,
+    Const,
+    Expr,
+    Index,
+    NamedConst,
+    StructCons,
+    VarRef,
     VectorCons,
 )
 from clpy.types import catalog as C
@@ -49,7 +58,7 @@ class CallBuilder(ExprBuilder):
             return self.python_alias(fn, node)
         build = getattr(fn, "__clpy_call__", None)
         if build is not None:
-            return build(self, node)  # type: ignore[no-any-return]
+            return build(self, node)
         if fn is py_builtins.range:
             self.state.fail(node, "range() is only allowed as the iterable of a for loop",
                             UnsupportedSyntaxError)

@@ -51,6 +51,8 @@ class FuncState:
     # pointer variable → the parameter names it may point into (for const inference)
     aliases: dict[str, frozenset[str]] = field(default_factory=dict)
     written: set[str] = field(default_factory=set)
+    # loop counters known to stay >= 0 (C's / and % then equal Python's // and %)
+    nonneg_vars: set[Var] = field(default_factory=set)
     callees: list[Function] = field(default_factory=list)
     ret_type: Type | None = None
     loop_depth: int = 0

@@ -14,8 +14,19 @@ from clpy.errors import ConstantError, KernelTypeError, UndefinedNameError, Unsu
 from clpy.frontend.context import FuncState, PyValue
 from clpy.ir import fold
 from clpy.ir.nodes import (
-    Binary, Cast, Compare, Const, Expr, Field, Index, Logical, NamedConst, Select, Swizzle,
-    Unary, VarRef,
+    Binary,
+    Cast,
+    Compare,
+    Const,
+    Expr,
+    Field,
+    Index,
+    Logical,
+    NamedConst,
+    Select,
+    Swizzle,
+    Unary,
+    VarRef,
 )
 from clpy.types import catalog as C
 from clpy.types import rules
@@ -162,6 +173,9 @@ class ExprBuilder:
                 if lane >= t.n:
                     self.state.fail(node, f"component .{name} is out of range for {t} "
                                     f"(it has {t.n} components)")
+            if isinstance(base, Swizzle):  # v.even.odd.s1 selects lanes of v directly
+                lanes = tuple(base.lanes[lane] for lane in lanes)
+                base = base.base
             if len(lanes) == 1:
                 return Swizzle(t.elem, loc, base, lanes)
             if len(lanes) not in _VECTOR_SIZES:
@@ -223,6 +237,7 @@ class ExprBuilder:
         if op == "**":
             return self.power(left, right, node)
         lw, rw = _weak(left), _weak(right)
+        t: Type
         try:
             if op in ("<<", ">>"):
                 rules.require_integer(lt, op)
@@ -246,11 +261,21 @@ class ExprBuilder:
         if op in ("//", "%"):
             if _elem(t).is_float:
                 op = "floordiv" if op == "//" else "floormod"
-            elif _elem(t).is_signed and not (_nonneg(left) and _nonneg(right)):
+            elif _elem(t).is_signed and not (self.nonneg(left) and self.nonneg(right)):
                 op = "floordiv" if op == "//" else "floormod"
             elif op == "//":
                 op = "/"
         return fold.binary(op, t, loc, self.coerce(left, t, node), self.coerce(right, t, node))
+
+    def nonneg(self, e: Expr) -> bool:
+        """Provably non-negative: unsigned, a non-negative constant, or a loop counter that
+        starts non-negative and counts up (``for k in range(n)``)."""
+        if isinstance(e, VarRef) and e.var in self.state.nonneg_vars:
+            return True
+        if isinstance(e, Cast) and isinstance(e.value.type, ScalarType) and \
+                isinstance(e.type, ScalarType) and e.type.bits > e.value.type.bits:
+            return self.nonneg(e.value)
+        return _nonneg(e)
 
     def pointer_arith(self, op: str, left: Expr, right: Expr, node: ast.AST) -> Expr:
         lt, rt = left.type, right.type
@@ -269,16 +294,29 @@ class ExprBuilder:
         from clpy.builtins.registry import REGISTRY
 
         bt = base.type
+        loc = self.state.loc(node)
         if isinstance(exp, Const) and _is_int(exp.type) and not _elem(bt).is_float:
             n = exp.value
             if not 0 <= n <= 16:
                 self.state.fail(node, "integer ** needs a constant exponent from 0 to 16; "
                                 "for other powers use clpy.pown(float(x), n)")
+            if n > 1 and not pure(base):
+                self.state.fail(node, "the base of ** is repeated (x * x * ...): give it a "
+                                "name first, it has side effects")
             t = rules.arithmetic(bt, _weak(base), C.int_, True, "*")
-            out: Expr = Const(t, base.loc, 1)
+            if n == 0:
+                return self.coerce(Const(C.int_, loc, 1, True), t, node)
             b = self.coerce(base, t, node)
-            for i in range(n):
-                out = b if i == 0 else Binary(t, self.state.loc(node), "*", out, b)
+            out: Expr = b
+            for _ in range(n - 1):
+                out = fold.binary("*", t, loc, out, b)
+            return out
+        if isinstance(exp, Const) and _is_int(exp.type) and exp.value in (2, 3) and \
+                _elem(bt).is_float and _simple(base):
+            # x ** 2 reads (and runs) best as x * x; it is also exactly rounded.
+            out = base
+            for _ in range(exp.value - 1):
+                out = fold.binary("*", bt, loc, out, base)
             return out
         if not _elem(bt).is_float:
             t = _with_elem(bt, C.float_) if not isinstance(exp.type, ScalarType) or not \
@@ -313,7 +351,7 @@ class ExprBuilder:
         op = "and" if isinstance(node.op, ast.And) else "or"
         out = self.condition(node.values[0])
         for v in node.values[1:]:
-            out = Logical(C.bool_, self.state.loc(node), op, out, self.condition(v))
+            out = logical(op, self.state.loc(node), out, self.condition(v))
         return out
 
     def condition(self, node: ast.expr) -> Expr:
@@ -337,7 +375,7 @@ class ExprBuilder:
                                 UnsupportedSyntaxError)
             right = self.expr(right_node)
             cmp = self.compare(op, left, right, node)
-            out = cmp if out is None else Logical(C.bool_, self.state.loc(node), "and", out, cmp)
+            out = cmp if out is None else logical("and", self.state.loc(node), out, cmp)
             left = right
         assert out is not None
         return out
@@ -411,6 +449,44 @@ class ExprBuilder:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def logical(op: str, loc: Any, left: Expr, right: Expr) -> Expr:
+    """``left and/or right`` with constant operands folded (``0 <= i < n`` on a constexpr,
+    ``a < 1.0 < 2.0``). A constant right operand only folds away when the left one is kept."""
+    if isinstance(left, Const):
+        if bool(left.value) == (op == "or"):
+            return Const(C.bool_, loc, op == "or")
+        return right
+    if isinstance(right, Const) and bool(right.value) == (op == "and"):
+        return left
+    return Logical(C.bool_, loc, op, left, right)
+
+
+def pure(e: Expr) -> bool:
+    """No side effects: evaluating ``e`` twice is the same as once (no device-function calls,
+    no built-ins that write memory or synchronize)."""
+    from clpy.ir.nodes import CallBuiltin, CallFunc, ExprStmt
+    from clpy.ir.walk import walk
+
+    for n in walk([ExprStmt(e.loc, e)]):
+        if isinstance(n, CallFunc):
+            return False
+        if isinstance(n, CallBuiltin) and (n.builtin.writes_args or n.builtin.uniform or
+                                           n.builtin.family.startswith("atomic")):
+            return False
+    return True
+
+
+def _simple(e: Expr) -> bool:
+    """Cheap to repeat and reads well repeated: a variable, an element, a component."""
+    if isinstance(e, (VarRef, Const, NamedConst)):
+        return True
+    if isinstance(e, (Swizzle, Field)):
+        return _simple(e.base)
+    if isinstance(e, Index):
+        return _simple(e.base) and isinstance(e.index, (VarRef, Const))
+    return False
 
 
 def _weak(e: Expr) -> bool:

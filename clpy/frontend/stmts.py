@@ -9,9 +9,29 @@ from typing import Any
 from clpy.errors import ConstantError, KernelTypeError, UndefinedNameError, UnsupportedSyntaxError
 from clpy.frontend.calls import CallBuilder
 from clpy.frontend.context import FuncState, PyValue, Restart
+from clpy.frontend.exprs import pure
 from clpy.ir.nodes import (
-    Assert, Assign, Break, Const, Continue, Declare, Expr, ExprStmt, Field, For, If, Index,
-    Print, Return, Stmt, Swizzle, Var, VarRef, While,
+    Assert,
+    Assign,
+    Binary,
+    Break,
+    Cast,
+    Const,
+    Continue,
+    Declare,
+    Expr,
+    ExprStmt,
+    Field,
+    For,
+    If,
+    Index,
+    Print,
+    Return,
+    Stmt,
+    Swizzle,
+    Var,
+    VarRef,
+    While,
 )
 from clpy.types import catalog as C
 from clpy.types import rules
@@ -48,12 +68,17 @@ class StmtBuilder(CallBuilder):
         saved = self._path
         self._path = path
         out: list[Stmt] = []
+        pending = self._hoisted.setdefault(path, [])
         for st in stmts:
-            out.extend(self.stmt(st))
+            before = len(pending)
+            stmts_out = self.stmt(st)
+            # Variables first assigned inside ``st`` but used after it are declared just
+            # before it (C scopes by block, Python by function).
+            out.extend(Declare(v.loc, v, None) for v in pending[before:])
+            out.extend(stmts_out)
         self._path = saved
-        hoisted = self._hoisted.pop(path, [])
-        decls: list[Stmt] = [Declare(v.loc, v, None) for v in hoisted]
-        return tuple(decls + out)
+        self._hoisted.pop(path, None)
+        return tuple(out)
 
     def stmt(self, node: ast.stmt) -> list[Stmt]:
         kind = _UNSUPPORTED_STMTS.get(type(node))
@@ -127,6 +152,9 @@ class StmtBuilder(CallBuilder):
         if st.is_kernel:
             st.fail(node, "a kernel cannot return a value (write results through a pointer)")
         v = self.expr(node.value)
+        if isinstance(v.type, PointerType):
+            # The caller may write through a returned pointer: its roots cannot be const.
+            st.written |= self.pointer_roots(v)
         if st.ret_type is None:
             st.ret_type = v.type if not (isinstance(v, Const) and v.weak) else v.type
         elif st.ret_type is C.void:
@@ -180,12 +208,16 @@ class StmtBuilder(CallBuilder):
         value = self.expr(node.value)
         combined = self.binary(op, target, value, node)
         self.maybe_widen(node.target, combined.type, node)
-        if op in ("**", "/", "//", "%") or combined.type is not target.type or \
-                not _is_plain_binary(combined, op):
-            # Python semantics (floor division, true division, pow) need the full expression.
-            return [Assign(self.state.loc(node), target, self.coerce(combined, target.type, node))]
-        return [Assign(self.state.loc(node), target, self.coerce(value, _rhs_type(combined),
-                                                                 node), op)]
+        loc = self.state.loc(node)
+        if _c_compound(target, combined):
+            assert isinstance(combined, Binary)
+            return [Assign(loc, target, combined.right, combined.op)]
+        # Python semantics (floor division and modulo, pow) need the full expression, and
+        # the target appears twice in it.
+        if not pure(target):
+            self.state.fail(node.target, f"{ast.unparse(node.target)} {op}= ... repeats the "
+                            "target, which has side effects: give it a name first")
+        return [Assign(loc, target, self.coerce(combined, target.type, node))]
 
     def assign(self, target: ast.expr, value_node: ast.expr, ann: Type | None,
                node: ast.stmt) -> list[Stmt]:
@@ -254,7 +286,8 @@ class StmtBuilder(CallBuilder):
         return var
 
     def hoist(self, name: str, var: Var) -> bool:
-        """Declare ``var`` at the start of its enclosing block if that is not this block."""
+        """Declare ``var`` (without a value) in the enclosing block that holds all its uses,
+        just before the statement being built there, if that is not this block."""
         decl = self.state.decl_block.get(name, self._path)
         if decl == self._path:
             return False
@@ -374,22 +407,48 @@ class StmtBuilder(CallBuilder):
         t = _range_type(start, stop, step)
         name = node.target.id
         body_path = (*self._path, (id(node), "body"))
+        tloc = st.loc(node.target)
         var = st.vars.get(name)
+        existed = var is not None
         if var is None:
-            var = Var(name, st.hints.get(name, t), st.loc(node.target))
+            var = Var(name, st.hints.get(name, t), tloc)
             st.vars[name] = var
-            decl = st.decl_block.get(name, body_path)
-            if decl != body_path:
-                self._hoisted.setdefault(decl, []).append(var)
         elif not (isinstance(var.type, ScalarType) and var.type.is_int):
             st.fail(node.target, f"loop variable {name!r} already has type {var.type}")
         vt = var.type
+        used_after = st.decl_block.get(name, body_path) != body_path
+        # Python's loop variable keeps the last value it took (not stop) and assigning to it
+        # in the body does not change the iteration: then C loops on a counter of its own and
+        # copies it to the user's variable at the start of each iteration.
+        own_counter = existed or used_after or _assigns(node.body, name)
+        counter = Var(f"{name}_", vt, tloc) if own_counter else var
+        c_start = self.coerce(start, vt, it)
+        if isinstance(step, Const) and step.value > 0 and self.nonneg(c_start):
+            st.nonneg_vars.add(counter)
+        prologue: list[Stmt] = []
+        if own_counter:
+            ref = VarRef(vt, tloc, counter)
+            if not existed and not used_after:
+                prologue.append(Declare(tloc, var, ref))
+            else:
+                if not existed:  # declared before the loop, in the block that uses it after
+                    decl = st.decl_block.get(name, self._path)
+                    self._hoisted.setdefault(decl, []).append(var)
+                prologue.append(Assign(tloc, VarRef(vt, tloc, var), ref))
         st.loop_depth += 1
         body = self.block(node.body, body_path)
         st.loop_depth -= 1
-        return [For(st.loc(node), var, self.coerce(start, vt, it), self.coerce(stop, vt, it),
-                    self.coerce(step, vt, it), body,
-                    st.decl_block.get(name, body_path) == body_path)]
+        return [For(st.loc(node), counter, c_start, self.coerce(stop, vt, it),
+                    self.coerce(step, vt, it), (*prologue, *body), True)]
+
+
+def _assigns(body: list[ast.stmt], name: str) -> bool:
+    """Whether ``body`` assigns ``name`` (plain, augmented or as an inner loop variable)."""
+    for st in body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+                return True
+    return False
 
 
 def _range_type(*es: Expr) -> Type:
@@ -402,17 +461,32 @@ def _range_type(*es: Expr) -> Type:
     return rules.promote_int(t) if t is not None else C.int_
 
 
-def _is_plain_binary(e: Expr, op: str) -> bool:
-    from clpy.ir.nodes import Binary
-
-    return isinstance(e, Binary) and e.op == op
+_C_COMPOUND_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 
 
-def _rhs_type(e: Expr) -> Type:
-    from clpy.ir.nodes import Binary
+def _c_compound(target: Expr, combined: Expr) -> bool:
+    """Whether ``target op= right`` in C means what ``combined`` means.
 
-    assert isinstance(e, Binary)
-    return e.right.type
+    C's ``E1 op= E2`` is ``E1 = (T1)(E1 op E2)`` with the usual arithmetic conversions
+    (C99 6.5.16.2), evaluating E1 once. That matches ``combined`` when it is a plain C
+    operator (not floor division/modulo) applied to the target and the conversions C would
+    apply give the type the frontend chose.
+    """
+    if not isinstance(combined, Binary) or combined.op not in _C_COMPOUND_OPS:
+        return False
+    left = combined.left
+    if isinstance(left, Cast):
+        left = left.value
+    if left is not target:
+        return False
+    tt, rt, ct = target.type, combined.right.type, combined.type
+    if isinstance(tt, PointerType):
+        return ct is tt
+    if combined.op in ("<<", ">>"):
+        return ct is tt or (isinstance(tt, ScalarType) and ct is rules.promote_int(tt))
+    if isinstance(tt, ScalarType) and isinstance(rt, ScalarType):
+        return rules.common_scalar(tt, rt) is ct
+    return tt is ct and rt is ct
 
 
 __all__ = ["StmtBuilder", "KernelTypeError"]

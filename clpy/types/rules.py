@@ -47,6 +47,10 @@ def weak_scalar(strong: ScalarType, weak: ScalarType) -> ScalarType:
         return C.float_  # int_var * 2.5 is float, as in Python
     if strong.is_bool:
         return promote_int(weak)
+    if weak.is_int and strong.is_int and weak.bits > promote_int(strong).bits:
+        # A literal too wide for the variable's type (``i < 3000000000``) widens the
+        # operation, as the usual arithmetic conversions would; it must not wrap.
+        return common_scalar(strong, weak)
     return strong if strong.is_float or strong.bits >= 32 else promote_int(strong)
 
 
