@@ -252,7 +252,7 @@ class StmtCompiler(ExprCompiler):
         dt = ops.dtype_of(t)
 
         def aug_inplace(fr: Frame) -> None:
-            old = fr.env.get(var)
+            old = fr.get(var)
             if type(old) is np.ndarray and old.dtype == dt and old.flags.writeable and \
                     old.shape[-2:] == fr.shape and exclusive(old):
                 y = rhs(fr)
