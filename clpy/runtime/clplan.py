@@ -25,7 +25,7 @@ from clpy.runtime.marshal import (
 )
 from clpy.runtime.quirks import build_std
 from clpy.runtime.sizes import Sizes, check_limits, check_uniform
-from clpy.types.core import AddressSpace, PointerType
+from clpy.types.core import AddressSpace, PointerType, ScalarType
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
@@ -90,7 +90,22 @@ class CLPlan:
         if kind == "global":
             return self._global_converter(p)
         conv = value_converter(p)
-        return lambda a, copies: conv(a)
+        if not isinstance(p.type, ScalarType):
+            return lambda a, pending: conv(a)
+        # The same immutable number as last time converts to the same NumPy scalar, which
+        # _set_args then recognises by identity: no conversion, no clSetKernelArg.
+        memo: list[tuple[Any, Any]] = [(_NOTHING, None)]
+
+        def conv_scalar(a: Any, pending: list[Any]) -> Any:
+            m = memo[0]
+            if a is m[0]:
+                return m[1]
+            out = conv(a)
+            if type(a) in (int, float) or isinstance(a, np.generic):
+                memo[0] = (a, out)
+            return out
+
+        return conv_scalar
 
     def _local_converter(self, p: Param) -> Converter:
         cl = self._cl
@@ -118,7 +133,12 @@ class CLPlan:
         const_limit = (self.device.info.max_constant_buffer_size  # type: ignore[union-attr]
                        if p.type.space is AddressSpace.CONSTANT else None)
 
+        memo: list[tuple[Any, Any]] = [(_NOTHING, None)]   # last device object checked
+
         def conv(a: Any, pending: list[Any]) -> Any:
+            m = memo[0]
+            if a is m[0]:
+                return m[1]
             if type(a) is ndarray:
                 check_host_array(p, a)
                 if const_limit is not None and a.nbytes > const_limit:
@@ -133,6 +153,7 @@ class CLPlan:
                 if a.offset:
                     raise ValueError(f"{p.where()}: pyopencl array views with an offset are "
                                      "not supported; pass a copy")
+                memo[0] = (a, a.base_data)
                 return a.base_data
             if isinstance(a, Buffer):
                 if a.context != ctx:
@@ -140,8 +161,10 @@ class CLPlan:
                 if a.size % elem_size:
                     raise ValueError(f"{p.where()}: buffer size {a.size} is not a multiple "
                                      f"of the element size {elem_size}")
+                memo[0] = (a, a)
                 return a
             if isinstance(a, SVMPointer):
+                memo[0] = (a, a)
                 return a
             if isinstance(a, np.ndarray):         # a subclass (np.matrix, memmap ...)
                 return conv(np.asarray(a), pending) if not written else _subclass_err(p, a)
@@ -213,6 +236,9 @@ class CLPlan:
         events = [evt] + [cl.enqueue_copy(queue, host, buf, wait_for=[evt], is_blocking=False)
                           for host, buf in copies]
         return LaunchHandle(evt, events, (cl_args, copies))
+
+
+_NOTHING = object()
 
 
 class _HostArray:
