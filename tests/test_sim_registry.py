@@ -34,3 +34,10 @@ def test_core_families_present() -> None:
     for fam in ("math", "work-item", "synchronization", "integer", "common", "geometric",
                 "relational", "conversions", "vload/vstore", "misc-vector", "address-space"):
         assert fam in families, fam
+
+
+def test_registry_sim_slot_is_filled() -> None:
+    impls = table()
+    for name, impl in impls.items():
+        if name in REGISTRY:
+            assert REGISTRY[name].sim is not None

@@ -59,6 +59,12 @@ def table() -> dict[str, Impl]:
         impls = getattr(mod, "IMPLS", None)
         if isinstance(impls, dict):
             out.update(impls)
+    from clpy.builtins.registry import REGISTRY
+
+    for name, impl in out.items():  # fill the registry's simulator slot (Builtin.sim)
+        b = REGISTRY.get(name)
+        if b is not None and b.sim is None:
+            b.sim = impl
     return out
 
 
