@@ -19,13 +19,15 @@ class CompileError(Exception):
         if self.loc is None or self.loc.line <= 0:
             return self.message
         text = linecache.getline(self.loc.file, self.loc.line).rstrip("\n")
-        out = f"{self.loc}: {self.message}"
+        first, *rest = self.message.split("\n")
+        out = f"{self.loc}: {first}"
         if text:
             width = 1
             if self.loc.end_col is not None and self.loc.end_col > self.loc.col:
                 width = self.loc.end_col - self.loc.col
             out += f"\n    {text}\n    {' ' * self.loc.col}{'^' * width}"
-        return out
+        # Details (the valid signatures of a built-in ...) go under the caret.
+        return "\n".join([out, *rest])
 
     @property
     def line(self) -> int | None:

@@ -153,7 +153,11 @@ class Kernel(_Callable):
             if ann is not None and name in kwargs and ann is not t:
                 raise TypeError(f"{self.__name__}: parameter {name!r} is annotated {ann}, "
                                 f"not {t}")
-            types.append((name, _check_param_type(self.__name__, name, t)))
+            try:
+                types.append((name, _check_param_type(self.__name__, name, t)))
+            except TypeError as e:
+                node = next(a for a in self.parsed.tree.args.args if a.arg == name)
+                raise KernelTypeError(str(e), self.parsed.loc(node)) from None
         return self._specialization(tuple(types), tuple(consts))
 
     def _specialization(self, types: tuple[tuple[str, Type], ...],

@@ -39,6 +39,8 @@ def required_features(fns: list[Function]) -> dict[str, Any]:
     """Optional features the program uses → the first place that uses each (for errors)."""
     need: dict[str, Any] = {}
     for fn in fns:
+        for p in fn.params:  # a parameter's type is the clearest place to point at
+            _type_features(p.type, p.loc, need)
         for n in walk(fn.body):
             if isinstance(n, Expr):
                 _type_features(n.type, n.loc, need)
@@ -122,7 +124,10 @@ def _check_target(need: dict[str, Any], tgt: Target) -> None:
             continue
         if not tgt.has(feat):
             what = {"cl_khr_fp64": "double precision (cl_khr_fp64)",
-                    "cl_khr_fp16": "half precision arithmetic (cl_khr_fp16)"}.get(feat, feat)
+                    "cl_khr_fp16": "half precision arithmetic (cl_khr_fp16)",
+                    "__opencl_c_generic_address_space":
+                        "the generic address space (__opencl_c_generic_address_space)",
+                    }.get(feat, feat)
             raise FeatureError(f"target {tgt} lacks {what}, which this kernel uses", loc)
 
 

@@ -167,6 +167,9 @@ class ExprBuilder:
         loc = self.state.loc(node)
         if isinstance(t, VectorType):
             lanes = swizzle_lanes(t, name)
+            if lanes is None and t.n == 3 and name in ("hi", "odd"):
+                self.state.fail(node, f".{name} of the 3-component {t} would read its undefined "
+                                "4th lane; select the components you need (.z, .yz ...)")
             if lanes is None:
                 self.state.fail(node, f"{name!r} is not a component of {t}")
             for lane in lanes:

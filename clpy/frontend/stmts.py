@@ -222,6 +222,8 @@ class StmtBuilder(CallBuilder):
     def assign(self, target: ast.expr, value_node: ast.expr, ann: Type | None,
                node: ast.stmt) -> list[Stmt]:
         st = self.state
+        if isinstance(target, ast.Name) and target.id in st.constexprs:
+            st.fail(target, f"constexpr parameter {target.id!r} cannot be assigned")
         if isinstance(target, ast.Name) and target.id not in st.vars:
             return self.first_assign(target.id, value_node, ann, node)
         lhs = self.lvalue(target)
@@ -319,6 +321,8 @@ class StmtBuilder(CallBuilder):
     def lvalue(self, node: ast.expr) -> Expr:
         st = self.state
         if isinstance(node, ast.Name):
+            if node.id in st.constexprs:
+                st.fail(node, f"constexpr parameter {node.id!r} cannot be assigned")
             var = st.vars.get(node.id)
             if var is None:
                 if node.id in st.decl_block:
