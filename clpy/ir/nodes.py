@@ -211,7 +211,14 @@ class Declare(Stmt):
 
 @dataclass(frozen=True)
 class Assign(Stmt):
-    """``target = value`` or ``target op= value`` (op is None for plain assignment)."""
+    """``target = value`` or ``target op= value`` (op is None for plain assignment).
+
+    With ``op`` set the meaning is C's compound assignment (C99 6.5.16.2): ``target =
+    (T)(target op value)`` where ``target op value`` uses the usual arithmetic conversions of
+    the two operand types and ``T`` is the target's type; the target is evaluated once. The
+    frontend only sets ``op`` to a C operator (never floordiv/floormod) when that equals the
+    Python meaning, e.g. ``count += 1`` on a ``ushort`` (computed in ``int``, stored back).
+    """
 
     target: Expr
     value: Expr
