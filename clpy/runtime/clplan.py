@@ -78,6 +78,9 @@ class CLPlan:
         self.local_limit = info.local_mem_size
         self.params = plan_params(spec, meta)
         self.converters = [(i, self._converter(p)) for i, p in self.params]
+        set_buf = getattr(self.kernel, "_set_arg_buf", None) or self.kernel.set_arg
+        self._setters = [set_buf if pointer_kind(p) == "value" else self.kernel.set_arg
+                         for _, p in self.params]
         self._checked: set[Sizes] = set()
         self._last: list[Any] | None = None
 
@@ -179,16 +182,15 @@ class CLPlan:
 
     def _set_args(self, cl_args: list[Any]) -> None:
         """Set only the arguments that changed since the last launch of this plan: OpenCL
-        keeps kernel arguments between enqueues (spec: clSetKernelArg), and setting one
-        costs the driver several microseconds. Call with ``self.lock`` held."""
+        keeps kernel arguments between enqueues (spec: clSetKernelArg). Values (NumPy
+        scalars, vector lanes, structs) go through pyopencl's raw-bytes setter, as its own
+        generated invokers do: ``Kernel.set_arg`` takes ~10 µs to classify a NumPy scalar.
+        Call with ``self.lock`` held."""
         last = self._last
-        if last is None:
-            self.kernel.set_args(*cl_args)
-        else:
-            set_arg = self.kernel.set_arg
-            for j, a in enumerate(cl_args):
-                if not _same(a, last[j]):
-                    set_arg(j, a)
+        setters = self._setters
+        for j, a in enumerate(cl_args):
+            if last is None or not _same(a, last[j]):
+                setters[j](j, a)
         # Holding the previous arguments keeps their objects (and ids) alive.
         self._last = cl_args
 
