@@ -111,6 +111,16 @@ def test_listing_names_and_descriptions(monkeypatch: Any) -> None:
     assert rt.devices() is devs               # described once, cached
 
 
+def test_identical_devices_get_numbered_names(monkeypatch: Any) -> None:
+    rt = _runtime(monkeypatch, [H100, H100, POCL_CPU])
+    names = [d.name for d in rt.devices()]
+    assert names[1:3] == ["opencl:NVIDIA CUDA:NVIDIA H100 80GB HBM3",
+                          "opencl:NVIDIA CUDA:NVIDIA H100 80GB HBM3 #1"]
+    assert rt.find("opencl:nvidia") is rt.devices()[1]
+    assert rt.find("opencl:nvidia:#1") is rt.devices()[2]
+    assert rt.find(names[2]) is rt.devices()[2]
+
+
 def test_real_devices_are_listed(cl_device: Any) -> None:
     devs = clpy.devices()
     assert devs[0] == "sim"

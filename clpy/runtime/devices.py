@@ -4,7 +4,8 @@ Selection (DESIGN.md "Devices"): ``use_device(...)`` beats the ``CLPY_DEVICE`` e
 variable, which beats the default: the first OpenCL GPU, else the simulator. A selector is
 ``"sim"``, ``"opencl"`` (first GPU, else first OpenCL device), ``"opencl:<text>"`` (case-
 insensitive substring of the platform name, vendor or version, the device name or its type),
-``"opencl:<platform text>:<device text>"``, or a listed name exactly.
+``"opencl:<platform text>:<device text>"``, or a listed name exactly. Identical devices are
+listed as ``"<name>"``, ``"<name> #1"``, ``"<name> #2"`` ... (``"opencl:nvidia:#1"``).
 """
 
 from __future__ import annotations
@@ -146,8 +147,12 @@ class Runtime:
                 devs = self._devices
                 if devs is None:
                     devs = [SIM]
+                    seen: dict[str, int] = {}
                     for d in _opencl_devices():
                         name = f"opencl:{_clean(d.platform.name)}:{_clean(d.name)}"
+                        k = seen[name] = seen.get(name, -1) + 1
+                        if k:                  # identical GPUs: "... #1", "... #2"
+                            name = f"{name} #{k}"
                         info = query(d, name)
                         devs.append(Device(name, info.description, d, info,
                                            device_target(info)))
@@ -238,7 +243,7 @@ def _matches(d: Device, parts: list[str]) -> bool:
     info = d.info
     assert info is not None
     plat = f"{info.platform} {info.platform_vendor} {info.platform_version}".lower()
-    dev = f"{info.device_name} {info.device_vendor} {info.device_type}".lower()
+    dev = f"{d.name.rsplit(':', 1)[-1]} {info.device_vendor} {info.device_type}".lower()
     if len(parts) == 1:
         return parts[0] in plat or parts[0] in dev or parts[0] in d.name.lower()
     p, dv = parts[0], ":".join(parts[1:])
