@@ -32,7 +32,7 @@ class SimConfig:
     atomic_order: str = "work-item"
     sub_group_size: int = 32
     spin_limit: int = 64
-    max_lanes: int = 1 << 18
+    max_lanes: int = 1 << 17
     seed: int = 0
 
     def on(self, check: str) -> bool:
