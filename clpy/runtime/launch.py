@@ -246,11 +246,14 @@ class Launcher:
             if device is not None and dev.cl_device not in fc.context.devices:
                 raise ValueError(f"{meta.name}(): parameter {fc.param!r} lives on another "
                                  f"device than {dev}") from None
+            # Run where the memory is: the same device (keeping a variant's target and build
+            # options), in the argument's context and on its queue.
+            there = dev if device is not None else RUNTIME.find(fc.context)
             qkey = None if fc.queue is None else int(fc.queue.int_ptr)
-            key = (spec_key, RUNTIME.find(fc.context), int(fc.context.int_ptr), qkey)
+            key = (spec_key, there, int(fc.context.int_ptr), qkey)
             plan = k._launch_cache.get(key)
             if plan is None:
-                plan = self._plan(key, meta, args, key[1], fc.context, fc.queue)
+                plan = self._plan(key, meta, args, there, fc.context, fc.queue)
             return plan.run(args, sizes, wait, offset)
 
     def _plan(self, key: tuple[Any, ...], meta: Meta, args: tuple[Any, ...], dev: Device,
