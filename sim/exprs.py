@@ -33,6 +33,7 @@ from clpy.ir.nodes import (
     VarRef,
     VectorCons,
 )
+from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from sim import ops
@@ -87,7 +88,6 @@ class ExprCompiler(LvalueCompiler):
 
     def __init__(self, plan: PlanBuilder) -> None:
         self.plan = plan
-        self.launch_checks = plan
 
     def expr(self, e: Expr) -> Fn:
         method = getattr(self, f"x_{type(e).__name__}", None)
@@ -250,7 +250,7 @@ class ExprCompiler(LvalueCompiler):
     def cond(self, e: Expr) -> Fn:
         """A scalar condition as a bool lane value."""
         f = self.expr(e)
-        if e.type is ops.bool_dtype():
+        if e.type is C.bool_:
             return f
         if isinstance(e.type, PointerType):
             return lambda fr: np.bool_(f(fr).mem is not None)

@@ -171,6 +171,16 @@ class Memory:
         a = self._check(fr, addr, loc, write)
         return Where("flat", fr.shape, idx=np.broadcast_to(a, fr.shape))
 
+    def element_indices(self, fr: Frame, addr: Value, loc: Loc, write: bool = True
+                        ) -> np.ndarray:
+        """Bounds-checked indices, one per lane (shape ``fr.shape``), into ``flat_data()``.
+        For built-ins that access memory themselves (atomics: exempt from race checks)."""
+        return np.broadcast_to(self.where(fr, addr, loc, write).flat(), fr.shape)
+
+    def flat_data(self) -> np.ndarray:
+        """The elements as one flat array (local memory: all work-groups' regions)."""
+        return self.data
+
     def load(self, fr: Frame, addr: Value, loc: Loc, copy: bool = True) -> Value:
         w = self.where(fr, addr, loc, False)
         if self.shadow is not None:
@@ -221,6 +231,9 @@ class LocalMem(Memory):
         super().__init__(name, elem, data, launch)
         self.count = data.shape[1]
         self.trail = data.shape[2:]
+
+    def flat_data(self) -> np.ndarray:
+        return self.data.reshape(-1, *self.trail)
 
     def where(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Where:
         c = self.count

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from clpy.types import catalog as C
 from clpy.types.core import PointerType, ScalarType, Type, VectorType, element_of
 
 Value = Any
@@ -225,6 +224,3 @@ def float_to_int(v: Value, de: ScalarType) -> Value:
 def is_uniform(v: Value) -> bool:
     return not isinstance(v, np.ndarray) or v.ndim == 0
 
-
-def bool_dtype() -> ScalarType:
-    return C.bool_

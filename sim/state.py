@@ -36,7 +36,6 @@ class Launch:
         self.locs: list[Loc] = []
         self.loc_ids: dict[Loc, int] = {}
         self.checks = cfg.checks
-        self.shadows: dict[int, Any] = {}
 
     def loc_id(self, loc: Loc) -> int:
         i = self.loc_ids.get(loc)

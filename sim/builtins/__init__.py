@@ -18,7 +18,11 @@ local linear id, ``fr.batch.launch`` the NDRange geometry and the reporting func
 scalars are NumPy scalars or arrays broadcastable to ``fr.shape``, vectors have a leading
 component axis ``(n, g, w)``, pointers are ``sim.frame.PtrVal(mem, off)`` (read and write with
 ``mem.load(fr, off + i, call.loc)`` / ``mem.store(...)``, which bounds-check and record races;
-atomics should access ``mem.data`` directly to stay exempt from race checks).
+atomics use ``idx = mem.element_indices(fr, off + i, call.loc)`` and read-modify-write
+``mem.flat_data()[idx]`` themselves in the configured order, which keeps them exempt from race
+checks). Work-group functions reduce over the lanes of each work-group: in a frame with
+``fr.complete`` and ``fr.gslot`` of shape ``(G, 1)`` a work-group is a row; otherwise group the
+lanes by ``fr.gslot``.
 
 An implementation may define ``impl.specialize(call, arg_fns)`` returning a closure
 ``fr -> value`` (or None) to precompute per call site. Uniform built-ins (barriers,

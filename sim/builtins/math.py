@@ -113,8 +113,7 @@ def _remainder(x: Any, y: Any) -> Any:
     ar = np.where(odd, ar - ay, ar)
     flip = (ar > 0.5 * ay) | ((ar == 0.5 * ay) & odd)
     res = np.where(flip, ar - ay, ar)
-    res = np.copysign(np.abs(res), np.sign(x) * np.sign(res)) if False else \
-        np.where(x < 0, -res, res)
+    res = np.where(x < 0, -res, res)
     res = np.where(res == 0, np.copysign(0.0, x), res)
     res = np.where(np.isinf(ay) & np.isfinite(x), x, res)
     return np.where((ay == 0) | np.isinf(x) | np.isnan(x) | np.isnan(y), np.nan, res)

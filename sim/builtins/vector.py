@@ -11,7 +11,7 @@ import numpy as np
 
 from clpy.builtins.registry import REGISTRY
 from clpy.types import catalog as C
-from clpy.types.core import VectorType, element_of
+from clpy.types.core import VectorType
 from sim.builtins import fix
 from sim.builtins.conversions import directed_float
 from sim.frame import PtrVal
@@ -107,4 +107,3 @@ for _name in REGISTRY:
     if m:
         n = int(m[2] or 1)
         IMPLS[_name] = _vstore(n, 4 if (m[1] and n == 3) else n, m[3] or "")
-_ = element_of
