@@ -385,3 +385,14 @@ def test_pyopencl_memory_on_the_simulator(cl_queue: Any) -> None:
     back = np.empty(n, np.float32)
     cl.enqueue_copy(cl_queue, back, buf)
     np.testing.assert_array_equal(back, np.arange(n) + 1)
+
+
+def test_temporary_device_copies_are_not_kept(cldev: Device) -> None:
+    x = np.ones(8, np.float32)
+    y = np.zeros(8, np.float32)
+    saxpy[8](1.0, x, y, 8, device=cldev)
+    plan = next(p for key, p in saxpy._launch_cache.items()
+                if key[1] is cldev and key[2] is None)
+    assert plan._last[1] is None and plan._last[2] is None    # x, y buffers released
+    saxpy[8](1.0, x, y, 8, device=cldev)                      # and set again next time
+    np.testing.assert_array_equal(y, 2)

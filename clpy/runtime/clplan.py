@@ -187,6 +187,7 @@ class CLPlan:
         generated invokers do: ``Kernel.set_arg`` takes ~10 µs to classify a NumPy scalar.
         Call with ``self.lock`` held."""
         last = self._last
+        self._last = None              # if a setter fails, the next launch sets everything
         setters = self._setters
         for j, a in enumerate(cl_args):
             if last is None or not _same(a, last[j]):
@@ -212,19 +213,24 @@ class CLPlan:
             return None if wait else DoneHandle()
         cl = self._cl
         copies: list[tuple[Any, Any]] = []
+        temps: list[int] = []
         if pending:      # every argument checked: now copy NumPy arrays to the device
             for j, x in enumerate(cl_args):
                 if type(x) is _HostArray:
                     buf = x.upload(self.context, cl)
                     cl_args[j] = buf
+                    temps.append(j)
                     if x.written and x.array.nbytes:
                         copies.append((x.array, buf))
+        keep = list(cl_args) if temps and not wait else None
         queue = self.queue
         try:
             with self.lock:
                 self._set_args(cl_args)
                 evt = cl.enqueue_nd_range_kernel(queue, self.kernel, g, loc,
                                                  global_work_offset=offset)
+                for j in temps:        # don't keep temporary device copies alive in _last
+                    cl_args[j] = None
         except cl.Error as e:
             raise LaunchError(f"{self.name}: launch on {self.device} failed: {e}") from e
         if wait:
@@ -237,7 +243,7 @@ class CLPlan:
             return None
         events = [evt] + [cl.enqueue_copy(queue, host, buf, wait_for=[evt], is_blocking=False)
                           for host, buf in copies]
-        return LaunchHandle(evt, events, (cl_args, copies))
+        return LaunchHandle(evt, events, (keep, copies))
 
 
 _NOTHING = object()
