@@ -39,7 +39,9 @@ def _sim_module() -> Any:
         raise RuntimeError("the simulator package 'sim' is not installed or failed to import "
                            f"({e}); choose an OpenCL device") from None
     if not hasattr(sim, "launch"):
-        raise RuntimeError("the simulator package 'sim' has no launch(); it is incomplete")
+        where = getattr(sim, "__file__", None) or list(getattr(sim, "__path__", []))
+        raise RuntimeError(f"the package 'sim' imported from {where} has no launch(): not "
+                           "clpy's simulator, or a stale editable install (pip install -e .)")
     return sim
 
 
