@@ -127,9 +127,8 @@ class StmtEmitter:
         stop = self.ex(s.stop)
         needs_stop_temp = not _loop_invariant(s.stop, s.body)
         opened = False
-        if needs_stop_temp:
-            self.w.open("", s.loc)
-            self.w.lines[-1] = self.w.lines[-1].rstrip()
+        if needs_stop_temp:  # Python evaluates range()'s stop once
+            self._open_scope(s)
             opened = True
             stop_name = self.names(Var(f"{s.var.name}_stop", t))
             self.w.line(f"const {type_name(t)} {stop_name} = {stop};")
@@ -150,7 +149,7 @@ class StmtEmitter:
             step_text = self.ex(step)
             if not _loop_invariant(step, s.body):
                 if not opened:
-                    self.w.open("", s.loc)
+                    self._open_scope(s)
                     opened = True
                 step_name = self.names(Var(f"{s.var.name}_step", t))
                 self.w.line(f"const {type_name(t)} {step_name} = {step_text};")
@@ -162,6 +161,11 @@ class StmtEmitter:
         self.w.close()
         if opened:
             self.w.close()
+
+    def _open_scope(self, s: Stmt) -> None:
+        """A bare ``{`` block holding a loop's evaluated-once bounds."""
+        self.w.line("{", s.loc)
+        self.w.depth += 1
 
     def s_Break(self, s: Break) -> None:
         self.w.line("break;", s.loc)
@@ -225,14 +229,28 @@ def _escape(text: str) -> str:
             .replace("\n", "\\n").replace("\t", "\\t"))
 
 
+def _root_var(target: Expr) -> Var | None:
+    """The variable an assignment stores into (``s.n``, ``v.x``, ``arr[i][j]`` → s, v, arr);
+    None for stores through pointers."""
+    from clpy.ir.nodes import Field, Index, Swizzle
+
+    while isinstance(target, (Field, Swizzle, Index)):
+        if isinstance(target, Index) and isinstance(target.base.type, PointerType):
+            return None
+        target = target.base
+    return target.var if isinstance(target, VarRef) else None
+
+
 def _loop_invariant(e: Expr, body: tuple[Stmt, ...]) -> bool:
     """True when ``e`` is a constant or variables that the loop body never assigns."""
     from clpy.ir.nodes import CallBuiltin, CallFunc, Index
 
     assigned: set[Var] = set()
     for n in walk(body):
-        if isinstance(n, Assign) and isinstance(n.target, VarRef):
-            assigned.add(n.target.var)
+        if isinstance(n, Assign):
+            root = _root_var(n.target)
+            if root is not None:
+                assigned.add(root)
         elif isinstance(n, For):
             assigned.add(n.var)
     for n in walk([ExprStmt(e.loc, e)]):

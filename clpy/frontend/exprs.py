@@ -298,6 +298,14 @@ class ExprBuilder:
 
         bt = base.type
         loc = self.state.loc(node)
+        if _weak(base) and _weak(exp):  # 2 ** 10, 2 ** 0.5: Python's value, typed as a literal
+            try:
+                v = base.value ** exp.value  # type: ignore[attr-defined]
+            except (OverflowError, ZeroDivisionError) as e:
+                self.state.fail(node, f"cannot compute this constant power: {e}")
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and \
+                    (isinstance(v, float) or -(2**63) <= v < 2**64):
+                return self.literal(v, node)
         if isinstance(exp, Const) and _is_int(exp.type) and not _elem(bt).is_float:
             n = exp.value
             if not 0 <= n <= 16:
@@ -400,6 +408,8 @@ class ExprBuilder:
     def visit_IfExp(self, node: ast.IfExp) -> Expr:
         cond = self.condition(node.test)
         a, b = self.expr(node.body), self.expr(node.orelse)
+        if isinstance(cond, Const):  # decided at compile time (constexpr, constants)
+            return a if cond.value else b
         t = self.join(a, b, node)
         return Select(t, self.state.loc(node), cond, self.coerce(a, t, node),
                       self.coerce(b, t, node))

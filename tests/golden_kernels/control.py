@@ -137,3 +137,31 @@ def _ret() -> object:
 @case("ctl_hoist")
 def _hoist() -> object:
     return ctl_hoist
+
+
+@clpy.struct
+class Counter:
+    n: int32
+    scale: float32
+
+
+@clpy.kernel
+def ctl_loop_bounds(x: Global[int32], c: Counter, step: int32):
+    t = c
+    for i in range(t.n):
+        t.n -= 1
+        x[i] = t.n
+    for j in range(x[0], 0, -1):
+        x[j] = 0
+    m = 4
+    for q in range(0, m, step):  # noqa: B007
+        m = 2
+        step += 1
+    for r in range(10):
+        r = r * 2
+        x[r] = r
+
+
+@case("ctl_loop_bounds")
+def _bounds() -> object:
+    return ctl_loop_bounds
