@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,9 @@ class _Callable:
 
     def _eval_annotation(self, node: ast.expr) -> Any:
         parsed = self.parsed
+        simple = _eval_simple(node, parsed.closure, parsed.globals)
+        if simple is not _UNSET:
+            return simple
         env = {**parsed.globals, **parsed.closure}
         try:
             return eval(compile(ast.Expression(node), parsed.file, "eval"), env)  # noqa: S307
@@ -94,6 +97,7 @@ class Specialization:
     kernel: Kernel
     function: Function
     constexprs: tuple[tuple[str, Any], ...]
+    _sources: dict[tuple[Any, bool], str] = field(default_factory=dict, repr=False)
 
     @property
     def ir(self) -> Function:
@@ -106,7 +110,17 @@ class Specialization:
     def source_for(self, target: Any, line_directives: bool = True) -> str:
         from clpy.emit.program import emit_program
 
-        return emit_program(self.function, target, line_directives=line_directives)
+        key = (target, line_directives)
+        try:
+            return self._sources[key]
+        except (KeyError, TypeError):
+            pass
+        text = emit_program(self.function, target, line_directives=line_directives)
+        try:
+            self._sources[key] = text
+        except TypeError:  # an unhashable target description: not cached
+            pass
+        return text
 
 
 class Kernel(_Callable):
@@ -285,6 +299,33 @@ def func(fn: Callable[..., Any]) -> Func:
     if not callable(fn):
         raise TypeError("@clpy.func decorates a function")
     return Func(fn)
+
+
+def _eval_simple(node: ast.expr, closure: dict[str, Any], globs: dict[str, Any]) -> Any:
+    """Evaluate the common annotation shapes (``float32``, ``clpy.float4``,
+    ``Global[float32]``) without compiling; ``_UNSET`` for anything else."""
+    import builtins
+
+    if isinstance(node, ast.Name):
+        for ns in (closure, globs, vars(builtins)):
+            if node.id in ns:
+                return ns[node.id]
+        return _UNSET
+    if isinstance(node, ast.Attribute):
+        base = _eval_simple(node.value, closure, globs)
+        if base is _UNSET:
+            return _UNSET
+        return getattr(base, node.attr, _UNSET)
+    if isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Tuple, ast.Slice)):
+        base = _eval_simple(node.value, closure, globs)
+        index = _eval_simple(node.slice, closure, globs)
+        if base is _UNSET or index is _UNSET:
+            return _UNSET
+        try:
+            return base[index]
+        except Exception:
+            return _UNSET
+    return _UNSET
 
 
 def _check_param_type(kname: str, name: str, t: Type) -> Type:

@@ -11,18 +11,27 @@ from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
 
-def children(node: Expr | Stmt) -> Iterator[Expr | Stmt]:
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("type", "loc"))
+        _CHILD_FIELDS[cls] = names
+    return names
+
+
+def children(node: Expr | Stmt) -> list[Expr | Stmt]:
     """Direct child expressions and statements of a node, in source order."""
-    for f in dataclasses.fields(node):
-        if f.name in ("type", "loc"):
-            continue
-        v = getattr(node, f.name)
+    out: list[Expr | Stmt] = []
+    for name in _child_fields(type(node)):
+        v = getattr(node, name)
         if isinstance(v, (Expr, Stmt)):
-            yield v
+            out.append(v)
         elif isinstance(v, tuple):
-            for item in v:
-                if isinstance(item, (Expr, Stmt)):
-                    yield item
+            out.extend(item for item in v if isinstance(item, (Expr, Stmt)))
+    return out
 
 
 def walk(nodes: tuple[Stmt, ...] | list[Stmt]) -> Iterator[Expr | Stmt]:
@@ -31,7 +40,10 @@ def walk(nodes: tuple[Stmt, ...] | list[Stmt]) -> Iterator[Expr | Stmt]:
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(reversed(list(children(n))))
+        kids = children(n)
+        if kids:
+            kids.reverse()
+            stack.extend(kids)
 
 
 def all_vars(fn: Function) -> Iterator[Var]:
