@@ -10,7 +10,6 @@ from clpy.types import catalog as C
 from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
-
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
