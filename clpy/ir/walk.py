@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 from clpy.ir.nodes import Declare, Expr, For, Function, Stmt, Var
@@ -10,26 +9,19 @@ from clpy.types import catalog as C
 from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _child_fields(cls: type) -> tuple[str, ...]:
-    names = _CHILD_FIELDS.get(cls)
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("type", "loc"))
-        _CHILD_FIELDS[cls] = names
-    return names
+_NODE = (Expr, Stmt)
 
 
 def children(node: Expr | Stmt) -> list[Expr | Stmt]:
     """Direct child expressions and statements of a node, in source order."""
     out: list[Expr | Stmt] = []
-    for name in _child_fields(type(node)):
-        v = getattr(node, name)
-        if isinstance(v, (Expr, Stmt)):
+    # Field values in declaration order; ``type``/``loc`` and non-node fields are skipped
+    # by the isinstance tests (this runs for every node of every pass: keep it lean).
+    for v in node.__dict__.values():
+        if isinstance(v, _NODE):
             out.append(v)
-        elif isinstance(v, tuple):
-            out.extend(item for item in v if isinstance(item, (Expr, Stmt)))
+        elif type(v) is tuple:
+            out.extend([item for item in v if isinstance(item, _NODE)])
     return out
 
 
@@ -55,15 +47,20 @@ def all_vars(fn: Function) -> Iterator[Var]:
 
 
 def all_types(fn: Function) -> Iterator[Type]:
-    for v in all_vars(fn):
+    """Types of parameters, the result, every variable and every expression (one pass)."""
+    for v in fn.params:
         yield v.type
     yield fn.ret
     for n in walk(fn.body):
         if isinstance(n, Expr):
             yield n.type
+        elif isinstance(n, (Declare, For)):
+            yield n.var.type
 
 
 def _structs_in(t: Type, out: list[StructType]) -> None:
+    if isinstance(t, (ScalarType, VectorType)):
+        return
     if isinstance(t, (PointerType, ArrayType)):
         _structs_in(t.elem, out)
     elif isinstance(t, StructType):
