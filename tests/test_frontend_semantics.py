@@ -321,3 +321,35 @@ def test_ir_nodes_have_locations_in_the_users_file() -> None:
     for n in walk(fn.body):
         assert n.loc.file == __file__ and n.loc.line > 0
     assert all(isinstance(p, Var) and p.is_param for p in fn.params)
+
+
+@clpy.kernel
+def many_accumulators(x: Global[float32], d: Global[clpy.double]):
+    a0 = 0
+    a1 = 0
+    a2 = 0
+    a3 = 0
+    a4 = 0
+    a5 = 0
+    a6 = 0
+    a7 = 0
+    a8 = 0
+    a9 = 0
+    a0 += x[0]
+    a1 += x[1]
+    a2 += x[2]
+    a3 += x[3]
+    a4 += x[4]
+    a5 += x[5]
+    a6 += x[6]
+    a7 += x[7]
+    a8 += x[8]
+    a9 += d[0]
+    a9 += 1
+    x[0] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9
+
+
+def test_many_variables_widen_in_one_rebuild() -> None:
+    types = var_types(many_accumulators.ir)
+    assert all(types[f"a{i}"] is C.float_ for i in range(9))
+    assert types["a9"] is C.double

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Sequence
 from typing import Any
 
-from clpy.errors import KernelTypeError, UnsupportedSyntaxError
+from clpy.errors import CompileError, KernelTypeError, UnsupportedSyntaxError
 from clpy.frontend.context import CompileSession, FuncState, Restart, block_paths
 from clpy.frontend.source import ParsedFunction
 from clpy.frontend.stmts import StmtBuilder
@@ -52,7 +52,8 @@ def build_function(parsed: ParsedFunction, params: Sequence[tuple[str, Type]],
     """
     hints: dict[str, Type] = {}
     decl_block = block_paths(parsed.tree)
-    for _ in range(_MAX_RESTARTS):
+    # Each restart widens one variable, at most twice (int → float → double).
+    for _ in range(_MAX_RESTARTS + 2 * len(decl_block)):
         state = FuncState(parsed, session, is_kernel, constexprs, hints, ret_type=ret)
         state.decl_block = decl_block
         param_vars = []
@@ -64,6 +65,12 @@ def build_function(parsed: ParsedFunction, params: Sequence[tuple[str, Type]],
         try:
             body = builder.block(parsed.tree.body, ())
         except Restart:
+            continue
+        except CompileError:
+            if state.restart_pending:  # an error caused by a variable not yet widened
+                continue
+            raise
+        if state.restart_pending:
             continue
         break
     else:  # pragma: no cover - widening converges in at most a couple of rounds

@@ -56,6 +56,7 @@ class FuncState:
     callees: list[Function] = field(default_factory=list)
     ret_type: Type | None = None
     loop_depth: int = 0
+    restart_pending: bool = False  # a variable was widened: this attempt's IR is discarded
     uniform_calls: list[tuple[Any, Loc]] = field(default_factory=list)
 
     def loc(self, node: ast.AST) -> Loc:

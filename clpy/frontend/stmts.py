@@ -310,8 +310,9 @@ class StmtBuilder(CallBuilder):
         cur = var.type
         if isinstance(cur, ScalarType) and isinstance(t, ScalarType) and (
                 (cur is C.int_ and t in _WIDEN_INT) or (cur is C.float_ and t is C.double)):
+            # Finish this attempt (more variables may need widening), then rebuild once.
             st.hints[name] = t
-            raise Restart(name)
+            st.restart_pending = True
 
     def note_alias(self, name: str, value: Expr) -> None:
         if isinstance(value.type, PointerType):
