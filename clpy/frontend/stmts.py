@@ -8,7 +8,7 @@ from typing import Any
 
 from clpy.errors import ConstantError, KernelTypeError, UndefinedNameError, UnsupportedSyntaxError
 from clpy.frontend.calls import CallBuilder
-from clpy.frontend.context import FuncState, PyValue, Restart
+from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.exprs import pure
 from clpy.ir.nodes import (
     Assert,
