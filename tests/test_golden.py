@@ -73,12 +73,17 @@ def test_golden_builds_on_device(case: Case, cl_context: Any) -> None:
     missing = [n for n in case.needs if not device_has(device, n)]
     if missing:
         pytest.skip(f"{device.name} lacks {', '.join(missing)}")
-    text = emit(case)
-    prg = cl.Program(cl_context, text)
-    try:
-        prg.build(options=[std_flag(case.target)])
-    except cl.RuntimeError as e:  # pragma: no cover - the failure message is the point
-        pytest.fail(f"{case.name} ({case.target}) does not build:\n{e}\n--- source ---\n{text}")
+    # The golden text, and what users get by default (with #line directives) if different.
+    texts = [emit(case)]
+    if not case.line_directives:
+        texts.append(case.make().source_for(case.target))
+    for text in texts:
+        prg = cl.Program(cl_context, text)
+        try:
+            prg.build(options=[std_flag(case.target)])
+        except cl.RuntimeError as e:  # pragma: no cover - the failure message is the point
+            pytest.fail(f"{case.name} ({case.target}) does not build:\n{e}\n--- source ---\n"
+                        f"{text}")
 
 
 def test_golden_files_have_cases() -> None:
