@@ -480,7 +480,32 @@ def calls_mixed_return(x: Global[float32]):
     x[0] = mixed_return(1.0)
 
 
+@bad(KernelTypeError, "n // 0", "integer division by zero")
+@clpy.kernel
+def int_division_by_zero(x: Global[int32], n: int32):
+    x[0] = n // 0
+
+
+@bad(KernelTypeError, "local_array(3, 2)", "'3' is not a clpy type")
+@clpy.kernel
+def array_of_non_type(x: Global[float32]):
+    a = clpy.local_array(3, 2)
+
+
+@bad(KernelTypeError, "v: 5 = ", "'5' is not a clpy type")
+@clpy.kernel
+def bad_local_annotation(x: Global[float32]):
+    v: 5 = 1.0
+
+
 # ----------------------------------------------------------------------------- constants
+
+
+@bad(ConstantError, "private_array(float32, ())", "at least one dimension")
+@clpy.kernel
+def zero_dimensional_array(x: Global[float32]):
+    a = clpy.private_array(float32, ())
+
 
 
 @bad(ConstantError, "local_array(float32, n)", "must be a compile-time integer constant")

@@ -261,6 +261,9 @@ class ExprBuilder:
         if op == "/" and not _elem(t).is_float:
             # Python's true division: int / int is a float.
             t = _with_elem(t, C.float_)
+        if op in ("//", "%", "/") and not _elem(t).is_float and isinstance(right, Const) and \
+                right.value == 0:
+            self.state.fail(node, "integer division by zero")
         if op in ("//", "%"):
             if _elem(t).is_float:
                 op = "floordiv" if op == "//" else "floormod"

@@ -194,11 +194,15 @@ class StmtBuilder(CallBuilder):
 
     def annotation(self, node: ast.expr) -> Type:
         v = self.value(node)
-        obj = v.value if isinstance(v, PyValue) else None
-        try:
-            return resolve_annotation(obj)
-        except TypeError:
+        t: Type | None = None
+        if isinstance(v, PyValue) and v.value is not None:
+            try:
+                t = resolve_annotation(v.value)
+            except TypeError:
+                t = None
+        if t is None or t is C.void:
             self.state.fail(node, f"{ast.unparse(node)!r} is not a clpy type")
+        return t
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> list[Stmt]:
         from clpy.frontend.exprs import _BINOPS
@@ -274,6 +278,9 @@ class StmtBuilder(CallBuilder):
         elem = self.annotation(node.args[0])
         shape_nodes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
         shape = tuple(self.const_int(s, "an array size") for s in shape_nodes)
+        if not shape:
+            self.state.fail(node.args[1], "an array needs at least one dimension",
+                            ConstantError)
         if any(n <= 0 for n in shape):
             self.state.fail(node.args[1], f"array sizes must be positive, got {shape}",
                             ConstantError)
