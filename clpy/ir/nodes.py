@@ -217,7 +217,8 @@ class Assign(Stmt):
     (T)(target op value)`` where ``target op value`` uses the usual arithmetic conversions of
     the two operand types and ``T`` is the target's type; the target is evaluated once. The
     frontend only sets ``op`` to a C operator (never floordiv/floormod) when that equals the
-    Python meaning, e.g. ``count += 1`` on a ``ushort`` (computed in ``int``, stored back).
+    Python meaning, and ``value``'s type is the target's or (integers only) the promoted type
+    of the operation, e.g. ``count += 1`` on a ``ushort`` (computed in ``int``, wraps back).
     """
 
     target: Expr
