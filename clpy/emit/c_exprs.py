@@ -81,11 +81,12 @@ def _float_text(v: float, t: ScalarType) -> str:
     if t is not C.double:
         # the shortest decimal text that rounds to the same float/half value
         np_t = np.float32 if t is C.float_ else np.float16
-        for digits in range(1, 18):
-            cand = f"{v:.{digits}g}"
-            if np_t(float(cand)) == np_t(v):
-                text = cand
-                break
+        with np.errstate(over="ignore"):  # candidates past the type's max round to inf
+            for digits in range(1, 18):
+                cand = f"{v:.{digits}g}"
+                if np_t(float(cand)) == np_t(v):
+                    text = cand
+                    break
     if "e" not in text and "." not in text and "inf" not in text:
         text += ".0"
     if t is C.float_:
@@ -287,6 +288,9 @@ def implicit_value(e: Expr) -> Expr:
     narrowing float conversions stay explicit, since they lose information a reader should
     see. Vector broadcasts of a scalar of the element type are implicit too.
     """
+    if isinstance(e, Cast) and isinstance(e.value, (Compare, Logical)) and \
+            isinstance(e.type, ScalarType) and e.type.is_int and e.value.type is C.bool_:
+        return e.value  # a C comparison already is an int 0/1
     inner = _uncast(e)
     if inner is None:
         return e
