@@ -69,7 +69,7 @@ def precedence(x: Global[int32], a: int32, b: int32, c: int32):
     x[4] = a & b == c  # Python: (a & b) == c
     x[5] = (a << b) + c
     x[6] = a << (b + c)
-    x[7] = -(-a)
+    x[7] = -(-a)  # noqa: B002
     x[8] = a if a > 0 and b > 0 or c > 0 else -a
 
 
