@@ -92,3 +92,21 @@ def _ce128() -> object:
 @case("python_closure_consts")
 def _closure() -> object:
     return closure_consts
+
+
+@clpy.kernel
+def constexpr_dtype(x: Global[float32], acc_t: clpy.constexpr, scale: clpy.constexpr):
+    buf = clpy.private_array(acc_t, 2)
+    buf[0] = acc_t(x[0])
+    buf[1] = buf[0] * scale
+    x[0] = float32(buf[1])
+
+
+@case("constexpr_dtype_double")
+def _ce_double() -> object:
+    return constexpr_dtype.specialize(acc_t=clpy.double, scale=0.25)
+
+
+@case("constexpr_dtype_int")
+def _ce_int() -> object:
+    return constexpr_dtype.specialize(acc_t=int32, scale=3)
