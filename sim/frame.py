@@ -134,15 +134,6 @@ def scatter_value(parent_shape: tuple[int, int], sel: Sel, old: Value, new: Valu
     return full
 
 
-def _is_view_of(sel: Sel, old: np.ndarray, new: np.ndarray) -> bool:
-    """``new`` is exactly the view ``sel.gather(old)`` (so its lanes are already in ``old``)."""
-    if not (type(sel) is Cols and sel.slice is not None):
-        return False
-    g = sel.gather(old)
-    return bool(g.shape == new.shape and g.strides == new.strides and
-                g.__array_interface__["data"][0] == new.__array_interface__["data"][0])
-
-
 def _owned(old: Any, shape: tuple[int, int], new: Any) -> bool:
     """``old`` is a full-shape array that nothing but the caller's local variable refers to
     (CPython reference count), so scattering into it in place cannot be observed."""
@@ -206,7 +197,7 @@ class Frame:
     """
 
     __slots__ = ("batch", "parent", "sel", "shape", "env", "gslot", "llid", "cache",
-                 "complete", "func_ret")
+                 "complete", "views")
 
     def __init__(self, batch: Batch, shape: tuple[int, int], gslot: Value, llid: Value,
                  parent: Frame | None = None, sel: Sel | None = None,
@@ -220,6 +211,9 @@ class Frame:
         self.llid = llid
         self.cache: dict[Any, Value] = {}
         self.complete = complete
+        # values gathered from the parent as views of its arrays (a column slice): when the
+        # same object comes back at a merge, its lanes are already in the parent's array
+        self.views: dict[Any, Value] = {}
 
     def get(self, key: Any) -> Value:
         env = self.env
@@ -232,11 +226,14 @@ class Frame:
         assert sel is not None
         pv = p.get(key)
         v = gather(sel, pv)
-        if type(sel) is Cols and sel.slice is not None and isinstance(pv, np.ndarray) and \
-                pv.ndim == 2 and pv.shape[0] == 1 and v is not pv:
-            first = self.batch.run_of(pv)
-            if first is not None:  # a slice of a row of consecutive ids is one too
-                self.batch.note_run(v, first + sel.slice.start)
+        if type(sel) is Cols and sel.slice is not None and type(pv) is np.ndarray and \
+                v is not pv:
+            if pv.base is None:
+                self.views[key] = v
+            if pv.ndim == 2 and pv.shape[0] == 1:
+                first = self.batch.run_of(pv)
+                if first is not None:  # a slice of a row of consecutive ids is one too
+                    self.batch.note_run(v, first + sel.slice.start)
         env[key] = v
         return v
 
@@ -263,9 +260,12 @@ class Frame:
         """Scatter the variables ``keys`` assigned in ``sub`` back into this frame."""
         sel = sub.sel
         assert sel is not None
+        views = sub.views
         news = [(k, sub.env[k]) for k in keys if k in sub.env]
         if not news:
             return
+        same = {k for k, new in news if views.get(k) is new}
+        views.clear()
         # drop the sub-frame's views of our values, so that values only we hold can be
         # updated in place (see _owned)
         sub.env.clear()
@@ -277,9 +277,8 @@ class Frame:
                 del self.env[k]
             else:
                 continue
-            if type(new) is np.ndarray and type(old) is np.ndarray and new.base is old and \
-                    _is_view_of(sel, old, new):
-                self.env[k] = old  # updated in place through the sub-frame's view
+            if k in same and type(new) is np.ndarray and new.base is old:
+                self.env[k] = old  # unchanged, or updated in place through the view
             elif _owned(old, self.shape, new):
                 sel.scatter(old, new)
                 self.env[k] = old
