@@ -138,3 +138,28 @@ def test_more_kernels_match_pocl(cl_context: Any, case: Any, max_lanes: int) -> 
     _, kern, g, l_, make = case
     with sim.config(max_lanes=max_lanes):
         compare(cl_context, kern, g, l_, make(), ulps=8.0)
+
+
+@clpy.kernel
+def k_printf(x: Global[float32], v: Global[float4], k: Global[int32]):
+    i = clpy.get_global_id(0)
+    if i % 3 == 0:
+        print("i", i, "x", x[i], "k", k[i], v[i], sep=" ")
+    print(k[i] * 2, end=";\n")
+
+
+def test_printf_matches_pocl(cl_context: Any, capfd: Any) -> None:
+    from tests.test_sim_util import run_cl, run_sim
+
+    n = 12
+    args = [np.array([0.5, 1e-7, 3.0, 1234567.0, -2.25, 0.1] * 2, np.float32),
+            RNG.random((n, 4)).astype(np.float32), np.arange(n, dtype=np.int32) - 5]
+    fn = k_printf.specialize().function
+    run_sim(fn, (n,), (1,), args)
+    sim_out = capfd.readouterr().out
+    run_cl(cl_context, fn, (n,), (1,), args)
+    dev_out = capfd.readouterr().out
+    # work-groups of one work-item: PoCL prints whole work-items in order too
+    assert sorted(sim_out.splitlines()) == sorted(dev_out.splitlines())
+    assert sim_out.splitlines()[:2] == ["i 0 x 0.5 k -5 " + ",".join(
+        f"{c:f}" for c in args[1][0]), "-10;"]
