@@ -79,7 +79,7 @@ def k_group_uniform_loop(x: Global[float32], out: Global[float32]):
     tmp = clpy.local_array(float32, 16)
     tmp[lid] = x[clpy.get_global_id(0)]
     clpy.barrier()
-    for r in range(g % 3 + 1):  # trip count differs per work-group, uniform within one
+    for _r in range(g % 3 + 1):  # trip count differs per work-group, uniform within one
         v = tmp[(lid + 1) % 16]
         clpy.barrier()
         tmp[lid] = v + 1.0
