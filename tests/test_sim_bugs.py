@@ -487,3 +487,30 @@ def test_clpy_sim_forwarder() -> None:
     with clpy.sim.config(checks=False) as cfg:
         assert cfg.checks == frozenset()
     assert sim.current().checks == sim.CHECKS
+
+
+@clpy.kernel
+def neighbour_in_group(x: Global[float32], y: Global[float32]):
+    i = clpy.get_global_id(0)
+    y[i] = x[i] * 2.0
+    clpy.barrier()
+    x[i] = y[i ^ 1]  # same work-group, after a barrier: ordered
+
+
+@clpy.kernel
+def neighbour_across_groups(x: Global[float32], y: Global[float32]):
+    i = clpy.get_global_id(0)
+    y[i] = x[i] * 2.0
+    clpy.barrier()
+    x[i] = y[(i + 32) % 128]  # BUG: another work-group's element; barriers do not order groups
+
+
+def test_global_memory_ordering_follows_work_groups() -> None:
+    x = f32()
+    out = _run(neighbour_in_group, [x, np.zeros(N, np.float32)])
+    np.testing.assert_allclose(out[0], (x * 2)[np.arange(N) ^ 1])
+    with pytest.raises(SimulationError) as info:
+        _run(neighbour_across_groups, [x, np.zeros(N, np.float32)])
+    r = info.value.report
+    assert r.kind == "data-race" and r.line == bug_line(neighbour_across_groups)
+    assert "different work-groups" in r.message
