@@ -12,5 +12,7 @@ from sim.config import CHECKS, SimConfig, config, current
 from sim.errors import Report, SimulationError, SimulationWarning
 from sim.launch import launch
 
+SUPPORTS_NON_UNIFORM = True  # global sizes need not be multiples of the local size (CL 2.0)
+
 __all__ = ["launch", "config", "current", "SimConfig", "CHECKS", "SimulationError",
            "SimulationWarning", "Report"]

@@ -12,7 +12,7 @@ from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorT
 from clpy.types.structs import StructType
 from sim.config import current
 from sim.errors import SimulationError
-from sim.frame import Frame, PtrVal
+from sim.frame import Frame, PtrVal, select_lanes
 from sim.memory import make_global, make_local
 from sim.plan import get_plan
 from sim.printf import flush_prints
@@ -39,10 +39,6 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
     ls = _sizes("local_size", local_size)
     if len(gs) != len(ls):
         raise ValueError(f"sim.launch: global_size {gs} and local_size {ls} differ in length")
-    for g, sz in zip(gs, ls):
-        if g % sz:
-            raise ValueError(f"sim.launch: global size {gs} is not a multiple of the local "
-                             f"size {ls} (non-uniform work-groups are not simulated)")
     off = tuple(offset) if offset is not None else (0,) * len(gs)
     if len(off) != len(gs):
         raise ValueError(f"sim.launch: offset {off} must have {len(gs)} entries")
@@ -83,7 +79,11 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
                     lm = make_local(st, p.name, elem, count, G)
                     batch.locals[p] = lm
                     root.env[p] = PtrVal(lm, np.int64(0))
-                plan.body(root)
+                if st.uniform:
+                    plan.body(root)
+                    continue
+                active = select_lanes(st.active_lanes(gfirst, G), root.shape)
+                plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
         except SimulationError as e:
             # one clean traceback frame: the finding already names the kernel's file:line
             raise SimulationError(e.reports) from None

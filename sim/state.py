@@ -25,7 +25,9 @@ class Launch:
         self.lsize = lsize
         self.offset = offset
         self.dims = len(gsize)
-        self.ngroups = tuple(g // sz for g, sz in zip(gsize, lsize))
+        # OpenCL 2.0 non-uniform work-groups: the last group of a dimension may be smaller
+        self.ngroups = tuple(-(-g // sz) for g, sz in zip(gsize, lsize))
+        self.uniform = all(g % sz == 0 for g, sz in zip(gsize, lsize))
         self.W = int(np.prod(lsize))
         self.total_groups = int(np.prod(self.ngroups))
         self.reports: list[Report] = []
@@ -72,6 +74,33 @@ class Launch:
             stride *= self.gsize[d]
         return out
 
+    def group_local_sizes(self, glin: np.ndarray) -> list[np.ndarray]:
+        """Per dimension, the local size of the work-groups with linear ids ``glin``."""
+        out = []
+        for d in range(self.dims):
+            glin, q = np.divmod(glin, self.ngroups[d])
+            rem = self.gsize[d] - (self.ngroups[d] - 1) * self.lsize[d]
+            out.append(np.where(q == self.ngroups[d] - 1, rem, self.lsize[d]))
+        return out
+
+    def group_sizes(self, glin: np.ndarray) -> np.ndarray:
+        sizes = self.group_local_sizes(glin)
+        total = np.ones_like(glin)
+        for s in sizes:
+            total = total * s
+        return total
+
+    def active_lanes(self, gfirst: int, G: int) -> np.ndarray:
+        """(G, W) bool: the lanes that are work-items of a non-uniform NDRange."""
+        glin = np.arange(gfirst, gfirst + G, dtype=np.int64)[:, None]
+        llin = np.arange(self.W, dtype=np.int64)[None, :]
+        ok = np.ones((G, self.W), dtype=bool)
+        for d in range(self.dims):
+            llin, lid = np.divmod(llin, self.lsize[d])
+            glin, grp = np.divmod(glin, self.ngroups[d])
+            ok &= grp * self.lsize[d] + lid < self.gsize[d]
+        return ok
+
     # ------------------------------------------------------------------ findings
 
     def fail(self, kind: str, message: str, loc: Loc, wid: int | None = None,
@@ -113,6 +142,9 @@ class Batch:
         self.gfirst = gfirst
         self.G = G
         self.epoch = np.zeros(G, dtype=np.int64)
+        # work-items per work-group (the last groups of non-uniform NDRanges are smaller)
+        self.group_sizes: np.ndarray | None = None if launch.uniform else \
+            launch.group_sizes(np.arange(gfirst, gfirst + G))
         self.barriers = 0  # barriers executed in this batch (cache key for epoch values)
         self.locals: dict[Any, Any] = {}
         # index arrays known to be runs of consecutive ints: id -> (array, first index)

@@ -196,8 +196,8 @@ def test_batches_give_the_same_result(max_lanes: int) -> None:
 
 def test_bad_launch_arguments() -> None:
     fn = reduce.specialize().function
-    with pytest.raises(ValueError, match="multiple"):
-        sim.launch(fn, (100,), (16,), [np.zeros(100), np.zeros(7)])
+    with pytest.raises(ValueError, match="differ in length"):
+        sim.launch(fn, (64,), (16, 1), [np.zeros(64), np.zeros(4)])
     with pytest.raises(TypeError, match="arguments"):
         sim.launch(fn, (16,), (16,), [np.zeros(16)])
     with pytest.raises(ValueError, match="checks"):
@@ -228,3 +228,47 @@ def test_in_place_updates_never_touch_aliases() -> None:
     c = np.where(lid >= 2, (x * 2 + a) * 3, x * 2)
     np.testing.assert_array_equal(out[1], a + c)
     np.testing.assert_array_equal(out[2], x)
+
+
+@clpy.kernel
+def nonuniform_ids(out: Global[int32]):
+    i = clpy.get_global_linear_id()
+    out[4 * i] = clpy.get_local_size(0) * 100 + clpy.get_local_size(1)
+    out[4 * i + 1] = clpy.get_enqueued_local_size(0) * 100 + clpy.get_num_groups(0)
+    out[4 * i + 2] = clpy.get_local_linear_id()
+    out[4 * i + 3] = clpy.get_group_id(0) * 100 + clpy.get_group_id(1)
+
+
+def test_non_uniform_work_groups_ids() -> None:
+    g, l_ = (10, 7), (4, 3)
+    out = np.full(4 * 70, -1, np.int32)
+    sim.launch(nonuniform_ids.specialize().function, g, l_, [out])
+    o = out.reshape(7, 10, 4)  # [y][x]
+    for y in range(7):
+        for x in range(10):
+            lsx = 4 if x < 8 else 2
+            lsy = 3 if y < 6 else 1
+            assert o[y, x, 0] == lsx * 100 + lsy
+            assert o[y, x, 1] == 4 * 100 + 3
+            assert o[y, x, 2] == (x % 4) + (y % 3) * lsx
+            assert o[y, x, 3] == (x // 4) * 100 + (y // 3)
+
+
+@clpy.kernel
+def nonuniform_sum(x: Global[float64], out: Global[float64]):
+    lid = clpy.get_local_id(0)
+    n = clpy.get_local_size(0)
+    tmp = clpy.local_array(float64, 16)
+    tmp[lid] = x[clpy.get_global_id(0)]
+    clpy.barrier()
+    if lid == 0:
+        s = 0.0
+        for k in range(n):
+            s += tmp[k]
+        out[clpy.get_group_id(0)] = s
+
+
+def test_non_uniform_last_group_is_smaller_and_complete() -> None:
+    x = np.arange(37, dtype=np.float64)
+    out = _run(nonuniform_sum, 37, 16, [x, np.zeros(3)])[1]
+    np.testing.assert_array_equal(out, [x[:16].sum(), x[16:32].sum(), x[32:].sum()])

@@ -19,13 +19,15 @@ def _barrier(call: Any, fr: Frame, args: list[Any]) -> None:
     gs = np.asarray(fr.gslot)
     if not fr.complete:
         counts = np.bincount(np.broadcast_to(gs, fr.shape).ravel(), minlength=batch.G)
-        partial = (counts > 0) & (counts < launch.W)
+        full = batch.group_sizes if batch.group_sizes is not None else launch.W
+        partial = (counts > 0) & (counts < full)
         if partial.any():
             if "barriers" in call.checks:
                 bad = partial[np.broadcast_to(gs, fr.shape)]
                 g = int(np.flatnonzero(partial)[0])
                 launch.fail_lanes(fr, bad, "barrier-divergence",
-                                  f"barrier reached by {int(counts[g])} of the {launch.W} "
+                                  f"barrier reached by {int(counts[g])} of the "
+                                  f"{int(np.broadcast_to(full, counts.shape)[g])} "
                                   "work-items of a work-group (the others took another path "
                                   "or returned): all must reach the same barrier", call.loc)
         groups: Any = np.flatnonzero(counts)

@@ -82,6 +82,22 @@ def _sizes(attr: str, default: int) -> Callable[[Any, Frame, list[Any]], Any]:
     return impl
 
 
+def actual_local_size(fr: Frame, d: int) -> Any:
+    """``get_local_size(d)``: the size of each lane's work-group (smaller for the last
+    work-group of a non-uniform NDRange, OpenCL 2.0 §3.2)."""
+    L = fr.batch.launch
+    if d >= L.dims:
+        return _U64(1)
+    if L.uniform:
+        return _U64(L.lsize[d])
+    glin = np.asarray(fr.gslot, dtype=np.int64) + fr.batch.gfirst
+    return L.group_local_sizes(glin)[d].astype(_U64)
+
+
+def _local_size(call: Any, fr: Frame, args: list[Any]) -> Any:
+    return actual_local_size(fr, _dim(fr, args))
+
+
 def _ids(fn: Callable[[Frame, int], Any]) -> Callable[[Any, Frame, list[Any]], Any]:
     def impl(call: Any, fr: Frame, args: list[Any]) -> Any:
         return fn(fr, _dim(fr, args))
@@ -113,13 +129,21 @@ def _global_linear(call: Any, fr: Frame, args: list[Any]) -> Any:
 
 
 def _local_linear(call: Any, fr: Frame, args: list[Any]) -> Any:
-    return np.asarray(fr.llid).astype(_U64)
+    L = fr.batch.launch
+    if L.uniform:
+        return np.asarray(fr.llid).astype(_U64)
+    out: Any = _U64(0)
+    stride: Any = _U64(1)
+    for d in range(L.dims):
+        out = out + local_id(fr, d) * stride
+        stride = stride * actual_local_size(fr, d)
+    return out
 
 
 IMPLS = {
     "get_work_dim": _work_dim,
     "get_global_size": _sizes("gsize", 1),
-    "get_local_size": _sizes("lsize", 1),
+    "get_local_size": _local_size,
     "get_enqueued_local_size": _sizes("lsize", 1),
     "get_num_groups": _sizes("ngroups", 1),
     "get_global_offset": _sizes("offset", 0),
