@@ -50,7 +50,8 @@ class FakeDevice:
         self.platform = platform
         self.name = name
         self.vendor = platform.vendor
-        self.type = {"gpu": cl.device_type.GPU, "cpu": cl.device_type.CPU}[kind]
+        self.type = {"gpu": cl.device_type.GPU, "cpu": cl.device_type.CPU,
+                     "all": cl.device_type.GPU | cl.device_type.CPU}[kind]
         self.opencl_c_version = c_version
         if all_versions is not None:
             self.opencl_c_all_versions = [_NV("OpenCL C", _v(*v)) for v in all_versions]
@@ -137,6 +138,17 @@ def test_real_devices_are_listed(cl_device: Any) -> None:
 def test_default_is_first_gpu_then_sim(monkeypatch: Any) -> None:
     assert _runtime(monkeypatch, [POCL_CPU, H100]).current().name.endswith("H100 80GB HBM3")
     assert _runtime(monkeypatch, [POCL_CPU]).current() is SIM
+
+
+def test_emulators_are_never_the_default_gpu(monkeypatch: Any) -> None:
+    grind = FakeDevice(FakePlatform("Oclgrind", "University of Bristol", "OpenCL 1.2"),
+                       "Oclgrind Simulator", "gpu", "OpenCL C 1.2")
+    multi = FakeDevice(FakePlatform("Odd", "Odd", "OpenCL 1.2"), "Any", "all", "OpenCL C 1.2")
+    rt = _runtime(monkeypatch, [grind, multi, POCL_CPU])
+    assert [d.info.device_type for d in rt.devices()[1:]] == [  # type: ignore[union-attr]
+        "emulator", "other", "cpu"]
+    assert rt.current() is SIM
+    assert rt.find("opencl:oclgrind").name == "opencl:Oclgrind:Oclgrind Simulator"
 
 
 def test_no_opencl_driver_means_sim(monkeypatch: Any) -> None:

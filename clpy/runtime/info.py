@@ -20,7 +20,7 @@ class DeviceInfo:
     platform_version: str
     device_name: str
     device_vendor: str
-    device_type: str                           # "gpu", "cpu", "accelerator" or "other"
+    device_type: str                   # "gpu", "cpu", "accelerator", "emulator" or "other"
     device_version: str
     driver_version: str
     opencl_c_versions: tuple[Version, ...]
@@ -66,10 +66,22 @@ def _cl_version(packed: int) -> Version:
     return (packed >> 22, (packed >> 12) & 0x3FF)
 
 
+# Platforms that emulate a device in software (checkers, debuggers): never the default GPU.
+EMULATORS: tuple[str, ...] = ("oclgrind",)
+
+
 def _device_type(dev: Any) -> str:
+    """"gpu", "cpu", "accelerator", "emulator" or "other". A device claiming several kinds at
+    once (emulators answer every query) is "other"."""
     import pyopencl as cl
 
+    plat = str(_get(dev.platform, "name", "")).lower()
+    if any(e in plat for e in EMULATORS):
+        return "emulator"
     t = int(_get(dev, "type", 0))
+    kinds = t & (cl.device_type.GPU | cl.device_type.CPU | cl.device_type.ACCELERATOR)
+    if kinds & (kinds - 1):
+        return "other"
     if t & cl.device_type.GPU:
         return "gpu"
     if t & cl.device_type.CPU:
