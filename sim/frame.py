@@ -143,8 +143,22 @@ def _owned(old: Any, shape: tuple[int, int], new: Any) -> bool:
         return False
     if np.ndim(new) > 2 and old.shape[:-2] != np.shape(new)[:-2]:
         return False
-    # references: the caller's variable and getrefcount's argument
-    return sys.getrefcount(old) <= 3
+    # references: the caller's variable, this parameter and getrefcount's argument
+    return sys.getrefcount(old) <= _OWNED_REFS
+
+
+def _calibrate_owned() -> int:
+    """What ``_owned`` sees for an array only the caller's local variable holds."""
+    def count(old: Any) -> int:
+        return sys.getrefcount(old)
+
+    def caller() -> int:
+        old = np.zeros(2)
+        return count(old)
+    return caller()
+
+
+_OWNED_REFS = _calibrate_owned()
 
 
 def _pointer_mix() -> Exception:

@@ -485,9 +485,30 @@ def exclusive(old: np.ndarray) -> bool:
     entry, the caller's variable, this function's parameter and getrefcount's argument."""
     base = old.base
     if base is None:
-        return sys.getrefcount(old) <= 4
+        return sys.getrefcount(old) <= _OWN_REFS
     return type(base) is np.ndarray and base.base is None and base.flags.writeable and \
-        sys.getrefcount(old) <= 4 and sys.getrefcount(base) <= 4
+        sys.getrefcount(old) <= _OWN_REFS and sys.getrefcount(base) <= _BASE_REFS
+
+
+def _calibrate() -> tuple[int, int]:
+    """The reference counts ``exclusive`` sees for values nothing else refers to, measured
+    through the same call pattern (an env dict, a caller's local, this module's function), so
+    that interpreters that count references differently stay on the safe side."""
+    def count(o: np.ndarray) -> tuple[int, int]:
+        b = o.base
+        return sys.getrefcount(o), (sys.getrefcount(b) if b is not None else 0)
+
+    def probe(env: dict[str, np.ndarray]) -> tuple[int, int]:
+        old = env["v"]
+        return count(old)
+
+    parent = {"v": np.zeros((2, 3))}
+    own, _ = probe({"v": np.zeros((2, 3))})
+    _, base = probe({"v": parent["v"][:, 1:]})
+    return own, base
+
+
+_OWN_REFS, _BASE_REFS = _calibrate()
 
 
 class _Slot(Expr):
