@@ -499,7 +499,7 @@ def _c_compound(target: Expr, combined: Expr) -> bool:
     if isinstance(tt, ScalarType) and isinstance(rt, ScalarType):
         # Integer promotion (``ushort += 1`` computes in int) is kept as ``op=``; a float
         # result stored into an integer (``i += 0.5``) is spelled out with its conversion.
-        if ct is not tt and not (tt.is_int and ct.is_int):
+        if ct is not tt and not (tt.is_int and isinstance(ct, ScalarType) and ct.is_int):
             return False
         return rules.common_scalar(tt, rt) is ct
     return tt is ct and rt is ct
