@@ -7,6 +7,7 @@ from clpy.builtins import (  # noqa: F401  (imported for their declarations)
     geometric,
     integer,
     math,
+    reductions,
     relational,
     sync,
     vector_misc,

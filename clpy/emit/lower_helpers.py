@@ -10,10 +10,16 @@ A helper is named by a ``kind`` string and a type (the emitter's helper set hold
 The algorithms keep the combination order fixed and left-to-right in linear local id order
 (the simulator uses the same trees, so floating-point results agree bit for bit):
 
-- reduce: a pairwise tree; at step ``d = 1, 2, 4 ...`` slot ``i`` (a multiple of ``2d``)
-  becomes ``op(s[i], s[i + d])``;
-- inclusive scan: Hillis–Steele; at step ``d`` item ``i >= d`` becomes ``op(s[i - d], v)``;
-- exclusive scan: the inclusive scan shifted by one, the identity at item 0.
+- the ``n`` items (linear local id order) are cut into ``c`` chunks of ``k`` items, ``k`` the
+  smallest integer with ``k * k >= n``; chunk leaders combine their chunk sequentially
+  (``acc = op(acc, s[i])``), then item 0 combines the chunk totals sequentially;
+- reduce: the combined totals; inclusive scan of item ``i`` in chunk ``ch``:
+  ``op(total[0..ch-1], prefix_in_chunk[i])``; exclusive: the same for item ``i - 1`` (the
+  identity at item 0, the chunk prefix alone at a chunk's first item).
+
+Only four barriers and no barrier inside a loop: PoCL's compiler handles barriers in loops by
+replicating work-item loops, which made the classic log-step trees compile very slowly.
+Scratch: ``n + c + 1`` slots (``SCRATCH_EXTRA`` beyond the work-group size).
 """
 
 from __future__ import annotations
@@ -24,6 +30,14 @@ LID = ("((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_siz
        "get_local_id(0))")
 NITEMS = "(get_local_size(0) * get_local_size(1) * get_local_size(2))"
 _BARRIER = "barrier(CLK_LOCAL_MEM_FENCE);"
+
+
+def scratch_slots(max_group: int) -> int:
+    """Scratch slots the helpers need for work-groups of up to ``max_group`` items."""
+    k = 1
+    while k * k < max_group:
+        k += 1
+    return max_group + k + 1
 
 
 def helper_name(mode: str, op: str, t: Type) -> str:
@@ -74,43 +88,60 @@ def _reduce_scan(mode: str, op: str, t: Type) -> str:
     tn = t.cl_name
     name = helper_name(mode, op, t)
     head = f"{_prototype(op, t)}{tn} {name}({tn} x, "
-    if mode == "reduce":
-        comb = combine_text(op, t, "s[lid]", "s[lid + d]")
-        return (f"{head}__local {tn}* s) {{\n"
-                f"    const size_t n = {NITEMS};\n"
-                f"    const size_t lid = {LID};\n"
-                "    s[lid] = x;\n"
-                f"    {_BARRIER}\n"
-                "    for (size_t d = 1; d < n; d <<= 1) {\n"
-                "        if ((lid & (2 * d - 1)) == 0 && lid + d < n)\n"
-                f"            s[lid] = {comb};\n"
-                f"        {_BARRIER}\n"
-                "    }\n"
-                f"    const {tn} r = s[0];\n"
-                f"    {_BARRIER}\n"
-                "    return r;\n"
-                "}")
-    comb = combine_text(op, t, "s[lid - d]", "v")
     exclusive = mode == "scan_exclusive"
     params = f"{tn} e, __local {tn}* s" if exclusive else f"__local {tn}* s"
-    result = "lid > 0 ? s[lid - 1] : e" if exclusive else "v"
-    return (f"{head}{params}) {{\n"
-            f"    const size_t n = {NITEMS};\n"
-            f"    const size_t lid = {LID};\n"
-            f"    {tn} v = x;\n"
-            "    s[lid] = v;\n"
-            f"    {_BARRIER}\n"
-            "    for (size_t d = 1; d < n; d <<= 1) {\n"
-            "        if (lid >= d)\n"
-            f"            v = {comb};\n"
-            f"        {_BARRIER}\n"
-            "        s[lid] = v;\n"
-            f"        {_BARRIER}\n"
-            "    }\n"
-            f"    const {tn} r = {result};\n"
-            f"    {_BARRIER}\n"
-            "    return r;\n"
-            "}")
+    lines = [
+        f"{head}{params}) {{",
+        f"    const size_t n = {NITEMS};",
+        f"    const size_t lid = {LID};",
+        "    size_t k = 1;",
+        "    while (k * k < n) ++k;  // chunk size ~ sqrt(n); c chunks",
+        "    const size_t c = (n + k - 1) / k;",
+        "    s[lid] = x;",
+        f"    {_BARRIER}",
+        "    if (lid < c) {  // chunk leaders: sequential within the chunk",
+        "        const size_t lo = lid * k;",
+        "        const size_t hi = min(lo + k, n);",
+        f"        {tn} acc = s[lo];",
+        "        for (size_t i = lo + 1; i < hi; ++i) {",
+        f"            acc = {combine_text(op, t, 'acc', 's[i]')};",
+    ]
+    if mode != "reduce":
+        lines.append("            s[i] = acc;")
+    lines += [
+        "        }",
+        "        s[n + lid] = acc;",
+        "    }",
+        f"    {_BARRIER}",
+        "    if (lid == 0) {  // combine the chunk totals in order",
+        f"        {tn} acc = s[n];",
+        "        for (size_t i = 1; i < c; ++i) {",
+        f"            acc = {combine_text(op, t, 'acc', 's[n + i]')};",
+    ]
+    if mode != "reduce":
+        lines.append("            s[n + i] = acc;")
+    lines.append("        }")
+    if mode == "reduce":
+        lines.append("        s[n + c] = acc;")
+    lines += ["    }", f"    {_BARRIER}"]
+    if mode == "reduce":
+        lines.append(f"    const {tn} r = s[n + c];")
+    elif mode == "scan_inclusive":
+        lines.append("    const size_t ch = lid / k;")
+        lines.append(f"    const {tn} r = ch > 0 ? {combine_text(op, t, 's[n + ch - 1]', 's[lid]')}"
+                     " : s[lid];")
+    else:
+        lines += [
+            "    const size_t ch = lid / k;",
+            f"    {tn} r = e;",
+            "    if (lid % k != 0)",
+            f"        r = ch > 0 ? {combine_text(op, t, 's[n + ch - 1]', 's[lid - 1]')}"
+            " : s[lid - 1];",
+            "    else if (ch > 0)",
+            "        r = s[n + ch - 1];",
+        ]
+    lines += [f"    {_BARRIER}", "    return r;", "}"]
+    return "\n".join(lines)
 
 
 def _broadcast(t: Type) -> str:

@@ -54,8 +54,11 @@ def _tainted(e: Expr, bad: set[Var]) -> bool:
         n = stack.pop()
         if isinstance(n, VarRef) and n.var in bad:
             return True
-        if isinstance(n, CallBuiltin) and _divergent_call(n):
-            return True
+        if isinstance(n, CallBuiltin):
+            if _divergent_call(n):
+                return True
+            if "collective" in n.builtin.attrs:
+                continue  # reduce/broadcast/all/any: the same value for the whole group
         stack.extend(children(n))
     return False
 

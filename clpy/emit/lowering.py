@@ -10,7 +10,8 @@ Lowered work-group collectives need ``__local`` scratch memory. OpenCL C only al
 ``__local`` variables at kernel function scope, so the hook of a kernel declares one scratch
 array at the top of the kernel body (``finish``) and passes it to helper functions; its size is
 ``Target.info["max_work_group_size"]`` slots (default ``DEFAULT_MAX_WORK_GROUP_SIZE``) of the
-largest type lowered, so any work-group size chosen at launch fits.
+largest type lowered (plus a few for chunk totals), so any work-group size chosen at launch
+fits.
 
 Forcing the lowered path on a target that has the native feature (to compare both on one
 device): ``without_features(target, "__opencl_c_work_group_collective_functions")`` or
@@ -72,7 +73,9 @@ class LoweringHook:
                 f"{what} is lowered to local-memory code on target {self.tgt}, which needs "
                 "__local scratch declared in the kernel; call it from the kernel body, not "
                 "from a @clpy.func (or use a target with the native feature)", loc)
-        self.scratch_bytes = max(self.scratch_bytes, size * self.max_group)
+        from clpy.emit.lower_helpers import scratch_slots
+
+        self.scratch_bytes = max(self.scratch_bytes, size * scratch_slots(self.max_group))
         self.scratch_align = max(self.scratch_align, align)
         limit = self.tgt.info.get("local_mem_size")
         if limit is not None and self.scratch_bytes > int(limit):
