@@ -129,6 +129,7 @@ class Kernel(_Callable):
     def __init__(self, fn: Callable[..., Any]) -> None:
         super().__init__(fn, True)
         self._cache: dict[tuple[Any, ...], Specialization] = {}
+        self._default_spec: Specialization | None = None  # specialize() with no arguments
         # Launch fast path (clpy/runtime/launch.py): signature meta and plans per
         # (argument-type key, device, context).
         self._launch_meta: Any = None
@@ -188,21 +189,28 @@ class Kernel(_Callable):
                     self._cache[key] = spec
         return spec
 
+    def _default(self) -> Specialization:
+        spec = self._default_spec
+        if spec is None:
+            spec = self._default_spec = self.specialize()
+        return spec
+
     @property
     def source(self) -> str:
         """OpenCL C 2.0 source of a fully annotated kernel."""
-        return self.specialize().source
+        return self._default().source
 
     def source_for(self, target: Any, line_directives: bool = True) -> str:
         """Source for another target: ``"opencl-c-1.2"``, ``"opencl-c-3.0"``, a ``Target``."""
-        return self.specialize().source_for(target, line_directives)
+        return self._default().source_for(target, line_directives)
 
     @property
     def ir(self) -> Function:
-        return self.specialize().function
+        return self._default().function
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._default_spec = None
         self._launch_cache.clear()
         self._launch_meta = None
 

@@ -6,7 +6,7 @@ import ast
 import inspect
 import linecache
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from clpy.errors import CompileError, UnsupportedSyntaxError
@@ -22,14 +22,21 @@ class ParsedFunction:
     col_shift: int
     globals: dict[str, Any]
     closure: dict[str, Any]
+    _locs: dict[int, Loc] = field(default_factory=dict, compare=False, repr=False)
 
     def loc(self, node: ast.AST) -> Loc:
+        # The tree lives as long as this object, so node ids are stable keys.
+        cached = self._locs.get(id(node))
+        if cached is not None:
+            return cached
         line = getattr(node, "lineno", self.tree.lineno)
         col = getattr(node, "col_offset", 0) + self.col_shift
         end_line = getattr(node, "end_lineno", None)
         end = getattr(node, "end_col_offset", None)
         end_col = end + self.col_shift if end is not None and end_line == line else None
-        return Loc(self.file, line, col, end_col)
+        loc = Loc(self.file, line, col, end_col)
+        self._locs[id(node)] = loc
+        return loc
 
 
 def parse_function(fn: Any) -> ParsedFunction:
