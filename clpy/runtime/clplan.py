@@ -66,6 +66,7 @@ class CLPlan:
         diskcache.record(meta.name, dev.name, self.options, self.source)
         prg = PROGRAMS.get(self.context, dev.cl_device, self.source, self.options, meta.name,
                            dev.name, diskcache.binary_dir())
+        self._program = prg
         self.kernel = cl.Kernel(prg, fn.name)
         self.name = meta.name
         self.lock = threading.Lock()
@@ -78,11 +79,15 @@ class CLPlan:
         self.local_limit = info.local_mem_size
         self.params = plan_params(spec, meta)
         self.converters = [(i, self._converter(p)) for i, p in self.params]
+        self._bind_setters()
+        self._checked: set[Sizes] = set()
+        self._last: list[Any] | None = None
+        self._svm_seen = False
+
+    def _bind_setters(self) -> None:
         set_buf = getattr(self.kernel, "_set_arg_buf", None) or self.kernel.set_arg
         self._setters = [set_buf if pointer_kind(p) == "value" else self.kernel.set_arg
                          for _, p in self.params]
-        self._checked: set[Sizes] = set()
-        self._last: list[Any] | None = None
 
     # ------------------------------------------------------------------ converters
 
@@ -167,6 +172,7 @@ class CLPlan:
                 memo[0] = (a, a)
                 return a
             if isinstance(a, SVMPointer):
+                self._svm_seen = True
                 memo[0] = (a, a)
                 return a
             if isinstance(a, np.ndarray):         # a subclass (np.matrix, memmap ...)
@@ -188,6 +194,14 @@ class CLPlan:
         Call with ``self.lock`` held."""
         last = self._last
         self._last = None              # if a setter fails, the next launch sets everything
+        if last is not None and self._svm_seen and any(
+                isinstance(a, self._cl.SVMPointer) != isinstance(b, self._cl.SVMPointer)
+                for a, b in zip(cl_args, last) if b is not None):
+            # NVIDIA's driver rejects a buffer in a slot that last held an SVM pointer
+            # (INVALID_KERNEL_ARGS at enqueue, seen on an H200): start from a fresh kernel.
+            self.kernel = self._cl.Kernel(self._program, self.kernel.function_name)
+            self._bind_setters()
+            last = None
         setters = self._setters
         for j, a in enumerate(cl_args):
             if last is None or not _same(a, last[j]):
