@@ -337,6 +337,11 @@ def _eval_simple(node: ast.expr, closure: dict[str, Any], globs: dict[str, Any])
 
 
 def _check_param_type(kname: str, name: str, t: Type) -> Type:
+    if t is C.void:
+        raise TypeError(f"{kname}: parameter {name!r}: void is not a parameter type")
+    if isinstance(t, PointerType) and isinstance(t.elem, PointerType):
+        raise TypeError(f"{kname}: parameter {name!r}: kernel parameters cannot be pointers "
+                        "to pointers (spec §1.9)")
     if isinstance(t, ArrayType):
         raise TypeError(f"{kname}: parameter {name!r}: arrays are not parameters; pass a "
                         "pointer (Global[...])")

@@ -48,7 +48,7 @@ def test_float_literals_round_trip() -> None:
     (VectorType(C.ulong, 4), "%v4lu"), (Global[float32], "%p"),
 ])
 def test_printf_conversions(t: object, spec: str) -> None:
-    """spec §6.15.14.2: vector specifiers are %v<n><length><conversion>."""
+    """spec §1.13.13: vector specifiers are %v<n><length><conversion>."""
     assert printf_spec(t, "x")[0] == spec
 
 

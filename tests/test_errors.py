@@ -673,3 +673,25 @@ def test_local_pointer_kernel_param_ok() -> None:
         scratch[0] = x[0]
 
     assert "__local float* scratch" in k.source
+
+
+@pytest.mark.parametrize(("ann", "fragment"), [
+    ("None", "void is not a parameter type"),
+    ("Global[Global[float32]]", "pointers to pointers"),
+    ("[1, 2]", "is not a clpy type annotation"),
+    ("clpy.size_t", "size_t kernel parameters are not allowed"),
+])
+def test_bad_parameter_types(tmp_path: Any, ann: str, fragment: str) -> None:
+    import importlib.util
+
+    path = tmp_path / "badparam.py"
+    path.write_text("import clpy\nfrom clpy import Global, float32\n\n\n@clpy.kernel\n"
+                    f"def k(x: Global[float32], p: {ann}):\n    x[0] = 1.0\n")
+    spec = importlib.util.spec_from_file_location("badparam", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(KernelTypeError, match=re.escape(fragment)) as info:
+        mod.k.source  # noqa: B018
+    assert info.value.loc is not None and info.value.loc.line == 6
+    assert "badparam.py:6:" in str(info.value)

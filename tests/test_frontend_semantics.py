@@ -205,7 +205,7 @@ def test_constant_folding_follows_python_and_wraps() -> None:
     fn = folding.ir
     vals = [s.value for s in fn.body if isinstance(s, Assign)]
     assert all(isinstance(v, Const) for v in vals[:2]) and isinstance(vals[3], Const)
-    # 7 // -2 == -4, 7 % -2 == -1, 1 << 33 masks the count to 1 << 1 (spec §6.3 j), and
+    # 7 // -2 == -4, 7 % -2 == -1, 1 << 33 masks the count to 1 << 1 (spec §1.3), and
     # 2**31 is a long literal, as it does not fit an int
     assert vals[0].value == -4 - 1 + 2 + 2**31  # type: ignore[attr-defined]
     assert vals[1].value == -(2**31)  # type: ignore[attr-defined]
@@ -353,3 +353,21 @@ def test_many_variables_widen_in_one_rebuild() -> None:
     types = var_types(many_accumulators.ir)
     assert all(types[f"a{i}"] is C.float_ for i in range(9))
     assert types["a9"] is C.double
+
+
+@clpy.func
+def either(v: float32):
+    if v > 0.0:
+        return 1
+    return v * 0.5
+
+
+@clpy.kernel
+def uses_either(x: Global[float32]):
+    x[0] = either(x[0])
+
+
+def test_unannotated_result_type_joins_all_returns() -> None:
+    (fn,) = uses_either.ir.callees
+    assert fn.ret is C.float_
+    assert "return 1.0f;" in uses_either.source

@@ -1,5 +1,5 @@
 """clpy types: interning, annotations, and @clpy.struct layouts checked against the OpenCL C
-alignment rules (spec §6.1.5) and against the device compiler's sizeof/offsetof."""
+alignment rules (spec §1.1.5) and against the device compiler's sizeof/offsetof."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_scalar_and_vector_sizes(t: Any) -> None:
     for n in (2, 3, 4, 8, 16):
         v = VectorType(t, n)
         lanes = 4 if n == 3 else n
-        assert v.size == v.align == t.size * lanes  # §6.1.5: 3-vectors are 4-aligned
+        assert v.size == v.align == t.size * lanes  # §1.1.5: 3-vectors are 4-aligned
         assert v.dtype.itemsize == v.size
 
 

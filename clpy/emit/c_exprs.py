@@ -232,7 +232,7 @@ def _c_common(a: Type, b: Type) -> Type | None:
         return rules.common_scalar(a, b)
     if isinstance(a, VectorType) and isinstance(b, VectorType):
         return a if a is b else None
-    # vector op scalar: the scalar converts to the element type (spec §1.3 / §6.3); only
+    # vector op scalar: the scalar converts to the element type (spec §1.3); only
     # rely on it when the scalar already has that element type.
     vec, other = (a, b) if isinstance(a, VectorType) else (b, a)
     if isinstance(vec, VectorType) and other is vec.elem:

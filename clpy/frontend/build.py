@@ -54,7 +54,8 @@ def build_function(parsed: ParsedFunction, params: Sequence[tuple[str, Type]],
     decl_block = block_paths(parsed.tree)
     # Each restart widens one variable, at most twice (int → float → double).
     for _ in range(_MAX_RESTARTS + 2 * len(decl_block)):
-        state = FuncState(parsed, session, is_kernel, constexprs, hints, ret_type=ret)
+        state = FuncState(parsed, session, is_kernel, constexprs, hints, ret_type=ret,
+                          ret_annotated=ret is not None)
         state.decl_block = decl_block
         param_vars = []
         for pname, ptype in params:

@@ -55,6 +55,7 @@ class FuncState:
     nonneg_vars: set[Var] = field(default_factory=set)
     callees: list[Function] = field(default_factory=list)
     ret_type: Type | None = None
+    ret_annotated: bool = False
     loop_depth: int = 0
     restart_pending: bool = False  # a variable was widened: this attempt's IR is discarded
     uniform_calls: list[tuple[Any, Loc]] = field(default_factory=list)

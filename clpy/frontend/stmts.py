@@ -156,9 +156,20 @@ class StmtBuilder(CallBuilder):
             # The caller may write through a returned pointer: its roots cannot be const.
             st.written |= self.pointer_roots(v)
         if st.ret_type is None:
-            st.ret_type = v.type if not (isinstance(v, Const) and v.weak) else v.type
+            st.ret_type = st.hints.get(_RETURN, v.type)
         elif st.ret_type is C.void:
             st.fail(node, "this function returns nothing elsewhere; return a value everywhere")
+        elif not st.ret_annotated and v.type is not st.ret_type:
+            # Unannotated: the result type joins every return (``return 1`` ... ``return
+            # 2.5`` is a float function), as Python would return either value.
+            try:
+                joined = rules.arithmetic(st.ret_type, False, v.type,
+                                          isinstance(v, Const) and v.weak, "return")
+            except rules.RuleError:
+                joined = st.ret_type
+            if joined is not st.ret_type and rules.can_assign(joined, st.ret_type):
+                st.hints[_RETURN] = joined
+                st.restart_pending = True
         return [Return(st.loc(node), self.coerce(v, st.ret_type, node))]
 
     def stmt_Break(self, node: ast.Break) -> list[Stmt]:
@@ -472,6 +483,8 @@ def _range_type(*es: Expr) -> Type:
         t = e.type if t is None else rules.common_scalar(t, e.type)
     return rules.promote_int(t) if t is not None else C.int_
 
+
+_RETURN = "<return>"  # key of the result type in FuncState.hints
 
 _C_COMPOUND_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 

@@ -53,8 +53,11 @@ def resolve_annotation(ann: Any) -> Type:
     """Turn an annotation object into a clpy type, or raise ``TypeError`` saying why not."""
     if isinstance(ann, Type):
         return ann
-    if ann in _PY_BUILTINS:
-        return _PY_BUILTINS[ann]
+    try:
+        if ann in _PY_BUILTINS:
+            return _PY_BUILTINS[ann]
+    except TypeError:  # unhashable: certainly not a type
+        raise TypeError(f"{ann!r} is not a clpy type annotation") from None
     if ann is None:
         return C.void
     if isinstance(ann, str):
