@@ -254,7 +254,8 @@ class StmtCompiler(ExprCompiler):
         def aug_inplace(fr: Frame) -> None:
             old = fr.get(var)
             if type(old) is np.ndarray and old.dtype == dt and old.flags.writeable and \
-                    old.shape[-2:] == fr.shape and exclusive(old):
+                    old.shape[-2:] == fr.shape and \
+                    exclusive(old, 1 if fr.views.get(var) is old else 0):
                 y = rhs(fr)
                 if np.ndim(y) <= old.ndim:
                     ufunc(old, y, out=old)
@@ -478,16 +479,17 @@ _INPLACE = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and
             "|": np.bitwise_or, "^": np.bitwise_xor}
 
 
-def exclusive(old: np.ndarray) -> bool:
+def exclusive(old: np.ndarray, known: int = 0) -> bool:
     """Whether ``old`` (a frame's variable value) may be updated in place: nothing else refers
     to it, or it is a sub-frame's view of a parent's value that nothing else refers to (the
     update is then exactly what the merge would write). CPython reference counts: the env
-    entry, the caller's variable, this function's parameter and getrefcount's argument."""
+    entry, the caller's variable, this function's parameter and getrefcount's argument;
+    ``known`` more references that are the frame's own bookkeeping (``Frame.views``)."""
     base = old.base
     if base is None:
-        return sys.getrefcount(old) <= _OWN_REFS
+        return sys.getrefcount(old) <= _OWN_REFS + known
     return type(base) is np.ndarray and base.base is None and base.flags.writeable and \
-        sys.getrefcount(old) <= _OWN_REFS and sys.getrefcount(base) <= _BASE_REFS
+        sys.getrefcount(old) <= _OWN_REFS + known and sys.getrefcount(base) <= _BASE_REFS
 
 
 def _calibrate() -> tuple[int, int]:
