@@ -272,3 +272,22 @@ def test_non_uniform_last_group_is_smaller_and_complete() -> None:
     x = np.arange(37, dtype=np.float64)
     out = _run(nonuniform_sum, 37, 16, [x, np.zeros(3)])[1]
     np.testing.assert_array_equal(out, [x[:16].sum(), x[16:32].sum(), x[32:].sum()])
+
+
+def test_simulator_needs_no_opencl_driver() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['pyopencl'] = None\n"
+            "import numpy as np, clpy, sim\n"
+            "from tests.test_sim_semantics import wrap\n"
+            "x = np.arange(8, dtype=np.int32); out = np.zeros(40, np.int32)\n"
+            "u = np.arange(8, dtype=np.uint32)\n"
+            "clpy.sim.launch(wrap.specialize().function, (8,), (4,), [x, out, u])\n"
+            "assert out[0] == 2147483647 and sys.modules['pyopencl'] is None\n")
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": root}, timeout=120)
+    assert r.returncode == 0, r.stderr
