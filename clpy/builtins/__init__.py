@@ -9,6 +9,7 @@ from clpy.builtins import (  # noqa: F401  (imported for their declarations)
     math,
     reductions,
     relational,
+    subgroup,
     sync,
     vector_misc,
     vloadstore,

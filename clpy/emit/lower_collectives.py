@@ -19,6 +19,7 @@ from typing import Any
 from clpy.emit.c_exprs import ExprEmitter, const_text
 from clpy.emit.lower_helpers import LID, NITEMS, helper_name
 from clpy.emit.targets import Target
+from clpy.errors import FeatureError
 from clpy.ir.nodes import CallBuiltin
 from clpy.types.core import ScalarType, Type, VectorType
 
@@ -67,6 +68,11 @@ def lower_collective(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
     """Replacement text for one collective call (helpers are registered on ``ex``)."""
     scope, mode, op = call.builtin.attrs["collective"]
     b = call.builtin
+    if scope == "sg" and (tgt.has("__opencl_c_subgroups") or tgt.has("cl_khr_subgroups")):
+        raise FeatureError(
+            f"clpy.{b.name} with operator {op!r} cannot be lowered on target {tgt}: it has "
+            "real sub-groups and clpy lowers sub-group operators other than add/min/max only "
+            "where one sub-group spans the work-group (targets without sub-groups)", call.loc)
     if mode == "info":  # sub-group work-item functions, degenerate case
         return DEGENERATE_SUB_GROUP[b.name]
     if mode == "barrier":

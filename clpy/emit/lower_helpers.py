@@ -97,7 +97,7 @@ def _reduce_scan(mode: str, op: str, t: Type) -> str:
         "    size_t k = 1;",
         "    while (k * k < n) ++k;  // chunk size ~ sqrt(n); c chunks",
         "    const size_t c = (n + k - 1) / k;",
-        "    s[lid] = x;",
+        f"    s[lid] = {f'({tn})(x != 0)' if op.startswith('logical') else 'x'};",
         f"    {_BARRIER}",
         "    if (lid < c) {  // chunk leaders: sequential within the chunk",
         "        const size_t lo = lid * k;",
