@@ -220,3 +220,19 @@ def test_constexpr_local_array(cl_context: Any, cl_queue: Any) -> None:
     expected = x0[base + lid] + x0[base + (lid + 1) % 64]
     np.testing.assert_allclose(x, expected)
 
+
+
+def test_loop_carried_variable(cl_context: Any, cl_queue: Any) -> None:
+    """A variable first assigned in a branch inside a loop keeps its value across
+    iterations (declared outside the loops, as Python's function scope implies)."""
+    n = 4
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    out = np.zeros(n + 2, np.float32)
+    run(cl_context, cl_queue, control.ctl_loop_carried, 1, x, out, np.int32(n))
+    acc = 0.0
+    expected = []
+    for i in range(2):
+        for k in range(n):
+            acc = x[0] if (k == 0 and i == 0) else acc + x[k]
+        expected.append(acc)
+    np.testing.assert_allclose(out, expected + list(x * 2.0))

@@ -82,6 +82,10 @@ def block_paths(fdef: ast.FunctionDef) -> dict[str, tuple[Any, ...]]:
     """
     uses: dict[str, list[tuple[Any, ...]]] = {}
     stores: set[str] = set()
+    # name → (path of its first store, whether that store is a plain ``name = value``
+    # statement, which runs on every pass through its block)
+    first_store: dict[str, tuple[tuple[Any, ...], bool]] = {}
+    loops: set[int] = set()
 
     def note(name: str, path: tuple[Any, ...]) -> None:
         uses.setdefault(name, []).append(path)
@@ -92,20 +96,32 @@ def block_paths(fdef: ast.FunctionDef) -> dict[str, tuple[Any, ...]]:
                 note(sub.id, path)
                 if isinstance(sub.ctx, ast.Store):
                     stores.add(sub.id)
+                    first_store.setdefault(sub.id, (path, False))
 
     def visit_block(stmts: list[ast.stmt], path: tuple[Any, ...]) -> None:
         for st in stmts:
             if isinstance(st, ast.For):
+                loops.add(id(st))
                 inner = (*path, (id(st), "body"))
+                if isinstance(st.target, ast.Name):
+                    first_store.setdefault(st.target.id, (inner, True))
                 visit_expr(st.target, inner)
                 visit_expr(st.iter, path)
                 visit_block(st.body, inner)
                 visit_block(st.orelse, (*path, (id(st), "orelse")))
             elif isinstance(st, (ast.If, ast.While)):
+                if isinstance(st, ast.While):
+                    loops.add(id(st))
                 visit_expr(st.test, path)
                 visit_block(st.body, (*path, (id(st), "body")))
                 visit_block(st.orelse, (*path, (id(st), "orelse")))
             else:
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                        isinstance(st.targets[0], ast.Name):
+                    first_store.setdefault(st.targets[0].id, (path, True))
+                elif isinstance(st, ast.AnnAssign) and st.value is not None and \
+                        isinstance(st.target, ast.Name):
+                    first_store.setdefault(st.target.id, (path, True))
                 visit_expr(st, path)
 
     visit_block(fdef.body, ())
@@ -118,5 +134,13 @@ def block_paths(fdef: ast.FunctionDef) -> dict[str, tuple[Any, ...]]:
             while n < len(common) and n < len(p) and common[n] == p[n]:
                 n += 1
             common = common[:n]
+        if first_store.get(name) != (common, True):
+            # First given a value only on some paths (a branch): inside a loop it may carry
+            # a value from an earlier iteration, as Python variables do, so it is declared
+            # outside every loop around its block.
+            for i, (node_id, _) in enumerate(common):
+                if node_id in loops:
+                    common = common[:i]
+                    break
         out[name] = common
     return out

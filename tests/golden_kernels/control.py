@@ -165,3 +165,22 @@ def ctl_loop_bounds(x: Global[int32], c: Counter, step: int32):
 @case("ctl_loop_bounds")
 def _bounds() -> object:
     return ctl_loop_bounds
+
+
+@clpy.kernel
+def ctl_loop_carried(x: Global[float32], out: Global[float32], n: int32):
+    for i in range(2):
+        for k in range(n):
+            if k == 0 and i == 0:
+                acc = x[0]
+            else:
+                acc = acc + x[k]
+        out[i] = acc
+    for j in range(n):
+        t = x[j] * 2.0
+        out[j + 2] = t
+
+
+@case("ctl_loop_carried")
+def _carried() -> object:
+    return ctl_loop_carried
