@@ -294,6 +294,7 @@ class Frame:
             if k in same and type(new) is np.ndarray and new.base is old:
                 self.env[k] = old  # unchanged, or updated in place through the view
             elif _owned(old, self.shape, new):
+                self.batch.forget_run(old)
                 sel.scatter(old, new)
                 self.env[k] = old
             else:

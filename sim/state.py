@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -147,21 +148,31 @@ class Batch:
             launch.group_sizes(np.arange(gfirst, gfirst + G))
         self.barriers = 0  # barriers executed in this batch (cache key for epoch values)
         self.locals: dict[Any, Any] = {}
-        # index arrays known to be runs of consecutive ints: id -> (array, first index)
-        self.runs: dict[int, tuple[np.ndarray, int]] = {}
+        # index arrays known to be runs of consecutive ints: id -> (weak ref, first index).
+        # Weak, so that the registry neither keeps arrays alive nor blocks in-place updates;
+        # an in-place update of a registered array forgets it (``forget_run``).
+        self.runs: dict[int, tuple[weakref.ref[np.ndarray], int]] = {}
 
     def note_run(self, a: np.ndarray, first: int) -> np.ndarray:
         """Remember that ``a`` (C-contiguous) holds first, first + 1, ... in order."""
-        if len(self.runs) > 16:
-            self.runs.clear()
-        self.runs[id(a)] = (a, first)
+        runs = self.runs
+        if len(runs) > 256:
+            for k in [k for k, (r, _) in runs.items() if r() is None]:
+                del runs[k]
+            if len(runs) > 256:
+                runs.clear()
+        runs[id(a)] = (weakref.ref(a), first)
         return a
 
     def run_of(self, a: Any) -> int | None:
         hit = self.runs.get(id(a))
-        if hit is not None and hit[0] is a:
+        if hit is not None and hit[0]() is a:
             return hit[1]
         return None
+
+    def forget_run(self, a: Any) -> None:
+        """``a`` is about to change in place: it is no longer a known run."""
+        self.runs.pop(id(a), None)
 
 
 def frame_wids(fr: Frame) -> np.ndarray:

@@ -258,6 +258,9 @@ class StmtCompiler(ExprCompiler):
                     exclusive(old, 1 if fr.views.get(var) is old else 0):
                 y = rhs(fr)
                 if np.ndim(y) <= old.ndim:
+                    fr.batch.forget_run(old)
+                    if old.base is not None:
+                        fr.batch.forget_run(old.base)
                     ufunc(old, y, out=old)
                     return
                 fr.env[var] = ops.binary(op, t, old, y)

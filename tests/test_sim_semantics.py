@@ -291,3 +291,22 @@ def test_simulator_needs_no_opencl_driver() -> None:
     r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": root}, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+@clpy.kernel
+def runs_changed_in_place(src: Global[int32], y: Global[int32]):
+    gid = clpy.get_global_id(0)
+    k = gid + 1
+    a = src[k]
+    if clpy.get_local_id(0) < 8:
+        k += 10
+    k += 2
+    y[gid] = a * 1000 + src[k]
+
+
+def test_index_runs_are_forgotten_when_updated_in_place() -> None:
+    src = np.arange(160, dtype=np.int32) * 3
+    out = _run(runs_changed_in_place, 128, 64, [src, np.zeros(128, np.int32)])[1]
+    gid = np.arange(128)
+    k = gid + 1 + np.where(gid % 64 < 8, 10, 0) + 2
+    np.testing.assert_array_equal(out, (gid + 1) * 3 * 1000 + k * 3)
