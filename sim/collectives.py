@@ -1,0 +1,362 @@
+"""Work-group and sub-group collectives in the simulator, vectorized over work-groups.
+
+The lanes of each work-group are arranged as rows in linear local id order; reductions and
+scans then run the same chunked algorithm as the lowered OpenCL C (clpy/emit/lower_helpers.py):
+chunks of ``k`` items (``k * k >= n``) combined sequentially, then the chunk totals in order.
+So floating-point results equal PoCL's lowered code bit for bit, and user-defined combiners
+(``@clpy.reduction``) are called on whole columns of lanes at once (Python loops run over the
+``k`` positions of a chunk and the ``c`` chunks, never over work-items).
+
+Sub-groups: ``clpy.sim.config(sub_group_size=...)`` lanes per sub-group (default 32),
+consecutive in linear local id; the last sub-group of a work-group is smaller when the
+work-group size is not a multiple (as cl_khr_subgroups allows). A collective reached by only
+part of a work-group (or sub-group) is reported like a divergent barrier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from clpy.emit.lower_collectives import identity_value
+from clpy.types.core import ScalarType, Type, VectorType, element_of
+from sim.frame import Frame
+
+Tree = Any  # an array, or a dict of trees (struct values)
+
+
+def tmap(f: Callable[..., Any], *trees: Tree) -> Tree:
+    t0 = trees[0]
+    if isinstance(t0, dict):
+        return {k: tmap(f, *(t[k] for t in trees)) for k in t0}
+    return f(*trees)
+
+
+def _leaf(t: Tree) -> np.ndarray:
+    while isinstance(t, dict):
+        t = next(iter(t.values()))
+    return np.asarray(t)
+
+
+# ----------------------------------------------------------------------------- operators
+
+
+def builtin_combiner(op: str) -> Callable[[Tree, Tree], Tree]:
+    """``op(a, b)`` with OpenCL C semantics in the element dtype (a: earlier items)."""
+    def comb(a: Any, b: Any) -> Any:
+        a = np.asarray(a)
+        b = np.asarray(b)
+        if op == "add":
+            return a + b
+        if op == "mul":
+            return a * b
+        if op == "and":
+            return a & b
+        if op == "or":
+            return a | b
+        if op == "xor":
+            return a ^ b
+        if op == "logical_and":
+            return ((a != 0) & (b != 0)).astype(a.dtype)
+        if op == "logical_or":
+            return ((a != 0) | (b != 0)).astype(a.dtype)
+        if op == "min":  # OpenCL: min(x, y) = y < x ? y : x
+            return np.where(b < a, b, a)
+        if op == "max":  # max(x, y) = x < y ? y : x
+            return np.where(a < b, b, a)
+        raise ValueError(op)
+    return comb
+
+
+def user_combiner(fn: Any, fr: Frame, checks: frozenset[str]) -> Callable[[Tree, Tree], Tree]:
+    """Call the combiner ``Function`` on whole 2-D blocks of lanes."""
+    from sim.plan import get_plan
+    from sim.stmts import RET
+
+    plan = get_plan(fn, checks)
+    pa, pb = fn.params
+
+    def comb(a: Tree, b: Tree) -> Tree:
+        shape = _leaf(a).shape[-2:]
+        sub = Frame(fr.batch, shape, np.zeros((shape[0], 1), np.int64),
+                    np.zeros((1, shape[1]), np.int64))
+        sub.env[pa] = a
+        sub.env[pb] = b
+        sub.env[RET] = tmap(np.copy, a)
+        plan.body(sub)
+        r = sub.env[RET]
+        return tmap(lambda x, ref: np.broadcast_to(np.asarray(x, dtype=ref.dtype),
+                                                   ref.shape).copy(), r, a)
+    return comb
+
+
+# ----------------------------------------------------------------------------- algorithms
+
+
+def _isqrt_ceil(n: int) -> int:
+    k = 1
+    while k * k < n:
+        k += 1
+    return k
+
+
+def chunked(v: Tree, mode: str, comb: Callable[[Tree, Tree], Tree], ident: Tree | None,
+            normalize: bool = False) -> Tree:
+    """Reduce or scan along the last axis (the items of each group, in local id order)."""
+    n = _leaf(v).shape[-1]
+    k = _isqrt_ceil(n)
+    c = -(-n // k)
+    if normalize:
+        v = tmap(lambda x: (x != 0).astype(x.dtype), v)
+
+    def blocks(x: np.ndarray) -> np.ndarray:
+        pad = np.zeros(x.shape[:-1] + (c * k - n,), x.dtype)
+        return np.concatenate([x, pad], -1).reshape(x.shape[:-1] + (c, k))
+
+    w = tmap(blocks, v)
+    acc = tmap(lambda x: x[..., 0].copy(), w)
+    prefix = tmap(np.copy, w)
+    starts = np.arange(c) * k
+    for j in range(1, k):
+        valid = starts + j < n
+        new = comb(acc, tmap(lambda x, j=j: x[..., j], w))
+        acc = tmap(lambda nw, old, valid=valid: np.where(valid, nw, old), new, acc)
+        if mode != "reduce":
+            tmap(lambda p, a, j=j: p.__setitem__((..., j), a), prefix, acc)
+    totals = acc  # (..., G, c)
+    for i in range(1, c):
+        t = comb(tmap(lambda x, i=i: x[..., i - 1:i], totals),
+                 tmap(lambda x, i=i: x[..., i:i + 1], totals))
+        tmap(lambda x, y, i=i: x.__setitem__((..., slice(i, i + 1)), y), totals, t)
+    if mode == "reduce":
+        return tmap(lambda x: np.repeat(x[..., c - 1:c], n, -1), totals)
+    pre = tmap(lambda x: x.reshape(x.shape[:-2] + (c * k,))[..., :n], prefix)
+    ch = np.arange(n) // k
+    if mode == "scan_inclusive":
+        out = tmap(np.copy, pre)
+        m = ch > 0
+        if m.any():
+            r = comb(tmap(lambda x: x[..., ch[m] - 1], totals), tmap(lambda x: x[..., m], pre))
+            tmap(lambda o, x: o.__setitem__((..., m), x), out, r)
+        return out
+    # exclusive
+    out = tmap(lambda x, e: np.broadcast_to(np.asarray(e, x.dtype), x.shape).copy(),
+               pre, ident)
+    lid = np.arange(n)
+    inner = (lid % k != 0) & (ch > 0)
+    first_in = (lid % k != 0) & (ch == 0)
+    starts_m = (lid % k == 0) & (ch > 0)
+    if inner.any():
+        r = comb(tmap(lambda x: x[..., ch[inner] - 1], totals),
+                 tmap(lambda x: x[..., lid[inner] - 1], pre))
+        tmap(lambda o, x: o.__setitem__((..., inner), x), out, r)
+    if first_in.any():
+        tmap(lambda o, x: o.__setitem__((..., first_in), x[..., lid[first_in] - 1]), out, pre)
+    if starts_m.any():
+        tmap(lambda o, x: o.__setitem__((..., starts_m), x[..., ch[starts_m] - 1]), out,
+             totals)
+    return out
+
+
+# ----------------------------------------------------------------------------- lanes ↔ rows
+
+
+def _lead(t: Type) -> tuple[int, ...]:
+    return (t.n,) if isinstance(t, VectorType) else ()
+
+
+def _full(v: Tree, t: Type, shape: tuple[int, int]) -> Tree:
+    if isinstance(v, dict):
+        from clpy.types.structs import StructType
+
+        assert isinstance(t, StructType)
+        return {name: _full(v[name], ft, shape) for name, ft in t.fields}
+    lead = _lead(t)
+    a = np.asarray(v)
+    if lead and a.ndim < 3:
+        a = a.reshape(a.shape + (1,) * (3 - a.ndim)) if a.ndim == 1 else a
+    return np.broadcast_to(a, lead + shape)
+
+
+def groups_of(fr: Frame, unit: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lane order and group ids: ``order`` sorts the frame's flattened lanes by (group, local
+    id); ``key`` is the group (or sub-group) key of each sorted lane; ``counts`` per group."""
+    gs = np.broadcast_to(np.asarray(fr.gslot, np.int64), fr.shape).ravel()
+    ls = np.broadcast_to(np.asarray(fr.llid, np.int64), fr.shape).ravel()
+    key = gs * (fr.batch.launch.W + 1)
+    if unit is not None:
+        key = key + ls // unit
+    order = np.lexsort((ls, key))
+    _, counts = np.unique(key[order], return_counts=True)
+    return order, key[order], counts
+
+
+def apply_grouped(fr: Frame, v: Tree, t: Type | None, fn: Callable[[Tree], Tree],
+                  unit: int | None = None) -> Tree:
+    """Run ``fn`` (last axis = items of one group) on the frame's lanes grouped by work-group
+    (or sub-group of ``unit`` lanes) and put the results back in lane order. ``t`` None: the
+    leaves are already full lane arrays."""
+    shape = fr.shape
+    if t is not None:
+        v = _full(v, t, shape)
+    if unit is None and fr.complete and np.shape(fr.gslot) == (shape[0], 1) and \
+            np.shape(fr.llid) == (1, shape[1]) and shape[1] == fr.batch.launch.W:
+        return fn(v)  # the root layout: one row per work-group, in local id order
+    order, _, counts = groups_of(fr, unit)
+    total = shape[0] * shape[1]
+    flat = tmap(lambda x: x.reshape(x.shape[:-2] + (total,))[..., order], v)
+    out = tmap(lambda x: np.empty(x.shape[:-1] + (total,), x.dtype), flat)
+    sizes = np.unique(counts)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    for m in sizes:  # groups of equal size together
+        sel = np.flatnonzero(counts == m)
+        idx = (bounds[sel][:, None] + np.arange(m)[None, :])
+        r = fn(tmap(lambda x, idx=idx: x[..., idx], flat))
+        tmap(lambda o, x, idx=idx: o.__setitem__((..., order[idx]), x), out, r)
+    return tmap(lambda x: x.reshape(x.shape[:-1] + shape), out)
+
+
+def check_complete(call: Any, fr: Frame, what: str) -> None:
+    """Report a collective reached by only part of a work-group."""
+    if fr.complete:
+        return
+    batch = fr.batch
+    gs = np.broadcast_to(np.asarray(fr.gslot), fr.shape)
+    counts = np.bincount(gs.ravel(), minlength=batch.G)
+    full = batch.group_sizes if batch.group_sizes is not None else batch.launch.W
+    partial = (counts > 0) & (counts < full)
+    if partial.any() and "barriers" in call.checks:
+        g = int(np.flatnonzero(partial)[0])
+        batch.launch.fail_lanes(
+            fr, partial[gs], "barrier-divergence",
+            f"{what} reached by {int(counts[g])} of the "
+            f"{int(np.broadcast_to(full, counts.shape)[g])} work-items of a work-group: "
+            "collectives must be reached by every work-item (spec §1.13.15)", call.loc)
+
+
+# ----------------------------------------------------------------------------- built-ins
+
+
+def _identity(op: str, t: Type) -> Any:
+    e = element_of(t)
+    return np.asarray(identity_value(op, e)).astype(e.dtype)
+
+
+def _sg_unit(call: Any, fr: Frame) -> int | None:
+    scope = call.builtin.attrs["collective"][0]
+    if scope != "sg":
+        return None
+    return int(fr.batch.launch.cfg.sub_group_size)
+
+
+def _collective(call: Any, fr: Frame, args: list[Any]) -> Any:
+    scope, mode, op = call.builtin.attrs["collective"]
+    check_complete(call, fr, f"clpy.{call.builtin.name}")
+    t = call.params[0]
+    unit = _sg_unit(call, fr)
+    if mode == "broadcast":
+        return _broadcast(call, fr, args, t, unit)
+    x = args[0]
+    ident: Any = None
+    if op == "user":
+        comb = user_combiner(call.builtin.attrs["combiner"], fr, call.checks)
+        ident = args[1]
+        if mode == "scan_exclusive":
+            ident = tmap(lambda a: _leaf(a).reshape(-1)[0] if _leaf(a).ndim == 0 or
+                         isinstance(t, ScalarType) else a, ident)
+    else:
+        if mode in ("all", "any"):
+            mode = "reduce"
+            x = (np.asarray(x) != 0).astype(np.int32)
+        comb = builtin_combiner(op)
+        ident = _identity(op, t)
+    normalize = op.startswith("logical")
+    ident_for = _ident_leaf(ident, t)
+
+    def run(v: Tree) -> Tree:
+        return chunked(v, mode, comb, ident_for, normalize)
+
+    return apply_grouped(fr, x, t, run, unit)
+
+
+def _ident_leaf(ident: Any, t: Type) -> Any:
+    """The identity shaped to broadcast against ``(lead..., G, n)`` leaves."""
+    if ident is None:
+        return None
+    if isinstance(ident, dict):
+        from clpy.types.structs import StructType
+
+        assert isinstance(t, StructType)
+        return {name: _ident_leaf(ident[name], ft) for name, ft in t.fields}
+    a = np.asarray(ident)
+    if isinstance(t, VectorType):
+        a = a.reshape(-1)[: t.n] if a.size >= t.n else np.broadcast_to(a.reshape(-1), (t.n,))
+        return a.reshape((t.n, 1, 1))
+    return a.reshape(-1)[0] if a.size else a
+
+
+def _broadcast(call: Any, fr: Frame, args: list[Any], t: Type, unit: int | None) -> Any:
+    ids = [np.asarray(a, np.int64) for a in args[1:]]
+    lsize = tuple(fr.batch.launch.lsize) + (1, 1, 1)
+    if len(ids) == 1:
+        lin = ids[0]
+    elif len(ids) == 2:
+        lin = ids[1] * lsize[0] + ids[0]
+    else:
+        lin = (ids[2] * lsize[1] + ids[1]) * lsize[0] + ids[0]
+    both = {"v": _full(args[0], t, fr.shape), "lin": np.broadcast_to(lin, fr.shape)}
+    return apply_grouped(fr, both, None, _select_by_lin, unit)["v"]
+
+
+def _select_by_lin(v: Tree) -> Tree:
+    lin = np.asarray(v["lin"])[..., :1]  # the same for every item of a group
+    x = v["v"]
+    pos = np.clip(lin, 0, _leaf(x).shape[-1] - 1)
+
+    def take(a: np.ndarray) -> np.ndarray:
+        p = np.broadcast_to(pos, a.shape[:-1] + (1,))
+        return np.repeat(np.take_along_axis(a, p, -1), a.shape[-1], -1)
+    return {"v": tmap(take, x), "lin": v["lin"]}
+
+
+def _info(call: Any, fr: Frame, args: list[Any]) -> Any:
+    name = call.builtin.name
+    launch = fr.batch.launch
+    sg = int(launch.cfg.sub_group_size)
+    w = launch.W
+    llid = np.broadcast_to(np.asarray(fr.llid, np.int64), fr.shape)
+    nsg = -(-w // sg)
+    if name == "get_sub_group_local_id":
+        return (llid % sg).astype(np.uint32)
+    if name == "get_sub_group_id":
+        return (llid // sg).astype(np.uint32)
+    if name in ("get_num_sub_groups", "get_enqueued_num_sub_groups"):
+        return np.uint32(nsg)
+    if name == "get_max_sub_group_size":
+        return np.uint32(min(sg, w))
+    if name == "get_sub_group_size":
+        return np.minimum(sg, w - (llid // sg) * sg).astype(np.uint32)
+    raise NotImplementedError(name)
+
+
+def _sg_barrier(call: Any, fr: Frame, args: list[Any]) -> Any:
+    from sim.builtins.sync import IMPLS as SYNC
+
+    return SYNC["barrier"](call, fr, args)
+
+
+_NAMES = ["all", "any", "broadcast"] + [f"{m}_{o}" for m in ("reduce", "scan_inclusive",
+                                                              "scan_exclusive")
+                                         for o in ("add", "min", "max")]
+IMPLS: dict[str, Any] = {}
+for _p in ("work_group", "sub_group"):
+    for _n in _NAMES:
+        IMPLS[f"{_p}_{_n}"] = _collective
+    for _m in ("reduce", "scan_inclusive", "scan_exclusive"):
+        IMPLS[f"{_p}_{_m}"] = _collective  # any-operator and user-defined reductions
+for _n in ("get_sub_group_size", "get_max_sub_group_size", "get_num_sub_groups",
+           "get_enqueued_num_sub_groups", "get_sub_group_id", "get_sub_group_local_id"):
+    IMPLS[_n] = _info
+IMPLS["sub_group_barrier"] = _sg_barrier
