@@ -221,6 +221,4 @@ def float_to_int(v: Value, de: ScalarType) -> Value:
     return r[()] if r.ndim == 0 else r
 
 
-def is_uniform(v: Value) -> bool:
-    return not isinstance(v, np.ndarray) or v.ndim == 0
 

@@ -51,10 +51,7 @@ class _Shadow:
         wid = int(np.broadcast_to(frame_wids(fr), fr.shape).ravel()[k])
         other = None if other_ids is None else int(other_ids.reshape(-1)[addr])
         other_wid = other_wid_of(other, wid) if other is not None else None
-        if callable(other_locs):
-            other_loc = other_locs(addr, theirs)
-        else:
-            other_loc = self.launch.locs[int(other_locs.reshape(-1)[addr])]
+        other_loc = other_locs(addr, theirs)
         W = self.launch.W
         where = "in different work-groups" if other_wid is not None and \
             other_wid // W != wid // W else "between the same barriers"

@@ -36,17 +36,7 @@ class Launch:
         self.prints: list[tuple[np.ndarray, int, list[str]]] = []
         self.print_seq = 0
         self.stores = 0
-        self.locs: list[Loc] = []
-        self.loc_ids: dict[Loc, int] = {}
         self.checks = cfg.checks
-
-    def loc_id(self, loc: Loc) -> int:
-        i = self.loc_ids.get(loc)
-        if i is None:
-            i = len(self.locs)
-            self.locs.append(loc)
-            self.loc_ids[loc] = i
-        return i
 
     # ------------------------------------------------------------------ ids
 
