@@ -40,10 +40,8 @@ class Report:
         return self.other_loc.line if self.other_loc is not None else None
 
     def render(self) -> str:
-        out = [f"{self.kind}: {self.message}", f"  at {_where(self.loc)}"]
-        src = linecache.getline(self.loc.file, self.loc.line).rstrip()
-        if src:
-            out.append(f"      {src.strip()}")
+        out = [f"{self.kind}: {self.message}", f"  at {self.loc}"]
+        out.extend(_source(self.loc, caret=True))
         if self.global_id is not None:
             out.append(f"  work-item global id {_ids(self.global_id)}, local id "
                        f"{_ids(self.local_id)}, group {_ids(self.group_id)}")
@@ -52,10 +50,8 @@ class Report:
             out.append(f"  memory: {where}")
         if self.other_loc is not None:
             who = f" by work-item {_ids(self.other_global_id)}" if self.other_global_id else ""
-            out.append(f"  conflicting access{who} at {_where(self.other_loc)}")
-            src2 = linecache.getline(self.other_loc.file, self.other_loc.line).rstrip()
-            if src2:
-                out.append(f"      {src2.strip()}")
+            out.append(f"  conflicting access{who} at {self.other_loc}")
+            out.extend(_source(self.other_loc, caret=True))
         if self.count > 1:
             out.append(f"  ({self.count} work-items affected; showing the first)")
         return "\n".join(out)
@@ -64,8 +60,17 @@ class Report:
         return self.render()
 
 
-def _where(loc: Loc) -> str:
-    return f"{loc.file}:{loc.line}"
+def _source(loc: Loc, caret: bool) -> list[str]:
+    """The source line of ``loc`` (dedented) and a caret under the expression."""
+    line = linecache.getline(loc.file, loc.line).rstrip()
+    if not line:
+        return []
+    indent = len(line) - len(line.lstrip())
+    out = [f"      {line.strip()}"]
+    if caret and loc.col >= indent:
+        width = max(1, (loc.end_col or loc.col + 1) - loc.col)
+        out.append("      " + " " * (loc.col - indent) + "^" * width)
+    return out
 
 
 def _ids(ids: tuple[int, ...] | None) -> str:
