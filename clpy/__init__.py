@@ -20,11 +20,18 @@ from clpy.builtins.reductions import API as _COLLECTIVE_API
 from clpy.builtins.registry import REGISTRY as _REGISTRY
 from clpy.emit.targets import Target
 from clpy.errors import (
-    BuildError, CompileError, ConstantError, FeatureError, KernelTypeError,
-    RecursionNotAllowedError, UndefinedNameError, UnsupportedSyntaxError,
+    BuildError,
+    CompileError,
+    ConstantError,
+    FeatureError,
+    KernelTypeError,
+    RecursionNotAllowedError,
+    UndefinedNameError,
+    UnsupportedSyntaxError,
 )
 from clpy.kernel import Func, Kernel, Specialization, func, kernel
 from clpy.types.annotations import Constant, Global, Local, Private, Ptr, constexpr
+from clpy.types.atomics import ATOMIC_TYPES as _ATOMIC_TYPES
 from clpy.types.catalog import (
     ALIASES as _ALIASES,
 )
@@ -41,6 +48,7 @@ _TYPES: dict[str, Type] = {**_SCALARS, **_VECTORS, **_ALIASES}
 globals().update(_TYPES)
 globals().update(_CONSTANTS)
 globals().update(_COLLECTIVE_API)  # work_group_reduce(x, op), reduction, ...
+globals().update(_ATOMIC_TYPES)  # atomic_int ... atomic_flag
 del _builtins
 
 __version__ = "0.1.0"

@@ -70,7 +70,7 @@ def lowered_helper_source(kind: str, t: Type) -> str:
         return _broadcast(t)
     if mode in ("reduce", "scan_inclusive", "scan_exclusive"):
         return _reduce_scan(mode, op, t)
-    if mode.startswith("atomic"):
+    if mode.startswith(("atomic", "0")):
         from clpy.emit.lower_atomics import atomic_helper_source
 
         return atomic_helper_source(mode, op, t)
