@@ -236,3 +236,11 @@ def test_loop_carried_variable(cl_context: Any, cl_queue: Any) -> None:
             acc = x[0] if (k == 0 and i == 0) else acc + x[k]
         expected.append(acc)
     np.testing.assert_allclose(out, expected + list(x * 2.0))
+
+
+def test_unsigned_count_down_to_zero(cl_context: Any, cl_queue: Any) -> None:
+    """range(n - 1, -1, -1) with n a size_t reaches 0 (the counter is signed). Every
+    work-item writes the same values."""
+    x = np.zeros(5, np.int32)
+    run(cl_context, cl_queue, control.ctl_count_down, 5, x)
+    np.testing.assert_array_equal(x, [5, 4, 3, 2, 1])

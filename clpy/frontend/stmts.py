@@ -481,7 +481,14 @@ def _range_type(*es: Expr) -> Type:
             continue
         assert isinstance(e.type, ScalarType)
         t = e.type if t is None else rules.common_scalar(t, e.type)
-    return rules.promote_int(t) if t is not None else C.int_
+    if t is None:
+        return C.int_
+    t = rules.promote_int(t)
+    if not t.is_signed and any(isinstance(e, Const) and e.value < 0 for e in es):
+        # range(n - 1, -1, -1) with an unsigned n counts down to 0: the counter must be
+        # able to reach -1, as Python's integers can.
+        t = C.signed_of(t)
+    return t
 
 
 _RETURN = "<return>"  # key of the result type in FuncState.hints

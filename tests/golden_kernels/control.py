@@ -184,3 +184,15 @@ def ctl_loop_carried(x: Global[float32], out: Global[float32], n: int32):
 @case("ctl_loop_carried")
 def _carried() -> object:
     return ctl_loop_carried
+
+
+@clpy.kernel
+def ctl_count_down(x: Global[int32]):
+    n = clpy.get_global_size(0)
+    for i in range(n - 1, -1, -1):
+        x[i] = int32(n - i)
+
+
+@case("ctl_count_down")
+def _down() -> object:
+    return ctl_count_down
