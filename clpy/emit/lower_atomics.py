@@ -47,7 +47,8 @@ def lower_atomic(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
     nfixed = 1 + spec.nvals + (len(call.overload.params) - 1 - spec.nvals
                                if spec.explicit else 0)
     indexed = not spec.explicit and len(call.overload.params) == nfixed + 1
-    ptr = f"{ex(args[0])} + {ex(args[1])}" if indexed else ex(args[0])
+    # ``p + i`` with C precedence: the index is parenthesised unless it binds tighter than +
+    ptr = f"{ex.sub(args[0], 12)} + {ex.sub(args[1], 13)}" if indexed else ex(args[0])
     rest = list(args[2 if indexed else 1:])
     vals = [ex(a) for a in rest[:spec.nvals]]
     extra = [ex(a) for a in rest[spec.nvals:]]
