@@ -57,6 +57,19 @@ def _segmented_scan(v: np.ndarray, seg_start: np.ndarray, f: Any) -> np.ndarray:
     return out
 
 
+def _stable_argsort(a: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative ints: LSD radix on 16-bit digits (NumPy sorts uint16
+    stably by radix sort, in linear time)."""
+    top = int(a.max()) if a.size else 0
+    if top >= 1 << 32:
+        return np.argsort(a, kind="stable")
+    perm = np.argsort((a & 0xFFFF).astype(np.uint16), kind="stable")
+    if top >= 1 << 16:
+        hi = (a[perm] >> 16).astype(np.uint16)
+        perm = perm[np.argsort(hi, kind="stable")]
+    return perm
+
+
 class _Sorted:
     """The lanes of one atomic call sorted by (address, order)."""
 
@@ -64,7 +77,11 @@ class _Sorted:
         flat = np.asarray(idx).ravel()
         self.n = flat.size
         key = _order_key(call, fr, self.n)
-        self.perm = np.lexsort((key, flat))
+        if self.n > 1 and np.all(key[1:] > key[:-1]):
+            # lanes already in order: a stable sort by address suffices (narrow keys sort fast)
+            self.perm = _stable_argsort(flat)
+        else:
+            self.perm = np.lexsort((key, flat))
         self.addr = flat[self.perm]
         self.start = np.ones(self.n, bool)
         self.start[1:] = self.addr[1:] != self.addr[:-1]
@@ -109,7 +126,9 @@ def _fetch_op(op: str, data: np.ndarray, s: _Sorted, operand: np.ndarray) -> np.
             old = init + np.where(s.start, dt.type(0), np.roll(inc, 1))
             data[s.addr[s.last]] = (init + inc)[s.last]
             return old.astype(dt)
-        inc = _segmented_scan(operand, s.start, np.add)
+        cs = np.cumsum(operand, dtype=dt)  # integers wrap: segment sums by differences
+        base = (cs - operand)[s.start]
+        inc = cs - base[s.seg]
         excl = inc - operand
         old = (init - excl) if sign_sub else (init + excl)
         final = (init - inc) if sign_sub else (init + inc)

@@ -43,8 +43,15 @@ def _leaf(t: Tree) -> np.ndarray:
 # ----------------------------------------------------------------------------- operators
 
 
+_UFUNCS = {"add": np.add, "mul": np.multiply, "and": np.bitwise_and, "or": np.bitwise_or,
+           "xor": np.bitwise_xor, "logical_and": np.bitwise_and, "logical_or": np.bitwise_or,
+           "min": np.minimum, "max": np.maximum}
+
+
 def builtin_combiner(op: str) -> Callable[[Tree, Tree], Tree]:
-    """``op(a, b)`` with OpenCL C semantics in the element dtype (a: earlier items)."""
+    """``op(a, b)`` with OpenCL C semantics in the element dtype (a: earlier items).
+    ``comb.ufunc`` lets ``chunked`` use ``ufunc.accumulate`` (sequential, so the rounding is
+    the same as the lowered loop's; logical operands are normalised to 0/1 first)."""
     def comb(a: Any, b: Any) -> Any:
         a = np.asarray(a)
         b = np.asarray(b)
@@ -67,6 +74,7 @@ def builtin_combiner(op: str) -> Callable[[Tree, Tree], Tree]:
         if op == "max":  # max(x, y) = x < y ? y : x
             return np.where(a < b, b, a)
         raise ValueError(op)
+    comb.ufunc = _UFUNCS[op]  # type: ignore[attr-defined]
     return comb
 
 
@@ -116,6 +124,9 @@ def chunked(v: Tree, mode: str, comb: Callable[[Tree, Tree], Tree], ident: Tree 
         return np.concatenate([x, pad], -1).reshape(x.shape[:-1] + (c, k))
 
     w = tmap(blocks, v)
+    uf = getattr(comb, "ufunc", None)
+    if uf is not None and not isinstance(v, dict):
+        return _chunked_ufunc(w, mode, comb, uf, ident, n, k, c)
     acc = tmap(lambda x: x[..., 0].copy(), w)
     prefix = tmap(np.copy, w)
     starts = np.arange(c) * k
@@ -157,6 +168,37 @@ def chunked(v: Tree, mode: str, comb: Callable[[Tree, Tree], Tree], ident: Tree 
     if starts_m.any():
         tmap(lambda o, x: o.__setitem__((..., starts_m), x[..., ch[starts_m] - 1]), out,
              totals)
+    return out
+
+
+def _chunked_ufunc(w: np.ndarray, mode: str, comb: Any, uf: Any, ident: Any, n: int, k: int,
+                   c: int) -> np.ndarray:
+    """``chunked`` for built-in operators without Python loops: ``accumulate`` within chunks
+    and over chunk totals is the same sequential order as the lowered C."""
+    dt = w.dtype
+    prefix = uf.accumulate(w, axis=-1, dtype=dt)  # (..., c, k); padding only after items
+    last = n - (c - 1) * k  # items in the last chunk
+    tot = prefix[..., k - 1].copy()
+    tot[..., c - 1] = prefix[..., c - 1, last - 1]
+    totals = uf.accumulate(tot, axis=-1, dtype=dt)  # (..., c)
+    if mode == "reduce":
+        return np.repeat(totals[..., c - 1:c], n, -1)
+    pre = prefix.reshape(prefix.shape[:-2] + (c * k,))[..., :n]
+    lid = np.arange(n)
+    ch = lid // k
+    if mode == "scan_inclusive":
+        out = pre.copy()
+        m = ch > 0
+        out[..., m] = comb(totals[..., ch[m] - 1], pre[..., m])
+        return out
+    out = np.empty_like(pre)
+    out[..., 0] = ident
+    inner = (lid % k != 0) & (ch > 0)
+    first_in = (lid % k != 0) & (ch == 0)
+    starts_m = (lid % k == 0) & (ch > 0)
+    out[..., inner] = comb(totals[..., ch[inner] - 1], pre[..., lid[inner] - 1])
+    out[..., first_in] = pre[..., lid[first_in] - 1]
+    out[..., starts_m] = totals[..., ch[starts_m] - 1]
     return out
 
 
