@@ -43,6 +43,7 @@ from clpy.types.catalog import (
 )
 from clpy.types.core import Type
 from clpy.types.structs import StructType, struct
+from clpy.vectors import vector
 
 _TYPES: dict[str, Type] = {**_SCALARS, **_VECTORS, **_ALIASES}
 globals().update(_TYPES)
@@ -59,7 +60,8 @@ def __getattr__(name: str) -> Any:
     b = _REGISTRY.get(name)
     if b is not None:
         return b
-    if name in ("devices", "use_device", "LocalMemory", "clear_caches", "default_device"):
+    if name in ("devices", "use_device", "LocalMemory", "clear_caches", "default_device",
+                "get_device", "LaunchHandle", "LaunchError"):
         from clpy.runtime import api
 
         return getattr(api, name)
@@ -67,7 +69,15 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module("clpy.sim")
-    raise AttributeError(f"module 'clpy' has no attribute {name!r}")
+    if name == "vectors":
+        import importlib
+
+        return importlib.import_module("clpy.vectors")
+    from clpy.builtins.conversions import missing_conversion_hint
+
+    hint = missing_conversion_hint(name)
+    raise AttributeError(f"module 'clpy' has no attribute {name!r}" + (f": {hint}" if hint
+                                                                        else ""))
 
 
 def __dir__() -> list[str]:
@@ -79,5 +89,5 @@ __all__ = [
     "Kernel", "Func", "Specialization", "StructType", "Type", "Target", "local_array",
     "private_array", "CompileError", "UnsupportedSyntaxError", "UndefinedNameError",
     "KernelTypeError", "ConstantError", "RecursionNotAllowedError", "FeatureError",
-    "BuildError",
+    "BuildError", "vector",
 ]

@@ -27,7 +27,9 @@ Value = Any
 def _from_raw(raw: np.ndarray, t: Type) -> Value:
     """Elements as stored (vectors with a trailing lane axis) → lane values."""
     if isinstance(t, VectorType):
-        return np.moveaxis(raw, -1, 0)[: t.n]
+        v = np.moveaxis(raw, -1, 0)[: t.n]
+        # a uniform load has no lane axes; vectors keep (components, groups, items)
+        return v.reshape(t.n, 1, 1) if v.ndim == 1 else v
     if isinstance(t, StructType):
         return {name: _from_raw(raw[name], ft) for name, ft in t.fields}
     if isinstance(raw, np.ndarray) and raw.ndim == 0:

@@ -157,9 +157,10 @@ class ExprBuilder:
                                 "available in kernel code", UnsupportedSyntaxError)
             try:
                 return self.from_python(getattr(obj, node.attr), node)
-            except AttributeError:
-                self.state.fail(node, f"{_describe(obj)} has no attribute {node.attr!r}",
-                                UndefinedNameError)
+            except AttributeError as e:
+                detail = str(e).partition("': ")[2]  # clpy's own hint, if any
+                self.state.fail(node, f"{_describe(obj)} has no attribute {node.attr!r}"
+                                + (f": {detail}" if detail else ""), UndefinedNameError)
         return self.member(base, node.attr, node)
 
     def member(self, base: Expr, name: str, node: ast.AST) -> Expr:
