@@ -100,7 +100,7 @@ class _Sorted:
 
 def _fetch_op(op: str, data: np.ndarray, s: _Sorted, operand: np.ndarray) -> np.ndarray:
     """Apply ``op`` in order; return the old value seen by each (sorted) lane."""
-    init = data[s.addr]  # per lane: its address's value before the call
+    init = data[s.addr[s.start]][s.seg]  # per lane: its address's value before the call
     dt = data.dtype
     if op == "xchg":
         old = np.where(s.start, init, np.roll(operand, 1))
@@ -126,10 +126,14 @@ def _fetch_op(op: str, data: np.ndarray, s: _Sorted, operand: np.ndarray) -> np.
             old = init + np.where(s.start, dt.type(0), np.roll(inc, 1))
             data[s.addr[s.last]] = (init + inc)[s.last]
             return old.astype(dt)
-        cs = np.cumsum(operand, dtype=dt)  # integers wrap: segment sums by differences
-        base = (cs - operand)[s.start]
-        inc = cs - base[s.seg]
-        excl = inc - operand
+        if op in ("inc", "dec"):  # the fetched value moves by the lane's rank at its address
+            excl = (np.arange(s.n) - np.flatnonzero(s.start)[s.seg]).astype(dt)
+            inc = excl + dt.type(1)
+        else:
+            cs = np.cumsum(operand, dtype=dt)  # integers wrap: segment sums by differences
+            base = (cs - operand)[s.start]
+            inc = cs - base[s.seg]
+            excl = inc - operand
         old = (init - excl) if sign_sub else (init + excl)
         final = (init - inc) if sign_sub else (init + inc)
         data[s.addr[s.last]] = final[s.last].astype(dt)
