@@ -164,6 +164,7 @@ class CollectiveWithOp:
             st.fail(node.args[1], f"the operator of clpy.{self.__name__} must be a constant "
                     f"string among {' '.join(repr(o) for o in OPERATORS)} or a "
                     f"@clpy.reduction, not {ast.unparse(node.args[1])}")
+        assert isinstance(op, str)
         name = OPERATORS[op]
         t = x.type
         if name in ("add", "min", "max") and t in COLLECTIVE_TYPES:
