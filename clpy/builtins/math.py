@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from clpy.builtins.registry import Overload, declare, floatn, like
 from clpy.types import catalog as C
-from clpy.types.core import AddressSpace, PointerType, Type, VectorType
+from clpy.types.core import AddressSpace, PointerType, Type, VectorType, element_of
 
 _UNARY = {
     "acos": "Arc cosine.", "acosh": "Inverse hyperbolic cosine.", "acospi": "acos(x) / pi.",
@@ -97,8 +97,7 @@ declare("pown", family="math", overloads=[Overload((t, like(t, C.int_)), t) for 
 declare("rootn", family="math", overloads=[Overload((t, like(t, C.int_)), t) for t in F],
         doc="x to the power 1/y.")
 declare("nan", family="math",
-        overloads=[Overload((like(t, {16: C.ushort, 32: C.uint, 64: C.ulong}[
-            (t.elem if isinstance(t, VectorType) else t).bits]),), t) for t in F],
+        overloads=[Overload((like(t, C.unsigned_of(element_of(t))),), t) for t in F],
         doc="A quiet NaN with ``nancode`` in its mantissa.")
 
 for _name in _FAST_UNARY:

@@ -3,9 +3,9 @@ local and global memory."""
 
 from __future__ import annotations
 
-from clpy.builtins.constants import CLK_GLOBAL_MEM_FENCE, CLK_LOCAL_MEM_FENCE
 from typing import Any
 
+from clpy.builtins.constants import CLK_GLOBAL_MEM_FENCE, CLK_LOCAL_MEM_FENCE
 from clpy.builtins.registry import Overload, declare
 from clpy.types import catalog as C
 
