@@ -1,0 +1,35 @@
+"""Run every clpy benchmark in turn (``make bench``); each writes its own results file under
+benchmarks/results/ and prints its table. Usage: ``python -m benchmarks.run [--quick]``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+# (script, normal arguments, --quick arguments)
+SUITE = [
+    ("compile_time.py", [], ["--repeat", "20"]),
+    ("launch_overhead.py", [], ["--rounds", "11"]),
+    ("sim_bench.py", [], ["--quick"]),
+    ("collectives_bench.py", [], ["--repeat", "3"]),
+]
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv[1:]
+    failed = []
+    for script, args, quick_args in SUITE:
+        print(f"\n=== {script} {' '.join(quick_args if quick else args)}", flush=True)
+        rc = subprocess.call([sys.executable, str(HERE / script), *(quick_args if quick
+                                                                     else args)])
+        if rc:
+            failed.append(script)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
