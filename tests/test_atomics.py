@@ -191,3 +191,13 @@ def test_atomic_errors():
         bad_atomic.source_for("opencl-c-2.0")
     with pytest.raises(KernelTypeError, match="Global, Local or generic pointer"):
         bad_private.source_for("opencl-c-2.0")
+
+
+@pytest.mark.parametrize("device", ["sim", "pocl"])
+def test_through_runtime(cl_device, device):
+    """``k[g, l](..., device=...)``: atomic_int parameters take host arrays of int32."""
+    dev = "sim" if device == "sim" else next(d for d in clpy.devices() if d != "sim")
+    n = 128
+    r = _counter_args(n)
+    counters[(n,), (32,)](*r, device=dev)
+    _check_counters(r, n, exact_order=device == "sim")

@@ -72,6 +72,10 @@ def element_layout(p: Param, elem: Type) -> tuple[np.dtype[Any], int]:
         return elem.elem.dtype, (4 if elem.n == 3 else elem.n)
     if isinstance(elem, (ScalarType, StructType)):
         return elem.dtype, 0
+    from clpy.types.atomics import AtomicType
+
+    if isinstance(elem, AtomicType):  # atomic_int ...: host arrays of the value type
+        return elem.dtype, 0
     raise TypeError(f"{p.where()}: pointers to {elem} cannot be passed from the host")
 
 
