@@ -208,6 +208,12 @@ class Kernel(_Callable):
     def ir(self) -> Function:
         return self._default().function
 
+    def sub_group_info(self, device: Any, local_size: Any, **types: Any) -> tuple[int, int]:
+        """``(max sub-group size, sub-group count)`` for a launch with ``local_size``."""
+        from clpy.builtins.subgroup import sub_group_info
+
+        return sub_group_info(self, device, local_size, **types)
+
     def clear_cache(self) -> None:
         self._cache.clear()
         self._default_spec = None

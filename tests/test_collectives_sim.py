@@ -139,3 +139,11 @@ def test_sim_reports_collective_reached_by_part_of_group():
     x = np.array([1, 0, 1, 1], np.int32)
     with pytest.raises(clpy.sim.SimulationError, match="work_group_reduce_add reached by 3"):
         sim.launch(partial_group.ir, (4,), (4,), [x])
+
+
+def test_sub_group_info_host_side(cl_device):
+    assert subgroup_info.sub_group_info("sim", (40,)) == (32, 2)
+    with clpy.sim.config(sub_group_size=16):
+        assert subgroup_info.sub_group_info("sim", (8, 5)) == (16, 3)
+    pocl = next(d for d in clpy.devices() if d != "sim")
+    assert subgroup_info.sub_group_info(pocl, (24,)) == (24, 1)  # no sub-groups: degenerate

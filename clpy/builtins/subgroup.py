@@ -50,3 +50,41 @@ sub_group_barrier = declare(
         "spans the work-group).")
 
 SUB_GROUP = declare_collectives("sg", "sub_group", SG_FEATURE, "sub-group")
+
+
+def sub_group_info(kernel: Any, device: Any, local_size: Any, **types: Any) -> tuple[int, int]:
+    """``(max sub-group size, number of sub-groups)`` of ``kernel`` launched with
+    ``local_size`` on ``device`` (``k.sub_group_info(device, local_size)``).
+
+    The simulator answers from ``clpy.sim.config(sub_group_size=...)``; an OpenCL device with
+    sub-groups through ``clGetKernelSubGroupInfo`` (pyopencl ``Kernel.get_sub_group_info``);
+    a device without sub-groups with the degenerate case clpy lowers to: one sub-group of the
+    whole work-group.
+    """
+    import math
+
+    from clpy.runtime.api import get_device
+
+    ls = tuple(local_size) if isinstance(local_size, (tuple, list)) else (int(local_size),)
+    items = math.prod(int(v) for v in ls)
+    if items <= 0:
+        raise ValueError(f"sub_group_info: local_size {local_size!r} must be positive")
+    dev = get_device(device)
+    if dev.is_sim:
+        from sim.config import current
+
+        sg = min(int(current().sub_group_size), items)
+        return sg, -(-items // sg)
+    tgt = dev.target
+    if tgt is None or not (tgt.has(SG_FEATURE) or tgt.has("cl_khr_subgroups")):
+        return items, 1
+    import pyopencl as cl
+
+    spec = kernel.specialize(**types)
+    src = spec.source_for(tgt)
+    prg = cl.Program(dev.context, src).build(options=[tgt.std_flag, *dev.build_options])
+    knl = cl.Kernel(prg, spec.function.name)
+    info = cl.kernel_sub_group_info
+    size = knl.get_sub_group_info(dev.cl_device, info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, ls)
+    count = knl.get_sub_group_info(dev.cl_device, info.SUB_GROUP_COUNT_FOR_NDRANGE, ls)
+    return int(size), int(count)
