@@ -85,6 +85,6 @@ def sub_group_info(kernel: Any, device: Any, local_size: Any, **types: Any) -> t
     prg = cl.Program(dev.context, src).build(options=[tgt.std_flag, *dev.build_options])
     knl = cl.Kernel(prg, spec.function.name)
     info = cl.kernel_sub_group_info
-    size = knl.get_sub_group_info(dev.cl_device, info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, ls)
-    count = knl.get_sub_group_info(dev.cl_device, info.SUB_GROUP_COUNT_FOR_NDRANGE, ls)
+    size: Any = knl.get_sub_group_info(dev.cl_device, info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, ls)
+    count: Any = knl.get_sub_group_info(dev.cl_device, info.SUB_GROUP_COUNT_FOR_NDRANGE, ls)
     return int(size), int(count)
