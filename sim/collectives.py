@@ -120,6 +120,8 @@ def chunked(v: Tree, mode: str, comb: Callable[[Tree, Tree], Tree], ident: Tree 
         v = tmap(lambda x: (x != 0).astype(x.dtype), v)
 
     def blocks(x: np.ndarray) -> np.ndarray:
+        if c * k == n:
+            return x.reshape(x.shape[:-1] + (c, k))
         pad = np.zeros(x.shape[:-1] + (c * k - n,), x.dtype)
         return np.concatenate([x, pad], -1).reshape(x.shape[:-1] + (c, k))
 
@@ -174,32 +176,32 @@ def chunked(v: Tree, mode: str, comb: Callable[[Tree, Tree], Tree], ident: Tree 
 def _chunked_ufunc(w: np.ndarray, mode: str, comb: Any, uf: Any, ident: Any, n: int, k: int,
                    c: int) -> np.ndarray:
     """``chunked`` for built-in operators without Python loops: ``accumulate`` within chunks
-    and over chunk totals is the same sequential order as the lowered C."""
+    and over chunk totals is the same sequential order as the lowered C. Works on
+    ``(..., c, k)`` blocks; padding (zeros) only ever follows the last item."""
     dt = w.dtype
-    prefix = uf.accumulate(w, axis=-1, dtype=dt)  # (..., c, k); padding only after items
+    prefix = uf.accumulate(w, axis=-1, dtype=dt)  # (..., c, k)
     last = n - (c - 1) * k  # items in the last chunk
-    tot = prefix[..., k - 1].copy()
-    tot[..., c - 1] = prefix[..., c - 1, last - 1]
+    tot = prefix[..., k - 1]
+    if last != k:
+        tot = tot.copy()
+        tot[..., c - 1] = prefix[..., c - 1, last - 1]
     totals = uf.accumulate(tot, axis=-1, dtype=dt)  # (..., c)
+    lead = w.shape[:-2]
     if mode == "reduce":
-        return np.repeat(totals[..., c - 1:c], n, -1)
-    pre = prefix.reshape(prefix.shape[:-2] + (c * k,))[..., :n]
-    lid = np.arange(n)
-    ch = lid // k
+        return np.broadcast_to(totals[..., c - 1:c], lead + (n,)).copy()
     if mode == "scan_inclusive":
-        out = pre.copy()
-        m = ch > 0
-        out[..., m] = comb(totals[..., ch[m] - 1], pre[..., m])
-        return out
-    out = np.empty_like(pre)
-    out[..., 0] = ident
-    inner = (lid % k != 0) & (ch > 0)
-    first_in = (lid % k != 0) & (ch == 0)
-    starts_m = (lid % k == 0) & (ch > 0)
-    out[..., inner] = comb(totals[..., ch[inner] - 1], pre[..., lid[inner] - 1])
-    out[..., first_in] = pre[..., lid[first_in] - 1]
-    out[..., starts_m] = totals[..., ch[starts_m] - 1]
-    return out
+        out = prefix
+        if c > 1:
+            out[..., 1:, :] = comb(totals[..., :-1, None], prefix[..., 1:, :])
+    else:
+        out = np.empty_like(prefix)
+        out[..., :, 1:] = prefix[..., :, :-1]
+        if c > 1:
+            out[..., 1:, 1:] = comb(totals[..., :-1, None], prefix[..., 1:, :-1])
+            out[..., 1:, 0] = totals[..., :-1]
+        out[..., 0, 0] = ident
+    flat = out.reshape(lead + (c * k,))
+    return flat if c * k == n else flat[..., :n]
 
 
 # ----------------------------------------------------------------------------- lanes ↔ rows
