@@ -19,6 +19,7 @@ from clpy.ir.nodes import (
     Assert,
     Assign,
     Break,
+    CallBuiltin,
     Const,
     Continue,
     Declare,
@@ -272,7 +273,15 @@ class StmtCompiler(ExprCompiler):
         return lambda fr: fr.cache[_SLOT]
 
     def s_ExprStmt(self, s: ExprStmt) -> StmtFn:
-        f = self.expr(s.expr)
+        e = s.expr
+        if isinstance(e, CallBuiltin) and "atomic" in e.builtin.attrs:
+            # result unused: a void-typed node lets sim/atomics.py skip fetch results
+            from dataclasses import replace
+
+            from clpy.types.catalog import void
+
+            e = replace(e, type=void)
+        f = self.expr(e)
 
         def run(fr: Frame) -> None:
             f(fr)
