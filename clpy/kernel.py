@@ -110,7 +110,11 @@ class Specialization:
     def source_for(self, target: Any, line_directives: bool = True) -> str:
         from clpy.emit.program import emit_program
 
-        key = (target, line_directives)
+        # Target.info (work-group limits, forced lowering) changes the text but not Target
+        # equality, so it is part of the key.
+        info = getattr(target, "info", None)
+        key = (target, line_directives,
+               tuple((k, repr(v)) for k, v in sorted(info.items())) if info else None)
         try:
             return self._sources[key]
         except (KeyError, TypeError):
