@@ -101,6 +101,30 @@ def test_spec_example_pocl(cl_device, cl_context, cl_queue):
 
 @pytest.mark.parametrize("dtype", TYPES, ids=lambda d: np.dtype(d).name)
 def test_every_collective_pocl(cl_device, cl_context, cl_queue, dtype):
+    """Lowered (OpenCL C 1.2 target) on the test device."""
+    _check_every_collective(cl_context, cl_queue, cl_target(cl_device), dtype)
+
+
+@pytest.mark.parametrize("dtype", TYPES, ids=lambda d: np.dtype(d).name)
+def test_every_collective_device_target(cl_device, cl_context, cl_queue, dtype):
+    """With the runtime's own target for the device: native work_group_* calls where the
+    device has them (NVIDIA under -cl-std=CL2.0), lowered where not (PoCL)."""
+    tgt = clpy.get_device(cl_device).target
+    tgt = replace(tgt, info={**tgt.info, "max_work_group_size": cl_device.max_work_group_size,
+                             "local_mem_size": cl_device.local_mem_size})
+    _check_every_collective(cl_context, cl_queue, tgt, dtype)
+
+
+def test_spec_example_device_target(cl_device, cl_context, cl_queue):
+    x = np.array([3, 1, 7, 0, 4, 1, 6, 3], np.int32)
+    z = np.zeros(8, np.int32)
+    tgt = clpy.get_device(cl_device).target
+    _, inc, exc = run_cl(cl_context, cl_queue, spec_scan.specialize(), tgt, (8,), (8,), x, z, z)
+    assert inc.tolist() == [3, 4, 11, 11, 15, 16, 22, 25]
+    assert exc.tolist() == [0, 3, 4, 11, 11, 15, 16, 22]
+
+
+def _check_every_collective(cl_context, cl_queue, target, dtype):
     dt = np.dtype(dtype)
     T = clpy.types.catalog.scalar_for_dtype(dt)
     spec = every_collective.specialize(x=Global[T], out=Global[T], flags=Global[int32])
@@ -119,8 +143,8 @@ def test_every_collective_pocl(cl_device, cl_context, cl_queue, dtype):
         b = (ls3[0] - 1, ls3[1] // 2, ls3[2] - 1)
         out = np.zeros(11 * n, dt)
         flags = np.zeros(2 * n, np.int32)
-        _, got, gflags = run_cl(cl_context, cl_queue, spec, cl_target(cl_device), gsize,
-                                lsize, x, out, flags, *b)
+        _, got, gflags = run_cl(cl_context, cl_queue, spec, target, gsize, lsize, x, out,
+                                flags, *b)
         want, wflags = _reference(x, gsize, lsize, b)
         for k, w in enumerate(want):
             g = got[k * n:(k + 1) * n]
