@@ -236,6 +236,20 @@ def test_nvidia_target_uses_cl20_with_collectives() -> None:
     assert "NVIDIA" in str(t.info["quirk"])
 
 
+@clpy.kernel
+def _wg_mix(x: clpy.Global[clpy.float32], out: clpy.Global[clpy.float32]):
+    i = clpy.get_global_id(0)
+    out[i] = clpy.work_group_reduce_add(x[i]) + clpy.work_group_reduce_max(x[i])
+
+
+def test_nvidia_lowers_only_the_collectives_its_driver_gets_wrong() -> None:
+    # Measured on an H200 (driver 580.159.04): native reduce_max/min, all and exclusive
+    # min/max scans deviate from spec §1.13.15; add stays native.
+    src = _wg_mix.source_for(device_target(query(H100, "opencl:NVIDIA CUDA:H100")))
+    assert "work_group_reduce_add(x[i])" in src
+    assert "work_group_reduce_max(" not in src and "clpy_scratch" in src
+
+
 def test_pocl_target_uses_cl30_and_cl20_for_program_globals() -> None:
     t = device_target(query(POCL_CPU, "opencl:pocl"))
     assert t.version == (3, 0)

@@ -105,14 +105,15 @@ def call_hook_for(tgt: Target, fn: Function | None = None) -> LoweringHook:
 
 
 def needs_lowering(b: Builtin, tgt: Target) -> bool:
-    """The target lacks a feature of ``b``, is older than its OpenCL C version, or ``b`` is
-    always lowered (reductions with operators OpenCL lacks)."""
+    """The target lacks a feature of ``b``, is older than its OpenCL C version, ``b`` is
+    always lowered (reductions with operators OpenCL lacks), or the target's device gets the
+    native built-in wrong (``Target.info["lower_builtins"]``, from clpy/runtime/quirks.py)."""
     if b.attrs.get("always_lower"):
         return True
     if tgt.version < b.attrs.get("min_version", (0, 0)):
         return True
     forced = frozenset(tgt.info.get("lower", ()))
-    if b.features & forced:
+    if b.features & forced or b.name in tgt.info.get("lower_builtins", ()):
         return True
     return not all(tgt.has(f) for f in b.features)
 

@@ -31,6 +31,7 @@ class Quirk:
     add_features: frozenset[str] = frozenset()
     drop_features: frozenset[str] = frozenset()
     std_for_feature: tuple[tuple[str, Version], ...] = ()
+    lower_builtins: frozenset[str] = frozenset()
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -46,9 +47,19 @@ QUIRKS: tuple[Quirk, ...] = (
     Quirk(
         match="nvidia",
         note="NVIDIA reports OpenCL C 1.2 features (3.0 driver), but its compiler accepts the "
-             "work-group collective built-ins (work_group_reduce_add ...) under -cl-std=CL2.0",
+             "work-group collective built-ins (work_group_reduce_add ...) under -cl-std=CL2.0. "
+             "Its native min/max/all collectives deviate from spec §1.13.15 (measured on an "
+             "H200, driver 580.159.04, scripts/nv_collectives_diag.py): reduce_min of "
+             "uint/ulong is always 0; with one work-item per group reduce_min/max and all "
+             "return 0 or FLT_MIN; exclusive min/max scans start from FLT_MAX/FLT_MIN instead "
+             "of +INF/-INF; work_group_all of uint comparisons is wrong. Those are lowered; "
+             "add, inclusive min/max scans, broadcast and any stay native (they matched in "
+             "every shape and type tested).",
         cl_std=(2, 0),
         add_features=frozenset({"__opencl_c_work_group_collective_functions"}),
+        lower_builtins=frozenset({
+            "work_group_reduce_min", "work_group_reduce_max", "work_group_all",
+            "work_group_scan_exclusive_min", "work_group_scan_exclusive_max"}),
     ),
 )
 
@@ -102,6 +113,7 @@ def device_target(info: DeviceInfo) -> Target:
         "device_type": info.device_type,
         "std_for_feature": dict(q.std_for_feature) if q else {},
         "quirk": q.note if q else None,
+        "lower_builtins": q.lower_builtins if q else frozenset(),
     }
     return Target(name=f"{info.name} (OpenCL C {version[0]}.{version[1]})", version=version,
                   features=feats, extensions=info.extensions, device=info.name, info=extra)
