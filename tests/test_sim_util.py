@@ -26,11 +26,11 @@ _PROGRAMS: dict[tuple[int, str], Any] = {}
 
 
 def run_cl(ctx: Any, fn: Function, gsize: tuple[int, ...], lsize: tuple[int, ...],
-           args: list[Any]) -> list[Any]:
+           args: list[Any], target: Any = None) -> list[Any]:
     import pyopencl as cl
 
     # The simulator rounds every operation; keep the device from fusing a*b+c into fma.
-    src = "#pragma OPENCL FP_CONTRACT OFF\n" + emit_program(fn, TARGET)
+    src = "#pragma OPENCL FP_CONTRACT OFF\n" + emit_program(fn, target or TARGET)
     key = (id(ctx), src)
     prg = _PROGRAMS.get(key)
     if prg is None:

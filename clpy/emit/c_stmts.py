@@ -43,11 +43,15 @@ def declaration(t: Type, name: str, const_ptr: bool = False) -> str:
 
 
 class StmtEmitter:
-    def __init__(self, fn: Function, w: Writer, ex: ExprEmitter) -> None:
+    def __init__(self, fn: Function, w: Writer, ex: ExprEmitter,
+                 vector_printf: bool = True) -> None:
         self.fn = fn
         self.w = w
         self.ex = ex
         self.names = ex.names
+        # False where a driver mangles %vN conversions (NVIDIA): vectors are printed lane by
+        # lane with the same text (comma-separated, spec §1.13.13.2).
+        self.vector_printf = vector_printf
 
     # ------------------------------------------------------------------ function
 
@@ -188,7 +192,20 @@ class StmtEmitter:
             if isinstance(a, Const) and a.type is C.void:
                 fmt.append(_escape(str(a.value)))
                 continue
-            spec, arg = printf_spec(a.type, self.ex(a))
+            text = self.ex(a)
+            t = a.type
+            if isinstance(t, VectorType) and not self.vector_printf:
+                lane_spec, _ = printf_spec(t, text)
+                conv = lane_spec[-1]
+                length = {8: "hh", 16: "h", 32: "", 64: "l"}[t.elem.bits]
+                one = "%f" if t.elem.is_float else f"%{length}{conv}"
+                fmt.append(",".join([one] * t.n))
+                lanes = [f"({text}).s{'0123456789ABCDEF'[k]}" for k in range(t.n)]
+                if t.elem.bits == 16 and t.elem.is_float:
+                    lanes = [f"(float){x}" for x in lanes]
+                args.extend(lanes)
+                continue
+            spec, arg = printf_spec(t, text)
             fmt.append(spec)
             args.append(arg)
         fmt.append(_escape(s.end))

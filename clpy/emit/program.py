@@ -89,7 +89,8 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
         ex = ExprEmitter(names, helpers, hook)
         ex.fn_names = fn_names
         start = len(bodies.lines)
-        StmtEmitter(fn, bodies, ex).function()
+        StmtEmitter(fn, bodies, ex,
+                    vector_printf=not tgt.info.get("no_vector_printf")).function()
         hook.finish(bodies, start)  # declares __local scratch for lowered collectives
         bodies.raw("")
     out = Writer(line_directives)

@@ -32,6 +32,7 @@ class Quirk:
     drop_features: frozenset[str] = frozenset()
     std_for_feature: tuple[tuple[str, Version], ...] = ()
     lower_builtins: frozenset[str] = frozenset()
+    no_vector_printf: bool = False
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -60,6 +61,8 @@ QUIRKS: tuple[Quirk, ...] = (
         lower_builtins=frozenset({
             "work_group_reduce_min", "work_group_reduce_max", "work_group_all",
             "work_group_scan_exclusive_min", "work_group_scan_exclusive_max"}),
+        # printf("%v4hlf", v) prints misplaced lanes and drops the text before it (H200).
+        no_vector_printf=True,
     ),
 )
 
@@ -114,6 +117,7 @@ def device_target(info: DeviceInfo) -> Target:
         "std_for_feature": dict(q.std_for_feature) if q else {},
         "quirk": q.note if q else None,
         "lower_builtins": q.lower_builtins if q else frozenset(),
+        "no_vector_printf": bool(q and q.no_vector_printf),
     }
     return Target(name=f"{info.name} (OpenCL C {version[0]}.{version[1]})", version=version,
                   features=feats, extensions=info.extensions, device=info.name, info=extra)
