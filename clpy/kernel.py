@@ -97,7 +97,7 @@ class Specialization:
     kernel: Kernel
     function: Function
     constexprs: tuple[tuple[str, Any], ...]
-    _sources: dict[tuple[Any, bool], str] = field(default_factory=dict, repr=False)
+    _sources: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
 
     @property
     def ir(self) -> Function:

@@ -41,6 +41,7 @@ def _first(fr: Frame, bad: np.ndarray) -> int:
 class _Shadow:
     launch: Launch
     mem: Any
+    log: list[Any]
 
     def _race(self, fr: Frame, w: Any, bad: np.ndarray, loc: Loc, mine: str, theirs: str,
               other_ids: np.ndarray | None, other_locs: Any, other_wid_of: Any
@@ -61,6 +62,18 @@ class _Shadow:
             "data-race", f"{mine}/{theirs} data race on {self.mem.describe()}: this {mine} and "
             f"another work-item's {theirs} of the same element are unordered ({where})",
             loc, wid, self.mem.name, index, other_loc, other_wid, count=count)
+
+    def _note(self, kind: str, loc: Loc, w: Any) -> None:
+        """Remember a recent access (its compiled index) to name the other line of a race."""
+        if len(self.log) >= 32:  # entries hold index arrays: keep the recent ones
+            del self.log[:16]
+        self.log.append((kind, loc, w))
+
+    def _line_of(self, addr: int, kind: str) -> Loc | None:
+        for k, loc, w in reversed(self.log):
+            if k == kind and bool((np.asarray(w.flat()) == addr).any()):
+                return loc
+        return None
 
 
 class LocalShadow(_Shadow):
@@ -121,17 +134,6 @@ class LocalShadow(_Shadow):
                     flat = np.broadcast_to(w.flat(), me.shape)[np.broadcast_to(dup, me.shape)]
                     self.r_own.reshape(-1)[flat] = -1
         self.pending.clear()
-
-    def _note(self, kind: str, loc: Loc, w: Any) -> None:
-        if len(self.log) >= 32:
-            del self.log[:16]
-        self.log.append((kind, loc, w))
-
-    def _line_of(self, addr: int, kind: str) -> Loc | None:
-        for k, loc, w in reversed(self.log):
-            if k == kind and bool((np.asarray(w.flat()) == addr).any()):
-                return loc
-        return None
 
     def _me(self, fr: Frame) -> np.ndarray:
         me = fr.cache.get("me1")
@@ -235,17 +237,6 @@ class GlobalShadow(_Shadow):
             ids = (me_hi, grp1, ep, me_hi | ep, b.barriers)
             fr.cache["gshadow"] = ids
         return ids[0], ids[1], ids[2], ids[3]
-
-    def _note(self, kind: str, loc: Loc, w: Any) -> None:
-        if len(self.log) >= 32:  # entries hold index arrays: keep the recent ones
-            del self.log[:16]
-        self.log.append((kind, loc, w))
-
-    def _line_of(self, addr: int, kind: str) -> Loc | None:
-        for k, loc, w in reversed(self.log):
-            if k == kind and bool((np.asarray(w.flat()) == addr).any()):
-                return loc
-        return None
 
     def _wid_of(self, packed: np.ndarray) -> Any:
         def of(other: int, wid: int) -> int | None:
