@@ -222,3 +222,50 @@ def float_to_int(v: Value, de: ScalarType) -> Value:
 
 
 
+
+
+
+def ufunc_inplace(ufunc: np.ufunc, old: np.ndarray, y: Value) -> None:
+    """``ufunc(old, y, out=old)``, fast for column slices of wider rows.
+
+    NumPy runs an element-wise ufunc over a 2-D strided view (the ``(G, K)`` lanes of a
+    ``Cols`` sub-frame: a view of a ``(G, W)`` array) row by row, several times slower than
+    over one contiguous run. When ``old`` and ``y`` are such views with the same strides and
+    the gaps between the rows are narrow, the ufunc runs over the contiguous span from
+    ``old``'s first element to its last instead, and the gap elements (other lanes of the
+    parent array) are saved before and restored after, bit for bit. The launch runs with
+    floating-point warnings off, so the discarded gap results cannot warn; the integer ufuncs
+    used here wrap without error.
+    """
+    if type(y) is np.ndarray and old.ndim == 2 and y.shape == old.shape and \
+            y.dtype == old.dtype and y.strides == old.strides:
+        g, k = old.shape
+        isz = old.itemsize
+        s0, s1 = old.strides
+        if g > 1 and s1 == isz and s0 > k * isz and s0 % isz == 0 and \
+                2 * (s0 - k * isz) <= k * isz and not np.may_share_memory(old, y):
+            rs = s0 // isz
+            span = (g - 1) * rs + k
+            flat_o = _flat_span(old, span)
+            flat_y = _flat_span(y, span) if flat_o is not None else None
+            if flat_y is not None:
+                assert flat_o is not None
+                gaps = flat_o[k: k + (g - 1) * rs].reshape(g - 1, rs)[:, : rs - k]
+                saved = gaps.copy()
+                ufunc(flat_o, flat_y, out=flat_o)
+                gaps[...] = saved
+                return
+    ufunc(old, y, out=old)
+
+
+def _flat_span(a: np.ndarray, span: int) -> np.ndarray | None:
+    """The ``span`` consecutive elements from ``a``'s first one, as a view of the C-contiguous
+    array ``a`` is a view of (None when it is not one)."""
+    b = a.base
+    if type(b) is not np.ndarray or b.dtype != a.dtype or not b.flags.c_contiguous:
+        return None
+    off, rem = divmod(a.ctypes.data - b.ctypes.data, a.itemsize)
+    if rem or off < 0 or off + span > b.size:
+        return None
+    flat: np.ndarray = b.reshape(-1)[off: off + span]
+    return flat

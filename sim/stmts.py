@@ -262,7 +262,7 @@ class StmtCompiler(ExprCompiler):
                     fr.batch.forget_run(old)
                     if old.base is not None:
                         fr.batch.forget_run(old.base)
-                    ufunc(old, y, out=old)
+                    ops.ufunc_inplace(ufunc, old, y)
                     return
                 fr.env[var] = ops.binary(op, t, old, y)
                 return
