@@ -10,6 +10,7 @@ and recorded in the shadow memory (``sim.races``).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -196,7 +197,13 @@ class Memory:
         w = self.where(fr, addr, loc, True)
         if self.shadow is not None:
             self.shadow.write(fr, w, loc)
+        if self._adopt(fr, w, v):
+            return
         self._put(w, v, fr.shape)
+
+    def _adopt(self, fr: Frame, w: Where, v: Value) -> bool:
+        """Take ``v`` as the new contents instead of copying it in (local memory only)."""
+        return False
 
     def _put(self, w: Where, v: Value, shape: tuple[int, int]) -> None:
         _put_raw(self.data, w, v, self.elem, shape)
@@ -233,9 +240,43 @@ class LocalMem(Memory):
         super().__init__(name, elem, data, launch)
         self.count = data.shape[1]
         self.trail = data.shape[2:]
+        self.shared = False  # ``data`` was adopted from a lane value (``_adopt``)
 
     def flat_data(self) -> np.ndarray:
+        self._unshare()
         return self.data.reshape(-1, *self.trail)
+
+    def _put(self, w: Where, v: Value, shape: tuple[int, int]) -> None:
+        self._unshare()
+        _put_raw(self.data, w, v, self.elem, shape)
+
+    def _adopt(self, fr: Frame, w: Where, v: Value) -> bool:
+        """A store of a whole ``(groups, count)`` lane value (``tmp[lid] = v`` with
+        ``count`` work-items and every group present) makes ``v``'s array the memory's
+        contents instead of copying it in: ``data`` then shares it with the variable that
+        holds ``v``. Neither side changes it in place while the other may still see it:
+        variables are only updated in place when nothing else refers to their array
+        (``sim.stmts.exclusive``, ``Frame.merge``), and the next write into this memory copies
+        ``data`` first while anything else refers to it (``_unshare``)."""
+        data = self.data
+        if type(v) is not np.ndarray or w.kind != "slice" or type(w.rows) is not slice or \
+                w.rows != _ALL or \
+                w.sl != slice(0, self.count) or v.shape != data.shape or \
+                v.dtype != data.dtype or v.base is not None or not v.flags.c_contiguous or \
+                not v.flags.writeable or not isinstance(self.elem, ScalarType):
+            return False
+        fr.batch.forget_run(v)
+        self.data = v
+        self.shared = True
+        return True
+
+    def _unshare(self) -> None:
+        """Before a write: copy ``data`` if a store adopted it and something else may still
+        refer to it (reference count beyond this object's attribute)."""
+        if self.shared:
+            if sys.getrefcount(self.data) > _ATTR_REFS:
+                self.data = self.data.copy()
+            self.shared = False
 
     def where(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Where:
         c = self.count
@@ -261,6 +302,23 @@ class LocalMem(Memory):
         flat = np.broadcast_to(np.asarray(gs, dtype=np.int64) * c + np.asarray(a, np.int64),
                                fr.shape)
         return Where("flat", fr.shape, idx=flat, local_count=c)
+
+
+_ALL = slice(None)
+
+
+def _calibrate_attr() -> int:
+    """What ``_unshare`` sees for an array that only an attribute refers to."""
+    class Holder:
+        def __init__(self) -> None:
+            self.data = np.zeros(2)
+
+        def count(self) -> int:
+            return sys.getrefcount(self.data)
+    return Holder().count()
+
+
+_ATTR_REFS = _calibrate_attr()
 
 
 def make_local(launch: Launch, name: str, elem: Type, count: int, G: int) -> LocalMem:
