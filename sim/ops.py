@@ -242,7 +242,7 @@ def ufunc_inplace(ufunc: np.ufunc, old: np.ndarray, y: Value) -> None:
         g, k = old.shape
         isz = old.itemsize
         s0, s1 = old.strides
-        if g > 1 and s1 == isz and s0 > k * isz and s0 % isz == 0 and \
+        if g * k >= _FLAT_MIN and s1 == isz and s0 > k * isz and s0 % isz == 0 and \
                 2 * (s0 - k * isz) <= k * isz and not np.may_share_memory(old, y):
             rs = s0 // isz
             span = (g - 1) * rs + k
@@ -256,6 +256,10 @@ def ufunc_inplace(ufunc: np.ufunc, old: np.ndarray, y: Value) -> None:
                 gaps[...] = saved
                 return
     ufunc(old, y, out=old)
+
+
+# below this many lanes the row-by-row ufunc is cheaper than the span's bookkeeping
+_FLAT_MIN = 1 << 14
 
 
 def _flat_span(a: np.ndarray, span: int) -> np.ndarray | None:
