@@ -60,3 +60,29 @@ def test_uniform_vector_load_broadcasts_over_work_items() -> None:
     out = np.zeros_like(x)
     uniform_vector_load[8, 4](x, out, device="sim")
     np.testing.assert_array_equal(out, x[0] + 1 + x[:, ::-1])
+
+
+@clpy.kernel
+def vec_steps(x: Global[clpy.float3], out: Global[clpy.int32]):
+    a = clpy.private_array(float32, clpy.vec_step(clpy.float4) * 2)   # sizes an array
+    a[7] = 1.0
+    out[0] = clpy.vec_step(x[0]) + clpy.vec_step(float32) + clpy.vec_step(clpy.int2)
+
+
+def test_vec_step_takes_values_and_types_and_folds() -> None:
+    # spec §1.13.12: 1 for scalars, n for n-vectors, 4 for 3-vectors; like sizeof, a constant
+    src = vec_steps.source_for("opencl-c-1.2", line_directives=False)
+    assert "float a[8];" in src and "out[0] = 7;" in src
+    out = np.zeros(1, np.int32)
+    vec_steps[1, 1](np.zeros((1, 4), np.float32), out, device="sim")
+    assert out[0] == 7
+
+
+@clpy.kernel
+def vec_step_bad(out: Global[clpy.int32]):
+    out[0] = clpy.vec_step(clpy.Global)
+
+
+def test_vec_step_rejects_non_types() -> None:
+    with pytest.raises(clpy.KernelTypeError, match="vec_step takes a value or a scalar/vector"):
+        vec_step_bad.source  # noqa: B018

@@ -4,7 +4,8 @@
 ``shuffle(x, mask)`` and ``shuffle2(x, y, mask)`` take 2-, 4-, 8- or 16-vectors; ``mask`` is an
 unsigned integer vector whose element size equals the element size of ``x`` and whose lane count
 (2, 4, 8 or 16) is the result's. ``vec_step(x)`` is the lane count of ``x``'s type: 1 for a
-scalar, 4 for a 3-vector; clpy takes a value (not a bare type) and emits the call as is.
+scalar, 4 for a 3-vector. Like C's ``sizeof`` it takes a value or a type and is a compile-time
+constant (its operand is not evaluated), so it can size arrays.
 """
 
 from __future__ import annotations
@@ -77,7 +78,14 @@ declare("shuffle", family="misc-vector", rule=_shuffle_rule, overloads=_shuffle_
 declare("shuffle2", family="misc-vector", rule=_shuffle2_rule, overloads=_shuffle_overloads(2),
         doc="Like shuffle over the 2m elements of x followed by y: result[i] = "
             "(x, y)[mask[i] % (2m)].")
+def _vec_step_value(b: Builtin, t: Type) -> int:
+    _vec_step_rule(b, [ArgInfo(t)])
+    return 4 if isinstance(t, VectorType) and t.n == 3 else (
+        t.n if isinstance(t, VectorType) else 1)
+
+
 declare("vec_step", family="misc-vector", rule=_vec_step_rule,
+        attrs={"fold_type": _vec_step_value},
         overloads=[Overload((t,), C.int_) for e in ELEMS
                    for t in (e, *(VectorType(e, n) for n in C.VECTOR_SIZES))],
         doc="Number of elements of the argument's type: 1 for scalars, n for n-vectors and "

@@ -25,7 +25,7 @@ from clpy.ir.nodes import (
     VectorCons,
 )
 from clpy.types import catalog as C
-from clpy.types.core import AddressSpace, PointerType, ScalarType, VectorType
+from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
 
@@ -44,6 +44,8 @@ class CallBuilder(ExprBuilder):
             self.state.fail(node.keywords[0].value if hasattr(node.keywords[0], "value") else
                             node, f"keyword arguments are not supported in calls to {name}; "
                             "pass them by position", UnsupportedSyntaxError)
+        if isinstance(fn, Builtin) and "fold_type" in fn.attrs:
+            return self.fold_type_call(fn, node)
         if isinstance(fn, Builtin):
             args = [self.expr(a) for a in node.args]
             defaults = fn.attrs.get("defaults", ())
@@ -70,6 +72,25 @@ class CallBuilder(ExprBuilder):
                         "built-in, type or @clpy.func)", UnsupportedSyntaxError)
 
     # ------------------------------------------------------------------ built-ins
+
+    def fold_type_call(self, b: Builtin, node: ast.Call) -> Expr:
+        """A built-in like ``vec_step`` that depends only on its operand's type (a value or a
+        type, not evaluated, as C's ``sizeof``): folded to a constant."""
+        if len(node.args) != 1:
+            self.state.fail(node, f"{b.name} takes one argument, got {len(node.args)}")
+        v = self.value(node.args[0])
+        t: Type
+        if isinstance(v, PyValue):
+            if not isinstance(v.value, (ScalarType, VectorType)):
+                self.state.fail(node.args[0], f"{b.name} takes a value or a scalar/vector type")
+            t = v.value
+        else:
+            t = v.type
+        try:
+            value = b.attrs["fold_type"](b, t)
+        except NoMatch as e:
+            self.state.fail(node, str(e))
+        return Const(C.int_, self.state.loc(node), value)
 
     def call_builtin(self, b: Builtin, args: list[Expr], node: ast.AST) -> Expr:
         infos = [ArgInfo(a.type, _weak(a), a.value if isinstance(a, (Const, NamedConst))
