@@ -108,6 +108,8 @@ def _exits(stmts: tuple[Stmt, ...]) -> bool:
 
 def check_uniform(fn: Function) -> None:
     """Raise ``KernelTypeError`` for a barrier/collective under provably divergent control."""
+    if _contains_uniform(fn.body, set()) is None:
+        return  # nothing that every work-item must reach: no taint analysis needed
     bad = _tainted_vars(fn)
     _check_block(fn.body, bad, None)
 
