@@ -30,6 +30,7 @@ from clpy.errors import (
     UnsupportedSyntaxError,
 )
 from clpy.kernel import Func, Kernel, Specialization, func, kernel
+from clpy.runtime.pipes import Pipe
 from clpy.types.annotations import Constant, Global, Local, Private, Ptr, constexpr
 from clpy.types.atomics import ATOMIC_TYPES as _ATOMIC_TYPES
 from clpy.types.catalog import (
@@ -42,6 +43,7 @@ from clpy.types.catalog import (
     VECTORS_BY_NAME as _VECTORS,
 )
 from clpy.types.core import Type
+from clpy.types.pipes import WritePipe, reserve_id_t
 from clpy.types.structs import StructType, struct
 from clpy.vectors import vector
 
@@ -89,5 +91,5 @@ __all__ = [
     "Kernel", "Func", "Specialization", "StructType", "Type", "Target", "local_array",
     "private_array", "CompileError", "UnsupportedSyntaxError", "UndefinedNameError",
     "KernelTypeError", "ConstantError", "RecursionNotAllowedError", "FeatureError",
-    "BuildError", "vector",
+    "BuildError", "vector", "Pipe", "WritePipe", "reserve_id_t",
 ]

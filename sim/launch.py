@@ -9,6 +9,7 @@ import numpy as np
 
 from clpy.ir.nodes import Function
 from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
+from clpy.types.pipes import PipeType
 from clpy.types.structs import StructType
 from sim.config import current
 from sim.errors import SimulationError
@@ -62,6 +63,8 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
             mem = make_global(st, p.name, t.elem, a, t.space is AddressSpace.CONSTANT,
                               written=p.name in fn.written)
             fixed[p] = PtrVal(mem, np.int64(0))
+        elif isinstance(t, PipeType):  # a clpy.Pipe: its packets live in the object
+            fixed[p] = a
         else:
             fixed[p] = _scalar_arg(p.name, t, a)
     W = st.W

@@ -50,6 +50,8 @@ def device_has(device: Any, need: str) -> bool:
         except Exception:
             feats = []
         return "__opencl_c_generic_address_space" in feats
+    if need == "pipes":
+        return bool(getattr(device, "pipe_support", False))
     raise ValueError(need)
 
 

@@ -8,6 +8,7 @@ from clpy.builtins import (  # noqa: F401  (imported for their declarations)
     geometric,
     integer,
     math,
+    pipes,
     reductions,
     relational,
     subgroup,

@@ -17,6 +17,7 @@ from clpy.ir.nodes import CallBuiltin, CallFunc, Expr, Function
 from clpy.ir.walk import all_types, scalar_elems, walk
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, PointerType, Type, VectorType
+from clpy.types.pipes import PipeType, reserve_id_t
 from clpy.types.structs import StructType
 
 
@@ -55,6 +56,9 @@ def required_features(fns: list[Function]) -> dict[str, Any]:
 
 
 def _type_features(t: Type, loc: Any, need: dict[str, Any]) -> None:
+    if isinstance(t, PipeType) or t is reserve_id_t:
+        need.setdefault("__opencl_c_pipes", loc)
+        t = t.elem if isinstance(t, PipeType) else C.int_
     if isinstance(t, PointerType):
         # Pointers to half/double only move data (vload_half ...): no arithmetic extension.
         if t.space is AddressSpace.GENERIC:

@@ -20,6 +20,7 @@ from clpy.runtime.marshal import (
     _tname,
     check_host_array,
     check_local,
+    check_pipe,
     pointer_kind,
     value_converter,
 )
@@ -97,6 +98,9 @@ class CLPlan:
             return self._local_converter(p)
         if kind == "global":
             return self._global_converter(p)
+        if kind == "pipe":
+            ctx = self.context
+            return lambda a, pending: check_pipe(p, a).cl_pipe(ctx)
         conv = value_converter(p)
         if not isinstance(p.type, ScalarType):
             return lambda a, pending: conv(a)

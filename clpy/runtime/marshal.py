@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from clpy.runtime.pipes import Pipe
 from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
+from clpy.types.pipes import PipeType
 from clpy.types.structs import StructType
 
 
@@ -213,11 +215,26 @@ def check_local(p: Param, a: Any, limit: int | None) -> LocalMemory:
 
 
 def pointer_kind(p: Param) -> str:
-    """'local', 'global' (Global/Constant) or 'value'."""
+    """'local', 'global' (Global/Constant), 'pipe' or 'value'."""
     t = p.type
+    if isinstance(t, PipeType):
+        return "pipe"
     if isinstance(t, PointerType):
         return "local" if t.space is AddressSpace.LOCAL else "global"
     return "value"
+
+
+def check_pipe(p: Param, a: Any) -> Pipe:
+    """A ``clpy.Pipe`` argument for a ``Pipe[T]``/``WritePipe[T]`` parameter."""
+    t = p.type
+    assert isinstance(t, PipeType)
+    if not isinstance(a, Pipe):
+        raise TypeError(f"{p.where()}: a {t.cl_name} parameter takes a clpy.Pipe(dtype, "
+                        f"max_packets), got {_tname(a)}")
+    if a.elem is not t.elem:
+        raise TypeError(f"{p.where()}: the pipe carries {a.elem} packets, the parameter "
+                        f"{t.elem} packets")
+    return a
 
 
 def arg_count_error(kernel: str, names: list[str], got: int) -> TypeError:

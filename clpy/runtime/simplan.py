@@ -20,6 +20,7 @@ from clpy.runtime.marshal import (
     _tname,
     check_host_array,
     check_local,
+    check_pipe,
     pointer_kind,
     value_converter,
 )
@@ -60,6 +61,8 @@ class SimPlan:
             return lambda a, copies: check_local(p, a, None)
         if kind == "global":
             return _global_converter(p)
+        if kind == "pipe":
+            return lambda a, copies: check_pipe(p, a)
         conv = value_converter(p)
         if isinstance(p.type, VectorType):
             n = p.type.n
