@@ -13,7 +13,7 @@ reservation counts as written at once (a later launch sees its packets whether o
 were filled); a read reservation takes its packets at once. Commits only check the id.
 ``work_group_*``/``sub_group_*`` reservations make one reservation per group (sub-group:
 ``clpy.sim.config(sub_group_size=...)`` consecutive work-items), sized by the group's first
-work-item. Packets are scalars here; vector and struct packets are reported as unsupported.
+work-item. Packets are scalars or vectors here; struct packets are reported as unsupported.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from clpy.types.core import ScalarType
+from clpy.types.core import ScalarType, VectorType
 from sim.frame import Frame, PtrVal, gather, select_lanes
 from sim.state import frame_wids
 
@@ -30,10 +30,29 @@ _SHIFT = np.int64(32)  # reserve id: start sequence number << 32 | packet count;
 
 
 def _pipe(call: Any, fr: Frame, p: Any) -> Any:
-    if not isinstance(p.elem, ScalarType):
-        fr.batch.launch.fail("unsupported", f"the simulator's pipes carry scalar packets; "
-                             f"{call.name} got a pipe of {p.elem}", call.loc)
+    if not isinstance(p.elem, (ScalarType, VectorType)):
+        fr.batch.launch.fail("unsupported", f"the simulator's pipes carry scalar and vector "
+                             f"packets; {call.name} got a pipe of {p.elem}", call.loc)
     return p
+
+
+def _packets(p: Any, v: Any, shape: tuple[int, int]) -> np.ndarray:
+    """Lane values → one packet per lane (flat lane order): ``(N,)`` or ``(N, slot lanes)``."""
+    if isinstance(p.elem, VectorType):
+        n = p.elem.n
+        flat = np.broadcast_to(np.asarray(v), (n, *shape)).reshape(n, -1).T
+        out = np.zeros((flat.shape[0], p.slots.shape[1]), p.slots.dtype)
+        out[:, :n] = flat
+        return out
+    return np.broadcast_to(np.asarray(v), shape).ravel()
+
+
+def _values(p: Any, packets: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """One packet per lane (flat or lane-shaped) → lane values of ``shape``."""
+    if isinstance(p.elem, VectorType):
+        n = p.elem.n
+        return np.moveaxis(packets.reshape(*shape, -1)[..., :n], -1, 0)
+    return packets.reshape(shape)
 
 
 def _order(fr: Frame) -> tuple[np.ndarray, np.ndarray]:
@@ -73,13 +92,13 @@ def _read_pipe(call: Any, fr: Frame, args: list[Any]) -> Any:
         return _reserved_rw(call, fr, p, args, read=True)
     _, order = _order(fr)
     k = min(n, p.num_packets)
-    flat = np.zeros(n, p.dtype)
+    flat = np.zeros((n, *p.slots.shape[1:]), p.slots.dtype)
     flat[order[:k]] = p.slots[(p.read_seq + np.arange(k)) % p.max_packets]
     p.read_seq += k
     got = np.zeros(n, bool)
     got[order[:k]] = True
     ok = got.reshape(fr.shape)
-    _store_where(call, fr, ok, _ptr(args, 1), flat.reshape(fr.shape))
+    _store_where(call, fr, ok, _ptr(args, 1), _values(p, flat, fr.shape))
     return _status(ok)
 
 
@@ -89,7 +108,7 @@ def _write_pipe(call: Any, fr: Frame, args: list[Any]) -> Any:
     if len(args) >= 4:
         return _reserved_rw(call, fr, p, args, read=False)
     ptr = _ptr(args, 1)
-    vals = np.broadcast_to(np.asarray(ptr.mem.load(fr, ptr.off, call.loc)), fr.shape).ravel()
+    vals = _packets(p, ptr.mem.load(fr, ptr.off, call.loc), fr.shape)
     _, order = _order(fr)
     k = min(n, p.max_packets - p.num_packets)
     p.slots[(p.write_seq + np.arange(k)) % p.max_packets] = vals[order[:k]]
@@ -112,10 +131,10 @@ def _reserved_rw(call: Any, fr: Frame, p: Any, args: list[Any], read: bool) -> A
     slot = ((rid >> _SHIFT) + index) % p.max_packets
     ptr = _ptr(args, 3)
     if read:
-        _store_where(call, fr, ok, ptr, p.slots[np.where(ok, slot, 0)])
+        _store_where(call, fr, ok, ptr, _values(p, p.slots[np.where(ok, slot, 0)], fr.shape))
     else:
-        vals = np.broadcast_to(np.asarray(ptr.mem.load(fr, ptr.off, call.loc)), fr.shape)
-        p.slots[slot[ok]] = vals[ok]
+        vals = _packets(p, ptr.mem.load(fr, ptr.off, call.loc), fr.shape)
+        p.slots[slot[ok]] = vals[ok.ravel()]
     return _status(ok)
 
 

@@ -101,6 +101,47 @@ def wrong_packet(p: clpy.Pipe[int32], x: Global[clpy.float32]):
     clpy.read_pipe(p, x, clpy.get_global_id(0))
 
 
+@clpy.func
+def put(p: clpy.WritePipe[int32], v: int32) -> int32:
+    tmp = clpy.private_array(int32, 1)
+    tmp[0] = v
+    return clpy.write_pipe(p, tmp)
+
+
+@clpy.kernel
+def produce_via_func(p: clpy.WritePipe[int32], st: Global[int32]):
+    i = clpy.get_global_id(0)
+    st[i] = put(p, i * 10)
+
+
+@clpy.kernel
+def consume_into_local(p: clpy.Pipe[int32], y: Global[int32]):
+    t = clpy.local_array(int32, 4)
+    lid = clpy.get_local_id(0)
+    clpy.read_pipe(p, t, lid)
+    clpy.barrier()
+    y[clpy.get_global_id(0)] = t[3 - lid]
+
+
+@clpy.kernel
+def bad_index(p: clpy.Pipe[int32], y: Global[int32]):
+    rid = clpy.reserve_read_pipe(p, 1)
+    clpy.read_pipe(p, rid, 1, y, 0)
+
+
+@clpy.kernel
+def vec_produce(p: clpy.WritePipe[clpy.float3], x: Global[clpy.float3]):
+    clpy.write_pipe(p, x, clpy.get_global_id(0))
+
+
+@clpy.kernel
+def vec_consume(p: clpy.Pipe[clpy.float3], x: Global[clpy.float3]):
+    i = clpy.get_global_id(0)
+    rid = clpy.reserve_read_pipe(p, 1)
+    if clpy.is_valid_reserve_id(rid):
+        clpy.read_pipe(p, rid, 0, x + i)
+
+
 def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
     k[(g,), (l_,)](*args, device="sim")
 
@@ -251,3 +292,35 @@ def test_sub_group_reservation_that_does_not_fit() -> None:
         _sim(produce_sub_groups, 8, 8, p, x, ok)
     np.testing.assert_array_equal(ok, [1, 1, 1, 1, 0, 0, 0, 0])
     assert p.num_packets == 4
+
+
+def test_device_function_private_and_local_packet_pointers() -> None:
+    assert "int put(write_only pipe int p, int v)" in produce_via_func.source
+    p = clpy.Pipe(int32, 8)
+    st = np.full(4, 5, np.int32)
+    _sim(produce_via_func, 4, 4, p, st)
+    np.testing.assert_array_equal(st, 0)
+    np.testing.assert_array_equal(p.slots[:4], [0, 10, 20, 30])
+    y = np.zeros(4, np.int32)
+    _sim(consume_into_local, 4, 4, p, y)
+    np.testing.assert_array_equal(y, [30, 20, 10, 0])
+
+
+def test_vector_packets() -> None:
+    p = clpy.Pipe(clpy.float3, 4)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)  # float3 is padded to 4 lanes
+    _sim(vec_produce, 3, 3, p, x)
+    y = np.full((4, 4), -1, np.float32)
+    _sim(vec_consume, 4, 2, p, y)
+    np.testing.assert_array_equal(y[:3, :3], x[:, :3])
+    np.testing.assert_array_equal(y[3], -1)
+
+
+def test_failing_launch_leaves_the_pipe_untouched() -> None:
+    p = clpy.Pipe(int32, 4)
+    _sim(produce, 3, 3, p, np.arange(3, dtype=np.int32), np.zeros(3, np.int32))
+    before = p.slots.copy()
+    with pytest.raises(clpy.sim.SimulationError, match="out of the reservation's range"):
+        _sim(bad_index, 1, 1, p, np.zeros(1, np.int32))
+    assert p.num_packets == 3
+    np.testing.assert_array_equal(p.slots, before)

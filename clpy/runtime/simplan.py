@@ -24,6 +24,7 @@ from clpy.runtime.marshal import (
     pointer_kind,
     value_converter,
 )
+from clpy.runtime.pipes import Pipe
 from clpy.runtime.sizes import Sizes, check_uniform, pick_local
 from clpy.types.core import PointerType, VectorType
 
@@ -54,6 +55,7 @@ class SimPlan:
         self.name = meta.name
         self.params = plan_params(spec, meta)
         self.converters = [(i, self._converter(p)) for i, p in self.params]
+        self.has_pipes = any(pointer_kind(p) == "pipe" for _, p in self.params)
 
     def _converter(self, p: Param) -> Converter:
         kind = pointer_kind(p)
@@ -83,10 +85,28 @@ class SimPlan:
             check_uniform(self.name, g, loc, "the simulator",
                           bool(getattr(sim, "SUPPORTS_NON_UNIFORM", False)))
         off = None if offset is None else tuple(int(x) for x in np.atleast_1d(offset))
-        sim.launch(self.function, g, loc, sim_args, offset=off)
+        if self.has_pipes:  # a failing kernel leaves its pipes as they were, like arrays
+            _launch_restoring_pipes(sim, self.function, g, loc, sim_args, off)
+        else:
+            sim.launch(self.function, g, loc, sim_args, offset=off)
         for restore in copies:
             restore()
         return None if wait else DoneHandle()
+
+
+def _launch_restoring_pipes(sim: Any, fn: Any, g: Any, loc: Any, args: list[Any],
+                            off: Any) -> None:
+    pipes = [a for a in args if isinstance(a, Pipe)]
+    saved = [(a.slots.copy() if a.slots is not None else None, a.read_seq, a.write_seq)
+             for a in pipes]
+    try:
+        sim.launch(fn, g, loc, args, offset=off)
+    except BaseException:
+        for a, (slots, r, w) in zip(pipes, saved):
+            if slots is not None and a.slots is not None:
+                a.slots[...] = slots
+            a.read_seq, a.write_seq = r, w
+        raise
 
 
 def _pyopencl() -> tuple[Any, Any]:
