@@ -13,7 +13,7 @@ reservation counts as written at once (a later launch sees its packets whether o
 were filled); a read reservation takes its packets at once. Commits only check the id.
 ``work_group_*``/``sub_group_*`` reservations make one reservation per group (sub-group:
 ``clpy.sim.config(sub_group_size=...)`` consecutive work-items), sized by the group's first
-work-item. Packets are scalars or vectors here; struct packets are reported as unsupported.
+work-item. Packets are scalars, vectors or structs, stored as in memory (``Pipe.slots``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from clpy.types.core import ScalarType, VectorType
+from clpy.types.core import Type, VectorType
+from clpy.types.structs import StructType
 from sim.frame import Frame, PtrVal, gather, select_lanes
 from sim.state import frame_wids
 
@@ -30,29 +31,43 @@ _SHIFT = np.int64(32)  # reserve id: start sequence number << 32 | packet count;
 
 
 def _pipe(call: Any, fr: Frame, p: Any) -> Any:
-    if not isinstance(p.elem, (ScalarType, VectorType)):
-        fr.batch.launch.fail("unsupported", f"the simulator's pipes carry scalar and vector "
-                             f"packets; {call.name} got a pipe of {p.elem}", call.loc)
+    if p.slots is None:
+        fr.batch.launch.fail("unsupported", f"the simulator cannot hold packets of {p.elem}",
+                             call.loc)
     return p
 
 
+def _raw(v: Any, t: Type, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """Lane values of ``t`` → an array of ``shape`` elements of the packet dtype (vectors with
+    a trailing lane axis padded like memory, structs as structured records)."""
+    out = np.zeros(shape, dtype)
+    if isinstance(t, StructType):
+        for name, ft in t.fields:
+            out[name] = _raw(v[name], ft, shape, dtype.fields[name][0])  # type: ignore[index]
+    elif isinstance(t, VectorType):
+        out[..., : t.n] = np.moveaxis(np.broadcast_to(np.asarray(v), (t.n, *shape)), 0, -1)
+    else:
+        out[...] = np.broadcast_to(np.asarray(v), shape)
+    return out
+
+
+def _lanes(raw: np.ndarray, t: Type) -> Any:
+    """The inverse of ``_raw``: stored packets → lane values."""
+    if isinstance(t, StructType):
+        return {name: _lanes(raw[name], ft) for name, ft in t.fields}
+    if isinstance(t, VectorType):
+        return np.moveaxis(raw, -1, 0)[: t.n]
+    return raw
+
+
 def _packets(p: Any, v: Any, shape: tuple[int, int]) -> np.ndarray:
-    """Lane values → one packet per lane (flat lane order): ``(N,)`` or ``(N, slot lanes)``."""
-    if isinstance(p.elem, VectorType):
-        n = p.elem.n
-        flat = np.broadcast_to(np.asarray(v), (n, *shape)).reshape(n, -1).T
-        out = np.zeros((flat.shape[0], p.slots.shape[1]), p.slots.dtype)
-        out[:, :n] = flat
-        return out
-    return np.broadcast_to(np.asarray(v), shape).ravel()
+    """Lane values → one packet per lane, in flat lane order."""
+    return _raw(v, p.elem, shape, p.dtype).reshape(-1, *p.slots.shape[1:])
 
 
-def _values(p: Any, packets: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+def _values(p: Any, packets: np.ndarray, shape: tuple[int, int]) -> Any:
     """One packet per lane (flat or lane-shaped) → lane values of ``shape``."""
-    if isinstance(p.elem, VectorType):
-        n = p.elem.n
-        return np.moveaxis(packets.reshape(*shape, -1)[..., :n], -1, 0)
-    return packets.reshape(shape)
+    return _lanes(packets.reshape(*shape, *p.slots.shape[1:]), p.elem)
 
 
 def _order(fr: Frame) -> tuple[np.ndarray, np.ndarray]:
@@ -78,7 +93,7 @@ def _store_where(call: Any, fr: Frame, ok: np.ndarray, ptr: PtrVal, vals: np.nda
         return
     sub = fr.sub(sel)
     ptr.mem.store(sub, gather(sel, np.broadcast_to(ptr.off, fr.shape)),
-                  sel.gather(vals), call.loc)
+                  gather(sel, vals), call.loc)
 
 
 def _status(ok: np.ndarray) -> np.ndarray:

@@ -142,6 +142,22 @@ def vec_consume(p: clpy.Pipe[clpy.float3], x: Global[clpy.float3]):
         clpy.read_pipe(p, rid, 0, x + i)
 
 
+@clpy.struct
+class Particle:
+    pos: clpy.float3
+    id: int32
+
+
+@clpy.kernel
+def struct_produce(p: clpy.WritePipe[Particle], x: Global[Particle]):
+    clpy.write_pipe(p, x, clpy.get_global_id(0))
+
+
+@clpy.kernel
+def struct_consume(p: clpy.Pipe[Particle], x: Global[Particle]):
+    clpy.read_pipe(p, x, clpy.get_global_id(0))
+
+
 def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
     k[(g,), (l_,)](*args, device="sim")
 
@@ -324,3 +340,16 @@ def test_failing_launch_leaves_the_pipe_untouched() -> None:
         _sim(bad_index, 1, 1, p, np.zeros(1, np.int32))
     assert p.num_packets == 3
     np.testing.assert_array_equal(p.slots, before)
+
+
+def test_struct_packets() -> None:
+    assert "write_only pipe Particle p" in struct_produce.source
+    p = clpy.Pipe(Particle, 4)
+    x = np.zeros(3, Particle.dtype)
+    x["pos"][:, :3] = np.arange(9, dtype=np.float32).reshape(3, 3)
+    x["id"] = [7, 8, 9]
+    _sim(struct_produce, 3, 3, p, x)
+    y = np.zeros(4, Particle.dtype)
+    _sim(struct_consume, 4, 4, p, y)
+    np.testing.assert_array_equal(y["id"], [7, 8, 9, 0])
+    np.testing.assert_array_equal(y["pos"][:3, :3], x["pos"][:, :3])

@@ -5,7 +5,10 @@ The same object annotates kernel parameters (``clpy.Pipe[int32]`` is a ``read_on
 and, called, makes a pipe to pass for them. A pipe keeps its packets between launches: a
 producer kernel writes it, a consumer kernel launched later reads it. On the simulator the
 packets live in this object (a ring of ``max_packets`` slots); on an OpenCL device in a
-``pyopencl.Pipe`` made once per context, which needs a device with pipe support.
+``pyopencl.Pipe`` made once per context, which needs a device with pipe support (PoCL and
+NVIDIA's driver have none: the kernel's source then fails with a FeatureError naming
+``__opencl_c_pipes``). The two stores are separate: packets written on the simulator are not
+seen by a device launch, and the reverse.
 """
 
 from __future__ import annotations
