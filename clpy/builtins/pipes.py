@@ -91,6 +91,10 @@ def _emit_rw(ex: Any, call: Any) -> str:
         from clpy.emit.c_exprs import _POSTFIX
 
         parts.append(f"&{ex.sub(base, _POSTFIX)}[{ex(idx)}]")
+    elif isinstance(tail[0].type, ArrayType):  # clang's pipe built-ins take no array: &a[0]
+        from clpy.emit.c_exprs import _POSTFIX
+
+        parts.append(f"&{ex.sub(tail[0], _POSTFIX)}[0]")
     else:
         parts.append(ex(tail[0]))
     return f"{call.builtin.cl_name}({', '.join(parts)})"
