@@ -8,7 +8,8 @@ Order: the spec orders nothing between the work-items of a launch, so the simula
 work-item order (group-major, then local linear id) within each call: the first work-items
 get the packets (or the free slots), the rest see an empty (full) pipe and get -1.
 Reservations take consecutive slots in that order: a reservation that does not fit fails
-(``is_valid_reserve_id`` false), and so do the later ones of the same call. A write
+(``is_valid_reserve_id`` false), and so do the later ones of the same call; so does a
+reservation of 0 packets. A write
 reservation counts as written at once (a later launch sees its packets whether or not they
 were filled); a read reservation takes its packets at once. Commits only check the id.
 ``work_group_*``/``sub_group_*`` reservations make one reservation per group (sub-group:

@@ -20,6 +20,7 @@ from clpy import Global, int32
 from clpy.runtime.api import get_device
 
 sys.path.insert(0, str(Path(__file__).parent))
+from golden_kernels.pipes import pipe_copy, pipe_reserve  # noqa: E402
 from oclgrind_kernels import find_icd  # noqa: E402
 
 
@@ -388,7 +389,7 @@ def test_pipe_sources_build_with_an_opencl_c_2_compiler(tmp_path: Path) -> None:
                consume_reserved.source, produce_groups.source, produce_sub_groups.source,
                produce_sub_groups.source_for(native_sg), consume_sub_groups.source_for(native_sg),
                produce_via_func.source, consume_into_local.source, struct_consume.source,
-               vec_consume.source]
+               vec_consume.source, pipe_copy.source, pipe_reserve.source]
     assert "sub_group_reserve_read_pipe" in sources[7]
     paths = []
     for i, src in enumerate(sources):
