@@ -8,10 +8,10 @@ Order: the spec orders nothing between the work-items of a launch, so the simula
 work-item order (group-major, then local linear id) within each call: the first work-items
 get the packets (or the free slots), the rest see an empty (full) pipe and get -1.
 Reservations take consecutive slots in that order: a reservation that does not fit fails
-(``is_valid_reserve_id`` false), and so do the later ones of the same call; so does a
-reservation of 0 packets. A write
-reservation counts as written at once (a later launch sees its packets whether or not they
-were filled); a read reservation takes its packets at once. Commits only check the id.
+(``is_valid_reserve_id`` false), and so do the later ones of the same call; a reservation
+of 0 packets is invalid. A write reservation counts as written at once (a later launch sees
+its packets whether or not they were filled); a read reservation takes its packets at once.
+Commits have nothing left to do.
 ``work_group_*``/``sub_group_*`` reservations make one reservation per group (sub-group:
 ``clpy.sim.config(sub_group_size=...)`` consecutive work-items), sized by the group's first
 work-item. Packets are scalars, vectors or structs, stored as in memory (``Pipe.slots``).
@@ -185,8 +185,8 @@ def _reserve(call: Any, fr: Frame, args: list[Any]) -> Any:
                                        "different packet counts", call.loc)
     room = p.num_packets if read else p.max_packets - p.num_packets
     ends = np.cumsum(sizes)
-    ok = (ends <= room) & (sizes > 0)
-    ok &= np.cumprod(ok).astype(bool)  # a reservation that fails ends the call's reservations
+    fits = np.cumprod(ends <= room).astype(bool)  # one that fails ends the call's reservations
+    ok = fits & (sizes > 0)
     starts = (p.read_seq if read else p.write_seq) + ends - sizes
     taken = int(sizes[ok].sum())
     if read:

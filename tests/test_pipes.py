@@ -166,6 +166,18 @@ def struct_consume(p: clpy.Pipe[Particle], x: Global[Particle]):
     clpy.read_pipe(p, x, clpy.get_global_id(0))
 
 
+@clpy.kernel
+def uneven_group_counts(out: clpy.WritePipe[int32], ok: Global[int32]):
+    rid = clpy.work_group_reserve_write_pipe(out, clpy.get_local_id(0))
+    ok[clpy.get_global_id(0)] = clpy.is_valid_reserve_id(rid)
+
+
+@clpy.kernel
+def reserve_counts(out: clpy.WritePipe[int32], n: Global[clpy.uint32], ok: Global[int32]):
+    i = clpy.get_global_id(0)
+    ok[i] = clpy.is_valid_reserve_id(clpy.reserve_write_pipe(out, n[i]))
+
+
 def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
     k[(g,), (l_,)](*args, device="sim")
 
@@ -402,3 +414,14 @@ def test_pipe_sources_build_with_an_opencl_c_2_compiler(tmp_path: Path) -> None:
                          text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"built {len(paths)}" in run.stdout
+
+
+def test_reservation_counts() -> None:
+    p = clpy.Pipe(int32, 6)
+    ok = np.full(5, 9, np.int32)
+    # 0 packets: invalid; 4 does not fit after 1 + 2, and ends the call's reservations
+    _sim(reserve_counts, 5, 5, p, np.array([1, 0, 2, 4, 1], np.uint32), ok)
+    np.testing.assert_array_equal(ok, [1, 0, 1, 0, 0])
+    assert p.num_packets == 3
+    with pytest.raises(clpy.sim.SimulationError, match="different packet counts"):
+        _sim(uneven_group_counts, 4, 4, clpy.Pipe(int32, 8), np.zeros(4, np.int32))
