@@ -253,6 +253,8 @@ def test_opencl_device_without_pipes_is_a_clear_error(cl_device: Any) -> None:
     x = np.zeros(4, np.int32)
     with pytest.raises(clpy.FeatureError, match="__opencl_c_pipes"):
         produce[(4,), (4,)](clpy.Pipe(int32, 4), x, x.copy(), device=dev)
+    with pytest.raises(RuntimeError, match="CL_DEVICE_PIPE_SUPPORT"):
+        clpy.Pipe(int32, 4).cl_pipe(dev.context)
 
 
 # ----------------------------------------------------------------------------- simulator

@@ -61,8 +61,13 @@ class Pipe:
         if p is None:
             import pyopencl as cl
 
-            p = cl.Pipe(context, cl.mem_flags.READ_WRITE, self.packet_size, self.max_packets,
-                        [])
+            try:
+                p = cl.Pipe(context, cl.mem_flags.READ_WRITE, self.packet_size,
+                            self.max_packets, [])
+            except cl.Error as e:
+                names = ", ".join(d.name for d in context.devices)
+                raise RuntimeError(f"{self!r}: {names} cannot create a pipe ({e}); pipes need "
+                                   "a device with CL_DEVICE_PIPE_SUPPORT") from None
             self.cl_pipes[context] = p
         return p
 
