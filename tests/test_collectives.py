@@ -265,3 +265,18 @@ def test_divergent_collective_rejected(k):
 
 def test_uniform_branches_accepted():
     assert "work_group_reduce_min(s)" in uniform_ok.source_for("opencl-c-2.0")
+
+
+@clpy.kernel
+def sub_group_native(x: Global[int32], out: Global[int32]):
+    i = clpy.get_global_id(0)
+    out[i] = clpy.sub_group_reduce_add(x[i]) + clpy.get_sub_group_size()
+
+
+def test_sub_groups_from_the_20_extension_enable_its_pragma():
+    # A 2.0 device with cl_khr_subgroups: native calls under the extension's pragma.
+    src = sub_group_native.source_for("opencl-c-2.0+cl_khr_subgroups", line_directives=False)
+    assert "#pragma OPENCL EXTENSION cl_khr_subgroups : enable" in src
+    assert "sub_group_reduce_add(x[i]) + get_sub_group_size()" in src
+    lowered = sub_group_native.source_for("opencl-c-2.0", line_directives=False)
+    assert "cl_khr_subgroups" not in lowered and "clpy_scratch" in lowered

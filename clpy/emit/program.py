@@ -83,6 +83,8 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
     fns = ordered_functions(kernel)
     need = required_features(fns)
     _check_target(need, tgt)
+    if tgt.has("cl_khr_subgroups") and _native_use(fns, tgt, "__opencl_c_subgroups"):
+        need.setdefault("cl_khr_subgroups", kernel.loc)  # 2.0 devices: the extension pragma
     helpers: set[tuple[str, Type]] = set()
     fn_names = function_names(fns)
     taken = _called_names(fns) | frozenset(fn_names.values())
@@ -119,6 +121,15 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
         out.raw(helper_source(kind, t))
         out.raw("")
     return out.text() + bodies.text().rstrip("\n") + "\n"
+
+
+def _native_use(fns: list[Function], tgt: Target, feature: str) -> bool:
+    """Some call of a built-in needing ``feature`` is emitted natively (not lowered)."""
+    from clpy.emit.lowering import needs_lowering_call
+
+    return any(isinstance(n, CallBuiltin) and feature in n.builtin.features
+               and not needs_lowering_call(n, tgt)
+               for fn in fns for n in walk(fn.body))
 
 
 def _check_target(need: dict[str, Any], tgt: Target) -> None:

@@ -80,6 +80,8 @@ def target_of(spec: Any) -> Target:
         exts = frozenset(e.strip() for e in extra if e.strip().startswith("cl_"))
         if "__opencl_c_fp64" in feats:
             exts |= {"cl_khr_fp64"}
+        if "cl_khr_subgroups" in exts:  # the 2.0 extension provides the 3.0 feature's calls
+            feats |= {"__opencl_c_subgroups"}
         return replace(t, features=t.features | feats, extensions=t.extensions | exts,
                        name=spec)
     raise TypeError(f"target must be a profile name or a clpy Target, not {spec!r}")
