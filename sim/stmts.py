@@ -194,6 +194,14 @@ class StmtCompiler(ExprCompiler):
                 return local
             count = int(np.prod(t.shape))
             elem_t = t.elem
+            if not isinstance(elem_t, (ScalarType, VectorType)):
+                loc = s.loc
+
+                def unsupported(fr: Frame) -> None:
+                    fr.batch.launch.fail("unsupported", f"private array `{var.name}` of "
+                                         f"{elem_t}: the simulator holds private arrays of "
+                                         "scalars and vectors only", loc)
+                return unsupported
             lead = (elem_t.n,) if isinstance(elem_t, VectorType) else ()
             dt = ops.dtype_of(elem_t)
 

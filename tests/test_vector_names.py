@@ -86,3 +86,24 @@ def vec_step_bad(out: Global[clpy.int32]):
 def test_vec_step_rejects_non_types() -> None:
     with pytest.raises(clpy.KernelTypeError, match="vec_step takes a value or a scalar/vector"):
         vec_step_bad.source  # noqa: B018
+
+
+@clpy.struct
+class _Pair:
+    a: float32
+    b: clpy.int32
+
+
+@clpy.kernel
+def private_structs(out: Global[float32]):
+    ps = clpy.private_array(_Pair, 2)
+    ps[0] = _Pair(1.0, 2)
+    out[0] = ps[0].a
+
+
+def test_private_struct_arrays_are_a_clear_simulator_limit() -> None:
+    import clpy.sim
+
+    assert "_Pair ps[2];" in private_structs.source_for("opencl-c-1.2", line_directives=False)
+    with pytest.raises(clpy.sim.SimulationError, match="unsupported.*private array `ps`"):
+        private_structs[1, 1](np.zeros(1, np.float32), device="sim")
