@@ -133,11 +133,6 @@ def floatn(scalars: Iterable[ScalarType] = C.FLOAT_SCALARS) -> list[Type]:
     return gentypes((C.float_, C.double, C.half) if scalars is C.FLOAT_SCALARS else scalars)
 
 
-def intn() -> list[Type]:
-    """The spec's integer ``gentype``: all integer scalars and their vectors."""
-    return gentypes(C.INTEGER_SCALARS)
-
-
 def like(t: Type, elem: ScalarType) -> Type:
     """``elem`` with the vector width of ``t`` (``intn`` for ``floatn`` and so on)."""
     return VectorType(elem, t.n) if isinstance(t, VectorType) else elem

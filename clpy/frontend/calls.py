@@ -232,8 +232,5 @@ class CallBuilder(ExprBuilder):
             return r if r.type is a.type else Cast(a.type, r.loc, r)
         return self.call_builtin(REGISTRY[name], args, node)
 
-    def fail_const(self, node: ast.AST, what: str) -> None:
-        self.state.fail(node, what, ConstantError)
-
 
 __all__ = ["CallBuilder", "KernelTypeError", "CallFunc"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clpy.ir.nodes import Declare, Expr, For, Function, Stmt, Var
-from clpy.types import catalog as C
 from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
@@ -89,11 +88,3 @@ def scalar_elems(t: Type) -> Iterator[ScalarType]:
     elif isinstance(t, StructType):
         for _, ft in t.fields:
             yield from scalar_elems(ft)
-
-
-def uses_type(fn: Function, elem: ScalarType) -> bool:
-    return any(e is elem for t in all_types(fn) for e in scalar_elems(t))
-
-
-def uses_double(fn: Function) -> bool:
-    return uses_type(fn, C.double)
