@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from clpy.errors import CompileError, KernelTypeError, UnsupportedSyntaxError
 from clpy.frontend.context import CompileSession, FuncState, Restart, block_paths
+from clpy.frontend.exprs import ExprBuilder
 from clpy.frontend.source import ParsedFunction
 from clpy.frontend.stmts import StmtBuilder
 from clpy.ir.nodes import Function, Var
@@ -62,7 +64,7 @@ def build_function(parsed: ParsedFunction, params: Sequence[tuple[str, Type]],
             v = Var(pname, ptype, parsed.loc(_arg_node(parsed.tree, pname)), is_param=True)
             param_vars.append(v)
             state.vars[pname] = v
-        builder = StmtBuilder(state)
+        builder = StmtBuilder(state, ExprBuilder(state))
         try:
             body = builder.block(parsed.tree.body, ())
         except Restart:
@@ -106,8 +108,6 @@ def _close_written(written: set[str], aliases: dict[str, frozenset[str]]) -> set
 
 
 def _with_structs(fn: Function) -> Function:
-    from dataclasses import replace
-
     return replace(fn, structs=collect_structs(fn))
 
 

@@ -1,36 +1,66 @@
-"""Calls in kernel code: built-ins, type constructors, Python built-ins, ``@clpy.func``."""
+"""Calls in kernel code: built-ins, type constructors, Python built-ins, ``@clpy.func``.
+
+``CallBuilder`` is owned by the expression builder (exprs.py), which hands every ``ast.Call``
+to it; it reaches back for sub-expressions through the narrow ``ExprSide`` interface.
+"""
 
 from __future__ import annotations
 
 import ast
 import builtins as py_builtins
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from clpy.builtins.python_aliases import PYTHON_ALIASES
 from clpy.builtins.registry import REGISTRY, ArgInfo, Builtin, NoMatch
-from clpy.errors import ConstantError, KernelTypeError, UnsupportedSyntaxError
-from clpy.frontend.context import PyValue
-from clpy.frontend.exprs import ExprBuilder, _elem, _weak
+from clpy.errors import ConstantError, UnsupportedSyntaxError
+from clpy.frontend.context import FuncState, PyValue
+from clpy.frontend.helpers import elem_type, is_weak
+from clpy.ir.fold import cast_const
 from clpy.ir.nodes import (
     CallBuiltin,
-    CallFunc,
     Cast,
     Compare,
     Const,
     Expr,
-    Index,
     NamedConst,
     StructCons,
-    VarRef,
     VectorCons,
 )
 from clpy.types import catalog as C
-from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
+from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
 
-class CallBuilder(ExprBuilder):
-    def visit_Call(self, node: ast.Call) -> Expr | PyValue:
+class ExprSide(Protocol):
+    """What building a call needs from the expression builder."""
+
+    state: FuncState
+
+    def value(self, node: ast.expr) -> Expr | PyValue: ...
+
+    def expr(self, node: ast.expr) -> Expr: ...
+
+    def coerce(self, e: Expr, t: Type, node: ast.AST) -> Expr: ...
+
+    def join(self, a: Expr, b: Expr, node: ast.AST) -> Type: ...
+
+
+class CallBuilder:
+    """Builds calls. It is also the ``builder`` that ``__clpy_call__(builder, node)`` hooks
+    receive (``@clpy.func``, reductions): those use ``state``, ``value``, ``expr``,
+    ``coerce``, ``call_builtin`` and ``note_write``."""
+
+    def __init__(self, ex: ExprSide) -> None:
+        self.state: FuncState = ex.state
+        self.value: Callable[[ast.expr], Expr | PyValue] = ex.value
+        self.expr: Callable[[ast.expr], Expr] = ex.expr
+        self.coerce: Callable[[Expr, Type, ast.AST], Expr] = ex.coerce
+        self.join: Callable[[Expr, Expr, ast.AST], Type] = ex.join
+        self.note_write: Callable[[Expr, ast.AST], None] = ex.state.note_write
+
+    def call(self, node: ast.Call) -> Expr | PyValue:
+        """``f(args)``: ``f`` is a compile-time Python object (never a kernel value)."""
         callee = self.value(node.func)
         if not isinstance(callee, PyValue):
             self.state.fail(node.func, f"a value of type {callee.type} is not callable")
@@ -93,7 +123,7 @@ class CallBuilder(ExprBuilder):
         return Const(C.int_, self.state.loc(node), value)
 
     def call_builtin(self, b: Builtin, args: list[Expr], node: ast.AST) -> Expr:
-        infos = [ArgInfo(a.type, _weak(a), a.value if isinstance(a, (Const, NamedConst))
+        infos = [ArgInfo(a.type, is_weak(a), a.value if isinstance(a, (Const, NamedConst))
                          else None) for a in args]
         try:
             ov = b.resolve(infos)
@@ -110,40 +140,6 @@ class CallBuilder(ExprBuilder):
         if b.uniform:
             self.state.note_uniform_call(b, node)
         return CallBuiltin(ov.ret, self.state.loc(node), b, ov, cargs)
-
-    def note_write(self, ptr: Expr, node: ast.AST) -> None:
-        """Record that the kernel writes through ``ptr`` (for const and copy-back)."""
-        t = ptr.type
-        if isinstance(t, PointerType) and t.space is AddressSpace.CONSTANT:
-            self.state.fail(node, f"cannot write through {t}: Constant memory is read-only")
-        for root in self.pointer_roots(ptr):
-            self.state.written.add(root)
-
-    def pointer_roots(self, e: Expr) -> frozenset[str]:
-        """The parameter names a pointer-valued expression may point into."""
-        from clpy.ir.nodes import Binary, Select
-
-        if isinstance(e, VarRef):
-            if e.var.is_param:
-                return frozenset({e.var.name})
-            # The local pointer itself counts too: the emitter makes it const when unwritten.
-            return self.state.aliases.get(e.var.name, frozenset()) | {e.var.name}
-        if isinstance(e, Binary):
-            return self.pointer_roots(e.left) | self.pointer_roots(e.right)
-        if isinstance(e, Select):
-            return self.pointer_roots(e.if_true) | self.pointer_roots(e.if_false)
-        if isinstance(e, (Cast, CallBuiltin)):
-            inner = e.value if isinstance(e, Cast) else None
-            if inner is not None:
-                return self.pointer_roots(inner)
-            out: frozenset[str] = frozenset()
-            for a in e.args:  # type: ignore[union-attr]
-                if isinstance(a.type, PointerType):
-                    out |= self.pointer_roots(a)
-            return out
-        if isinstance(e, Index):
-            return self.pointer_roots(e.base)
-        return frozenset()
 
     # ------------------------------------------------------------------ constructors
 
@@ -163,8 +159,6 @@ class CallBuilder(ExprBuilder):
             if t is C.bool_:
                 return Compare(C.bool_, loc, "!=", a, Const(a.type, loc, 0))
             if isinstance(a, Const):
-                from clpy.ir.fold import cast_const
-
                 c = cast_const(a, t)
                 return Const(t, loc, c.value, False)
             return a if a.type is t else Cast(t, loc, a)
@@ -225,7 +219,7 @@ class CallBuilder(ExprBuilder):
             if len(args) != 1:
                 self.state.fail(node, "abs() takes one argument")
             a = args[0]
-            if _elem(a.type).is_float:
+            if elem_type(a.type).is_float:
                 return self.call_builtin(REGISTRY["fabs"], args, node)
             r = self.call_builtin(REGISTRY["abs"], args, node)
             # Python's abs keeps the type; OpenCL's abs returns the unsigned type.
@@ -233,4 +227,4 @@ class CallBuilder(ExprBuilder):
         return self.call_builtin(REGISTRY[name], args, node)
 
 
-__all__ = ["CallBuilder", "KernelTypeError", "CallFunc"]
+__all__ = ["CallBuilder", "ExprSide"]

@@ -8,8 +8,8 @@ from typing import Any, NoReturn
 
 from clpy.errors import CompileError, KernelTypeError
 from clpy.frontend.source import ParsedFunction
-from clpy.ir.nodes import Function, Loc, Var
-from clpy.types.core import Type
+from clpy.ir.nodes import Binary, CallBuiltin, Cast, Expr, Function, Index, Loc, Select, Var, VarRef
+from clpy.types.core import AddressSpace, PointerType, Type
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,13 @@ class Restart(Exception):
 
 @dataclass
 class FuncState:
-    """Per-function build state."""
+    """Per-function build state, shared by the statement, expression and call builders.
+
+    Besides scopes and types it tracks which pointers the function writes through
+    (``written``, for const inference and copy-back) and what local pointers may point into
+    (``aliases``): the call side notes writes by built-ins and device functions, the statement
+    side notes stores and pointer assignments.
+    """
 
     parsed: ParsedFunction
     session: CompileSession
@@ -66,6 +72,42 @@ class FuncState:
     def note_uniform_call(self, builtin: Any, node: ast.AST) -> None:
         """Remember a call every work-item of a group must reach (barrier, collective)."""
         self.uniform_calls.append((builtin, self.loc(node)))
+
+    def note_write(self, ptr: Expr, node: ast.AST) -> None:
+        """Record that the function writes through ``ptr`` (for const and copy-back)."""
+        t = ptr.type
+        if isinstance(t, PointerType) and t.space is AddressSpace.CONSTANT:
+            self.fail(node, f"cannot write through {t}: Constant memory is read-only")
+        for root in self.pointer_roots(ptr):
+            self.written.add(root)
+
+    def note_alias(self, name: str, value: Expr) -> None:
+        """Variable ``name`` is assigned ``value``: if a pointer, it may point into its roots."""
+        if isinstance(value.type, PointerType):
+            self.aliases[name] = self.aliases.get(name, frozenset()) | self.pointer_roots(value)
+
+    def pointer_roots(self, e: Expr) -> frozenset[str]:
+        """The parameter names a pointer-valued expression may point into."""
+        if isinstance(e, VarRef):
+            if e.var.is_param:
+                return frozenset({e.var.name})
+            # The local pointer itself counts too: the emitter makes it const when unwritten.
+            return self.aliases.get(e.var.name, frozenset()) | {e.var.name}
+        if isinstance(e, Binary):
+            return self.pointer_roots(e.left) | self.pointer_roots(e.right)
+        if isinstance(e, Select):
+            return self.pointer_roots(e.if_true) | self.pointer_roots(e.if_false)
+        if isinstance(e, Cast):
+            return self.pointer_roots(e.value)
+        if isinstance(e, CallBuiltin):
+            out: frozenset[str] = frozenset()
+            for a in e.args:
+                if isinstance(a.type, PointerType):
+                    out |= self.pointer_roots(a)
+            return out
+        if isinstance(e, Index):
+            return self.pointer_roots(e.base)
+        return frozenset()
 
     def fail(self, node: ast.AST | Loc, message: str,
              kind: type[CompileError] = KernelTypeError) -> NoReturn:

@@ -1,4 +1,8 @@
-"""Python expressions → typed IR expressions."""
+"""Python expressions → typed IR expressions: names, attributes, subscripts, operators.
+
+``ExprBuilder`` owns a ``CallBuilder`` (calls.py) for every ``f(...)``; the statement builder
+(stmts.py) holds an ``ExprBuilder``. Per-function state lives in ``FuncState`` (context.py).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,21 @@ from typing import Any
 import numpy as np
 
 from clpy.builtins.constants import NamedConstant
-from clpy.errors import ConstantError, KernelTypeError, UndefinedNameError, UnsupportedSyntaxError
+from clpy.builtins.registry import REGISTRY
+from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
+from clpy.frontend.calls import CallBuilder
 from clpy.frontend.context import FuncState, PyValue
+from clpy.frontend.helpers import (
+    as_scalar,
+    elem_type,
+    is_int,
+    is_weak,
+    known_nonneg,
+    logical,
+    pure,
+    simple,
+    with_elem,
+)
 from clpy.ir import fold
 from clpy.ir.nodes import (
     Binary,
@@ -21,7 +38,6 @@ from clpy.ir.nodes import (
     Expr,
     Field,
     Index,
-    Logical,
     NamedConst,
     Select,
     Swizzle,
@@ -33,7 +49,7 @@ from clpy.types import rules
 from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
-_BINOPS: dict[type, str] = {
+BINOPS: dict[type, str] = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
     ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
     ast.Pow: "**", ast.MatMult: "@",
@@ -74,9 +90,11 @@ def swizzle_lanes(t: VectorType, name: str) -> tuple[int, ...] | None:
 
 
 class ExprBuilder:
-    """Visits expression nodes; ``CallBuilder`` (calls.py) adds calls on top of this."""
+    """Visits expression nodes; calls go to its ``CallBuilder``."""
 
-    state: FuncState
+    def __init__(self, state: FuncState) -> None:
+        self.state = state
+        self.calls = CallBuilder(self)
 
     # ------------------------------------------------------------------ entry points
 
@@ -144,6 +162,11 @@ class ExprBuilder:
                 self.state.fail(node, f"NumPy scalar of dtype {v.dtype} is not supported")
             return Const(st, loc, v.item())
         return PyValue(v, loc)
+
+    # ------------------------------------------------------------------ calls
+
+    def visit_Call(self, node: ast.Call) -> Expr | PyValue:
+        return self.calls.call(node)
 
     # ------------------------------------------------------------------ attributes
 
@@ -225,7 +248,7 @@ class ExprBuilder:
     # ------------------------------------------------------------------ operators
 
     def visit_BinOp(self, node: ast.BinOp) -> Expr:
-        op = _BINOPS[type(node.op)]
+        op = BINOPS[type(node.op)]
         if op == "@":
             self.state.fail(node, "operator @ is not supported in kernels; use clpy.dot",
                             UnsupportedSyntaxError)
@@ -240,7 +263,7 @@ class ExprBuilder:
             self.state.fail(node, f"operator {op} does not apply to {lt} and {rt}")
         if op == "**":
             return self.power(left, right, node)
-        lw, rw = _weak(left), _weak(right)
+        lw, rw = is_weak(left), is_weak(right)
         t: Type
         try:
             if op in ("<<", ">>"):
@@ -248,27 +271,27 @@ class ExprBuilder:
                 rules.require_integer(rt, op)
                 # The result has the (promoted) type of the left operand; the count is masked
                 # to its width (spec §1.3).
-                t = lt if isinstance(lt, VectorType) else rules.promote_int(_scalar(lt))
+                t = lt if isinstance(lt, VectorType) else rules.promote_int(as_scalar(lt))
                 if lw and not rw and isinstance(rt, ScalarType) and rt.bits > 32:
                     t = rt
                 right = self.coerce(right, t if isinstance(rt, VectorType) or isinstance(
-                    t, ScalarType) else _scalar(rt), node)
+                    t, ScalarType) else as_scalar(rt), node)
                 return fold.binary(op, t, loc, self.coerce(left, t, node), right)
             t = rules.arithmetic(lt, lw, rt, rw, op)
             if op in ("&", "|", "^"):
                 rules.require_integer(t, op)
         except rules.RuleError as e:
             self.state.fail(node, str(e))
-        if op == "/" and not _elem(t).is_float:
+        if op == "/" and not elem_type(t).is_float:
             # Python's true division: int / int is a float.
-            t = _with_elem(t, C.float_)
-        if op in ("//", "%", "/") and not _elem(t).is_float and isinstance(right, Const) and \
+            t = with_elem(t, C.float_)
+        if op in ("//", "%", "/") and not elem_type(t).is_float and isinstance(right, Const) and \
                 right.value == 0:
             self.state.fail(node, "integer division by zero")
         if op in ("//", "%"):
-            if _elem(t).is_float:
+            if elem_type(t).is_float:
                 op = "floordiv" if op == "//" else "floormod"
-            elif _elem(t).is_signed and not (self.nonneg(left) and self.nonneg(right)):
+            elif elem_type(t).is_signed and not (self.nonneg(left) and self.nonneg(right)):
                 op = "floordiv" if op == "//" else "floormod"
             elif op == "//":
                 op = "/"
@@ -282,7 +305,7 @@ class ExprBuilder:
         if isinstance(e, Cast) and isinstance(e.value.type, ScalarType) and \
                 isinstance(e.type, ScalarType) and e.type.bits > e.value.type.bits:
             return self.nonneg(e.value)
-        return _nonneg(e)
+        return known_nonneg(e)
 
     def pointer_arith(self, op: str, left: Expr, right: Expr, node: ast.AST) -> Expr:
         lt, rt = left.type, right.type
@@ -291,18 +314,16 @@ class ExprBuilder:
             if lt.elem is not rt.elem:
                 self.state.fail(node, f"cannot subtract pointers to different types {lt}, {rt}")
             return Binary(C.ptrdiff_t, loc, "-", left, right)
-        if op in ("+", "-") and isinstance(lt, PointerType) and _is_int(rt):
+        if op in ("+", "-") and isinstance(lt, PointerType) and is_int(rt):
             return Binary(lt, loc, op, left, right)
-        if op == "+" and isinstance(rt, PointerType) and _is_int(lt):
+        if op == "+" and isinstance(rt, PointerType) and is_int(lt):
             return Binary(rt, loc, op, right, left)
         self.state.fail(node, f"operator {op} does not apply to {lt} and {rt}")
 
     def power(self, base: Expr, exp: Expr, node: ast.AST) -> Expr:
-        from clpy.builtins.registry import REGISTRY
-
         bt = base.type
         loc = self.state.loc(node)
-        if _weak(base) and _weak(exp):  # 2 ** 10, 2 ** 0.5: Python's value, typed as a literal
+        if is_weak(base) and is_weak(exp):  # 2 ** 10, 2 ** 0.5: Python's value, typed as a literal
             try:
                 v = base.value ** exp.value  # type: ignore[attr-defined]
             except (OverflowError, ZeroDivisionError) as e:
@@ -310,7 +331,7 @@ class ExprBuilder:
             if isinstance(v, (int, float)) and not isinstance(v, bool) and \
                     (isinstance(v, float) or -(2**63) <= v < 2**64):
                 return self.literal(v, node)
-        if isinstance(exp, Const) and _is_int(exp.type) and not _elem(bt).is_float:
+        if isinstance(exp, Const) and is_int(exp.type) and not elem_type(bt).is_float:
             n = exp.value
             if not 0 <= n <= 16:
                 self.state.fail(node, "integer ** needs a constant exponent from 0 to 16; "
@@ -318,7 +339,7 @@ class ExprBuilder:
             if n > 1 and not pure(base):
                 self.state.fail(node, "the base of ** is repeated (x * x * ...): give it a "
                                 "name first, it has side effects")
-            t = rules.arithmetic(bt, _weak(base), C.int_, True, "*")
+            t = rules.arithmetic(bt, is_weak(base), C.int_, True, "*")
             if n == 0:
                 return self.coerce(Const(C.int_, loc, 1, True), t, node)
             b = self.coerce(base, t, node)
@@ -326,20 +347,20 @@ class ExprBuilder:
             for _ in range(n - 1):
                 out = fold.binary("*", t, loc, out, b)
             return out
-        if isinstance(exp, Const) and _is_int(exp.type) and exp.value in (2, 3) and \
-                _elem(bt).is_float and _simple(base):
+        if isinstance(exp, Const) and is_int(exp.type) and exp.value in (2, 3) and \
+                elem_type(bt).is_float and simple(base):
             # x ** 2 reads (and runs) best as x * x; it is also exactly rounded.
             out = base
             for _ in range(exp.value - 1):
                 out = fold.binary("*", bt, loc, out, base)
             return out
-        if not _elem(bt).is_float:
-            t = _with_elem(bt, C.float_) if not isinstance(exp.type, ScalarType) or not \
-                _elem(exp.type).is_float else exp.type
+        if not elem_type(bt).is_float:
+            t = with_elem(bt, C.float_) if not isinstance(exp.type, ScalarType) or not \
+                elem_type(exp.type).is_float else exp.type
             base = self.coerce(base, t, node)
-        if _is_int(exp.type) and not isinstance(base.type, VectorType):
-            return self.call_builtin(REGISTRY["pown"], [base, exp], node)
-        return self.call_builtin(REGISTRY["pow"], [base, exp], node)
+        if is_int(exp.type) and not isinstance(base.type, VectorType):
+            return self.calls.call_builtin(REGISTRY["pown"], [base, exp], node)
+        return self.calls.call_builtin(REGISTRY["pow"], [base, exp], node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Expr:
         operand = self.expr(node.operand)
@@ -350,7 +371,7 @@ class ExprBuilder:
                 return Unary(rules.relational_result(t), loc, "not", operand)
             self.require_condition(operand, node.operand)
             return fold.unary("not", C.bool_, loc, operand)
-        if not isinstance(t, (ScalarType, VectorType)) or _elem(t) is C.void:
+        if not isinstance(t, (ScalarType, VectorType)) or elem_type(t) is C.void:
             self.state.fail(node, f"unary operator does not apply to {t}")
         if isinstance(node.op, ast.Invert):
             try:
@@ -358,8 +379,8 @@ class ExprBuilder:
             except rules.RuleError as e:
                 self.state.fail(node, str(e))
         op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(node.op)]
-        rt = t if isinstance(t, VectorType) or _weak(operand) or _elem(t).is_float else \
-            rules.promote_int(_scalar(t))
+        rt = t if isinstance(t, VectorType) or is_weak(operand) or elem_type(t).is_float else \
+            rules.promote_int(as_scalar(t))
         return fold.unary(op, rt, loc, self.coerce(operand, rt, node))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Expr:
@@ -403,7 +424,7 @@ class ExprBuilder:
                 self.state.fail(node, f"cannot compare {lt} with {rt}")
             return Compare(C.bool_, loc, op, left, right)
         try:
-            t = rules.arithmetic(lt, _weak(left), rt, _weak(right), op)
+            t = rules.arithmetic(lt, is_weak(left), rt, is_weak(right), op)
         except rules.RuleError as e:
             self.state.fail(node, str(e))
         return fold.compare(op, rules.relational_result(t), loc, self.coerce(left, t, node),
@@ -427,7 +448,7 @@ class ExprBuilder:
             self.state.fail(node, f"the two alternatives have different types {a.type} and "
                             f"{b.type}")
         try:
-            return rules.arithmetic(a.type, _weak(a), b.type, _weak(b), "?:")
+            return rules.arithmetic(a.type, is_weak(a), b.type, is_weak(b), "?:")
         except rules.RuleError as e:
             self.state.fail(node, str(e))
 
@@ -461,79 +482,8 @@ class ExprBuilder:
                             ConstantError)
         return int(e.value)
 
-    def call_builtin(self, b: Any, args: list[Expr], node: ast.AST) -> Expr:
-        raise NotImplementedError  # provided by CallBuilder
-
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def logical(op: str, loc: Any, left: Expr, right: Expr) -> Expr:
-    """``left and/or right`` with constant operands folded (``0 <= i < n`` on a constexpr,
-    ``a < 1.0 < 2.0``). A constant right operand only folds away when the left one is kept."""
-    if isinstance(left, Const):
-        if bool(left.value) == (op == "or"):
-            return Const(C.bool_, loc, op == "or")
-        return right
-    if isinstance(right, Const) and bool(right.value) == (op == "and"):
-        return left
-    return Logical(C.bool_, loc, op, left, right)
-
-
-def pure(e: Expr) -> bool:
-    """No side effects: evaluating ``e`` twice is the same as once (no device-function calls,
-    no built-ins that write memory or synchronize)."""
-    from clpy.ir.nodes import CallBuiltin, CallFunc, ExprStmt
-    from clpy.ir.walk import walk
-
-    for n in walk([ExprStmt(e.loc, e)]):
-        if isinstance(n, CallFunc):
-            return False
-        if isinstance(n, CallBuiltin) and (n.builtin.writes_args or n.builtin.uniform or
-                                           n.builtin.family.startswith("atomic")):
-            return False
-    return True
-
-
-def _simple(e: Expr) -> bool:
-    """Cheap to repeat and reads well repeated: a variable, an element, a component."""
-    if isinstance(e, (VarRef, Const, NamedConst)):
-        return True
-    if isinstance(e, (Swizzle, Field)):
-        return _simple(e.base)
-    if isinstance(e, Index):
-        return _simple(e.base) and isinstance(e.index, (VarRef, Const))
-    return False
-
-
-def _weak(e: Expr) -> bool:
-    return isinstance(e, Const) and e.weak
-
-
-def _scalar(t: Type) -> ScalarType:
-    assert isinstance(t, ScalarType)
-    return t
-
-
-def _elem(t: Type) -> ScalarType:
-    return C.void if not isinstance(t, (ScalarType, VectorType)) else (
-        t.elem if isinstance(t, VectorType) else t)
-
-
-def _with_elem(t: Type, e: ScalarType) -> Type:
-    return VectorType(e, t.n) if isinstance(t, VectorType) else e
-
-
-def _is_int(t: Type) -> bool:
-    return isinstance(t, ScalarType) and (t.is_int or t.is_bool)
-
-
-def _nonneg(e: Expr) -> bool:
-    """Provably non-negative: an unsigned value or a non-negative constant."""
-    if isinstance(e, Const):
-        return bool(e.value >= 0)
-    el = _elem(e.type)
-    return el.is_int and not el.is_signed
 
 
 def _describe(obj: Any) -> str:
@@ -543,4 +493,4 @@ def _describe(obj: Any) -> str:
     return f"{type(obj).__name__} {name!r}" if name else repr(obj)
 
 
-__all__ = ["ExprBuilder", "swizzle_lanes", "KernelTypeError"]
+__all__ = ["BINOPS", "ExprBuilder", "swizzle_lanes"]

@@ -1,4 +1,8 @@
-"""Python statements → typed IR statements, and the entry point that builds a ``Function``."""
+"""Python statements → typed IR statements: blocks, variables, assignment, loops.
+
+``StmtBuilder`` holds an ``ExprBuilder`` (exprs.py) for every expression it meets, as the
+emitter's ``StmtEmitter`` holds an ``ExprEmitter``; per-function state is ``FuncState``.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,10 @@ import ast
 import builtins as py_builtins
 from typing import Any
 
-from clpy.errors import ConstantError, KernelTypeError, UndefinedNameError, UnsupportedSyntaxError
-from clpy.frontend.calls import CallBuilder
+from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
 from clpy.frontend.context import FuncState, PyValue
-from clpy.frontend.exprs import pure
+from clpy.frontend.exprs import BINOPS, ExprBuilder
+from clpy.frontend.helpers import pure
 from clpy.ir.nodes import (
     Assert,
     Assign,
@@ -56,9 +60,14 @@ if hasattr(ast, "TryStar"):
 _WIDEN_INT = (C.long, C.ulong, C.uint, C.float_, C.double, C.half)
 
 
-class StmtBuilder(CallBuilder):
-    def __init__(self, state: FuncState) -> None:
+class StmtBuilder:
+    """Builds a function body block by block; expressions go to its ``ExprBuilder``."""
+
+    def __init__(self, state: FuncState, ex: ExprBuilder) -> None:
         self.state = state
+        self.ex = ex
+        # The block being built (a path as in ``context.block_paths``) and, per enclosing
+        # block, the variables to declare there before the statement being built.
         self._path: tuple[Any, ...] = ()
         self._hoisted: dict[tuple[Any, ...], list[Var]] = {}
 
@@ -100,10 +109,10 @@ class StmtBuilder(CallBuilder):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return []  # docstring or string statement
         if isinstance(node.value, ast.Call):
-            f = self.value(node.value.func)
+            f = self.ex.value(node.value.func)
             if isinstance(f, PyValue) and f.value is py_builtins.print:
                 return [self.print_stmt(node.value)]
-        e = self.value(node.value)
+        e = self.ex.value(node.value)
         if isinstance(e, PyValue):
             return []
         return [ExprStmt(self.state.loc(node), e)]
@@ -121,7 +130,7 @@ class StmtBuilder(CallBuilder):
                 end = kw.value.value
         args: list[Any] = []
         for a in call.args:
-            v = self.value(a)
+            v = self.ex.value(a)
             if isinstance(v, PyValue):
                 if not isinstance(v.value, str):
                     self.state.fail(a, "print() arguments must be values or string constants")
@@ -133,7 +142,7 @@ class StmtBuilder(CallBuilder):
         return Print(self.state.loc(call), tuple(args), sep, end)
 
     def stmt_Assert(self, node: ast.Assert) -> list[Stmt]:
-        cond = self.condition(node.test)
+        cond = self.ex.condition(node.test)
         msg = ast.unparse(node.test)
         if node.msg is not None:
             if not (isinstance(node.msg, ast.Constant) and isinstance(node.msg.value, str)):
@@ -151,10 +160,10 @@ class StmtBuilder(CallBuilder):
             return [Return(st.loc(node), None)]
         if st.is_kernel:
             st.fail(node, "a kernel cannot return a value (write results through a pointer)")
-        v = self.expr(node.value)
+        v = self.ex.expr(node.value)
         if isinstance(v.type, PointerType):
             # The caller may write through a returned pointer: its roots cannot be const.
-            st.written |= self.pointer_roots(v)
+            st.written |= self.state.pointer_roots(v)
         if st.ret_type is None:
             st.ret_type = st.hints.get(_RETURN, v.type)
         elif st.ret_type is C.void:
@@ -170,7 +179,7 @@ class StmtBuilder(CallBuilder):
             if joined is not st.ret_type and rules.can_assign(joined, st.ret_type):
                 st.hints[_RETURN] = joined
                 st.restart_pending = True
-        return [Return(st.loc(node), self.coerce(v, st.ret_type, node))]
+        return [Return(st.loc(node), self.ex.coerce(v, st.ret_type, node))]
 
     def stmt_Break(self, node: ast.Break) -> list[Stmt]:
         return [Break(self.state.loc(node))]
@@ -204,7 +213,7 @@ class StmtBuilder(CallBuilder):
         return self.assign(node.target, node.value, ann, node)
 
     def annotation(self, node: ast.expr) -> Type:
-        v = self.value(node)
+        v = self.ex.value(node)
         t: Type | None = None
         if isinstance(v, PyValue) and v.value is not None:
             try:
@@ -216,12 +225,10 @@ class StmtBuilder(CallBuilder):
         return t
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> list[Stmt]:
-        from clpy.frontend.exprs import _BINOPS
-
-        op = _BINOPS[type(node.op)]
+        op = BINOPS[type(node.op)]
         target = self.lvalue(node.target)
-        value = self.expr(node.value)
-        combined = self.binary(op, target, value, node)
+        value = self.ex.expr(node.value)
+        combined = self.ex.binary(op, target, value, node)
         self.maybe_widen(node.target, combined.type, node)
         loc = self.state.loc(node)
         if _c_compound(target, combined):
@@ -232,7 +239,7 @@ class StmtBuilder(CallBuilder):
         if not pure(target):
             self.state.fail(node.target, f"{ast.unparse(node.target)} {op}= ... repeats the "
                             "target, which has side effects: give it a name first")
-        return [Assign(loc, target, self.coerce(combined, target.type, node))]
+        return [Assign(loc, target, self.ex.coerce(combined, target.type, node))]
 
     def assign(self, target: ast.expr, value_node: ast.expr, ann: Type | None,
                node: ast.stmt) -> list[Stmt]:
@@ -242,11 +249,11 @@ class StmtBuilder(CallBuilder):
         if isinstance(target, ast.Name) and target.id not in st.vars:
             return self.first_assign(target.id, value_node, ann, node)
         lhs = self.lvalue(target)
-        value = self.expr(value_node)
+        value = self.ex.expr(value_node)
         if isinstance(target, ast.Name):
             self.maybe_widen(target, value.type, node, value)
-            self.note_alias(target.id, value)
-        return [Assign(st.loc(node), lhs, self.coerce(value, lhs.type, node))]
+            self.state.note_alias(target.id, value)
+        return [Assign(st.loc(node), lhs, self.ex.coerce(value, lhs.type, node))]
 
     def first_assign(self, name: str, value_node: ast.expr, ann: Type | None,
                      node: ast.stmt) -> list[Stmt]:
@@ -261,7 +268,7 @@ class StmtBuilder(CallBuilder):
                 st.fail(node, "an array must be declared at the level where it is used (not "
                         "inside a branch used outside it)")
             return [Declare(st.loc(node), var, None)]
-        value = self.expr(value_node)
+        value = self.ex.expr(value_node)
         if isinstance(value.type, ArrayType):
             st.fail(node, "arrays cannot be copied; index them instead")
         t = ann if ann is not None else st.hints.get(name, value.type)
@@ -269,9 +276,9 @@ class StmtBuilder(CallBuilder):
             st.fail(value_node, "this call returns nothing; it has no value to assign")
         if ann is None and isinstance(value, Const) and value.weak:
             st.weak_vars.add(name)
-        init = self.coerce(value, t, node)
+        init = self.ex.coerce(value, t, node)
         var = self.new_var(name, t, node)
-        self.note_alias(name, value)
+        self.state.note_alias(name, value)
         if self.hoist(name, var):
             return [Assign(st.loc(node), VarRef(t, st.loc(node), var), init)]
         return [Declare(st.loc(node), var, init)]
@@ -280,7 +287,7 @@ class StmtBuilder(CallBuilder):
         """``clpy.local_array(T, shape)`` / ``clpy.private_array(T, shape)`` → its type."""
         if not isinstance(node, ast.Call):
             return None
-        f = self.value(node.func)
+        f = self.ex.value(node.func)
         kind = getattr(f.value, "__clpy_array__", None) if isinstance(f, PyValue) else None
         if kind is None:
             return None
@@ -288,7 +295,7 @@ class StmtBuilder(CallBuilder):
             self.state.fail(node, f"{kind}_array(dtype, shape) takes two arguments")
         elem = self.annotation(node.args[0])
         shape_nodes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
-        shape = tuple(self.const_int(s, "an array size") for s in shape_nodes)
+        shape = tuple(self.ex.const_int(s, "an array size") for s in shape_nodes)
         if not shape:
             self.state.fail(node.args[1], "an array needs at least one dimension",
                             ConstantError)
@@ -332,11 +339,6 @@ class StmtBuilder(CallBuilder):
             st.hints[name] = t
             st.restart_pending = True
 
-    def note_alias(self, name: str, value: Expr) -> None:
-        if isinstance(value.type, PointerType):
-            st = self.state
-            st.aliases[name] = st.aliases.get(name, frozenset()) | self.pointer_roots(value)
-
     def lvalue(self, node: ast.expr) -> Expr:
         st = self.state
         if isinstance(node, ast.Name):
@@ -356,7 +358,7 @@ class StmtBuilder(CallBuilder):
             return VarRef(var.type, st.loc(node), var)
         if isinstance(node, ast.Name) or not isinstance(node, (ast.Subscript, ast.Attribute)):
             st.fail(node, f"cannot assign to {ast.unparse(node)}", UnsupportedSyntaxError)
-        e = self.expr(node)
+        e = self.ex.expr(node)
         self.check_assignable(e, node)
         return e
 
@@ -367,7 +369,7 @@ class StmtBuilder(CallBuilder):
                 st.fail(node, "cannot assign a whole array row; index every dimension")
             bt = e.base.type
             if isinstance(bt, PointerType):
-                self.note_write(e.base, node)
+                self.state.note_write(e.base, node)
             elif isinstance(bt, ArrayType):
                 self.check_assignable(e.base, node, False)
             return
@@ -388,7 +390,7 @@ class StmtBuilder(CallBuilder):
     # ------------------------------------------------------------------ control flow
 
     def stmt_If(self, node: ast.If) -> list[Stmt]:
-        cond = self.condition(node.test)
+        cond = self.ex.condition(node.test)
         body = self.block(node.body, (*self._path, (id(node), "body")))
         orelse = self.block(node.orelse, (*self._path, (id(node), "orelse")))
         if isinstance(cond, Const):  # compile-time branch (e.g. on a constexpr)
@@ -399,7 +401,7 @@ class StmtBuilder(CallBuilder):
         if node.orelse:
             self.state.fail(node, "while ... else is not supported in kernels",
                             UnsupportedSyntaxError)
-        cond = self.condition(node.test)
+        cond = self.ex.condition(node.test)
         self.state.loop_depth += 1
         body = self.block(node.body, (*self._path, (id(node), "body")))
         self.state.loop_depth -= 1
@@ -410,13 +412,13 @@ class StmtBuilder(CallBuilder):
         if node.orelse:
             st.fail(node, "for ... else is not supported in kernels", UnsupportedSyntaxError)
         it = node.iter
-        f = self.value(it.func) if isinstance(it, ast.Call) else None
+        f = self.ex.value(it.func) if isinstance(it, ast.Call) else None
         if not (isinstance(f, PyValue) and f.value is py_builtins.range):
             st.fail(it, "kernels can only loop over range(...)", UnsupportedSyntaxError)
         assert isinstance(it, ast.Call)
         if not 1 <= len(it.args) <= 3 or it.keywords:
             st.fail(it, "range() takes 1 to 3 positional arguments")
-        args = [self.expr(a) for a in it.args]
+        args = [self.ex.expr(a) for a in it.args]
         for a, a_node in zip(args, it.args):
             if not (isinstance(a.type, ScalarType) and a.type.is_int):
                 st.fail(a_node, f"range() arguments must be integers, got {a.type}")
@@ -445,8 +447,8 @@ class StmtBuilder(CallBuilder):
         # copies it to the user's variable at the start of each iteration.
         own_counter = existed or used_after or _assigns(node.body, name)
         counter = Var(f"{name}_", vt, tloc) if own_counter else var
-        c_start = self.coerce(start, vt, it)
-        if isinstance(step, Const) and step.value > 0 and self.nonneg(c_start):
+        c_start = self.ex.coerce(start, vt, it)
+        if isinstance(step, Const) and step.value > 0 and self.ex.nonneg(c_start):
             st.nonneg_vars.add(counter)
         prologue: list[Stmt] = []
         if own_counter:
@@ -461,8 +463,8 @@ class StmtBuilder(CallBuilder):
         st.loop_depth += 1
         body = self.block(node.body, body_path)
         st.loop_depth -= 1
-        return [For(st.loc(node), counter, c_start, self.coerce(stop, vt, it),
-                    self.coerce(step, vt, it), (*prologue, *body), True)]
+        return [For(st.loc(node), counter, c_start, self.ex.coerce(stop, vt, it),
+                    self.ex.coerce(step, vt, it), (*prologue, *body), True)]
 
 
 def _assigns(body: list[ast.stmt], name: str) -> bool:
@@ -525,4 +527,4 @@ def _c_compound(target: Expr, combined: Expr) -> bool:
     return tt is ct and rt is ct
 
 
-__all__ = ["StmtBuilder", "KernelTypeError"]
+__all__ = ["StmtBuilder"]
