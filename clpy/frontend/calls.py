@@ -123,6 +123,8 @@ class CallBuilder:
         return Const(C.int_, self.state.loc(node), value)
 
     def call_builtin(self, b: Builtin, args: list[Expr], node: ast.AST) -> Expr:
+        """A call of ``b`` on already-built ``args``: picks the overload, converts the
+        arguments to its parameter types, notes the pointers it writes and uniform calls."""
         infos = [ArgInfo(a.type, is_weak(a), a.value if isinstance(a, (Const, NamedConst))
                          else None) for a in args]
         try:

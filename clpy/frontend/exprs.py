@@ -90,7 +90,10 @@ def swizzle_lanes(t: VectorType, name: str) -> tuple[int, ...] | None:
 
 
 class ExprBuilder:
-    """Visits expression nodes; calls go to its ``CallBuilder``."""
+    """Visits expression nodes (one ``visit_<ast class>`` each) and returns typed IR, or a
+    ``PyValue`` for a compile-time Python object (a module, a type, a built-in). Calls go to
+    its ``CallBuilder``; the statement builder uses ``expr``, ``value``, ``condition``,
+    ``coerce``, ``binary``, ``const_int`` and ``nonneg``."""
 
     def __init__(self, state: FuncState) -> None:
         self.state = state
@@ -99,12 +102,14 @@ class ExprBuilder:
     # ------------------------------------------------------------------ entry points
 
     def expr(self, node: ast.expr) -> Expr:
+        """``node`` as a typed IR expression (a kernel value, not a Python object)."""
         v = self.value(node)
         if isinstance(v, PyValue):
             self.state.fail(node, f"{_describe(v.value)} is not a value in kernel code")
         return v
 
     def value(self, node: ast.expr) -> Expr | PyValue:
+        """``node`` as a typed IR expression or, for a compile-time object, a ``PyValue``."""
         method = getattr(self, f"visit_{type(node).__name__}", None)
         if method is None:
             what = _UNSUPPORTED.get(type(node), type(node).__name__)

@@ -74,6 +74,7 @@ class StmtBuilder:
     # ------------------------------------------------------------------ blocks
 
     def block(self, stmts: list[ast.stmt], path: tuple[Any, ...]) -> tuple[Stmt, ...]:
+        """The statements of one block; ``path`` names it (``()`` for the function body)."""
         saved = self._path
         self._path = path
         out: list[Stmt] = []
@@ -90,6 +91,7 @@ class StmtBuilder:
         return tuple(out)
 
     def stmt(self, node: ast.stmt) -> list[Stmt]:
+        """One statement → zero or more IR statements (``stmt_<ast class>`` each)."""
         kind = _UNSUPPORTED_STMTS.get(type(node))
         if kind is not None:
             self.state.fail(node, f"{kind} is not supported in kernels", UnsupportedSyntaxError)
