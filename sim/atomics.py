@@ -19,15 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from clpy.ir.operators import BINARY
 from sim.frame import Frame
 from sim.state import frame_wids
 
 SEQUENTIAL_SEGMENTS = 256
 
+# Read-modify-write operators: NumPy ufuncs from the operator table (clpy/ir/operators.py).
 _COMBINE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
-    "or": np.bitwise_or, "xor": np.bitwise_xor,
-}
+    name: BINARY[name].ufunc for name in ("add", "min", "max", "and", "or", "xor")}
 
 
 def _order_key(call: Any, fr: Frame, n: int) -> np.ndarray:
@@ -220,8 +220,7 @@ def _atomic(call: Any, fr: Frame, args: list[Any]) -> Any:
     return s.unsort(_fetch_op(op, data, s, operand), shape)
 
 
-_AT = {"min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or,
-       "xor": np.bitwise_xor}
+_AT = {name: BINARY[name].ufunc for name in ("min", "max", "and", "or", "xor")}
 
 
 def _discarded(op: str, data: np.ndarray, idx: np.ndarray, vals: list[Any],

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from clpy.emit.lower_collectives import identity_value
+from clpy.ir.operators import BINARY, identity_value
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 from sim.frame import Frame
 
@@ -43,38 +43,17 @@ def _leaf(t: Tree) -> np.ndarray:
 # ----------------------------------------------------------------------------- operators
 
 
-_UFUNCS = {"add": np.add, "mul": np.multiply, "and": np.bitwise_and, "or": np.bitwise_or,
-           "xor": np.bitwise_xor, "logical_and": np.bitwise_and, "logical_or": np.bitwise_or,
-           "min": np.minimum, "max": np.maximum}
-
-
 def builtin_combiner(op: str) -> Callable[[Tree, Tree], Tree]:
-    """``op(a, b)`` with OpenCL C semantics in the element dtype (a: earlier items).
-    ``comb.ufunc`` lets ``chunked`` use ``ufunc.accumulate`` (sequential, so the rounding is
-    the same as the lowered loop's; logical operands are normalised to 0/1 first)."""
+    """``op(a, b)`` with OpenCL C semantics in the element dtype (a: earlier items), from the
+    operator table (clpy/ir/operators.py). ``comb.ufunc`` lets ``chunked`` use
+    ``ufunc.accumulate`` (sequential, so the rounding is the same as the lowered loop's;
+    logical operands are normalised to 0/1 first)."""
+    bop = BINARY[op]
+    lanes = bop.lanes
+
     def comb(a: Any, b: Any) -> Any:
-        a = np.asarray(a)
-        b = np.asarray(b)
-        if op == "add":
-            return a + b
-        if op == "mul":
-            return a * b
-        if op == "and":
-            return a & b
-        if op == "or":
-            return a | b
-        if op == "xor":
-            return a ^ b
-        if op == "logical_and":
-            return ((a != 0) & (b != 0)).astype(a.dtype)
-        if op == "logical_or":
-            return ((a != 0) | (b != 0)).astype(a.dtype)
-        if op == "min":  # OpenCL: min(x, y) = y < x ? y : x
-            return np.where(b < a, b, a)
-        if op == "max":  # max(x, y) = x < y ? y : x
-            return np.where(a < b, b, a)
-        raise ValueError(op)
-    comb.ufunc = _UFUNCS[op]  # type: ignore[attr-defined]
+        return lanes(np.asarray(a), np.asarray(b))
+    comb.ufunc = bop.ufunc  # type: ignore[attr-defined]
     return comb
 
 

@@ -13,7 +13,6 @@ representable number" for floating-point min is +INF (and -INF for max), as in O
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from clpy.emit.c_exprs import ExprEmitter, const_text
@@ -21,6 +20,7 @@ from clpy.emit.lower_helpers import LID, NITEMS, helper_name
 from clpy.emit.targets import Target
 from clpy.errors import FeatureError
 from clpy.ir.nodes import CallBuiltin
+from clpy.ir.operators import identity_value
 from clpy.types.core import ScalarType, Type, VectorType
 
 # The work-item functions of a sub-group when one sub-group spans the whole work-group.
@@ -33,23 +33,6 @@ DEGENERATE_SUB_GROUP = {
     "get_sub_group_id": "0u",
     "get_sub_group_local_id": f"(uint){LID}",
 }
-
-
-def identity_value(op: str, elem: ScalarType) -> Any:
-    """The identity of a built-in operator for an element type (a Python number)."""
-    if op in ("add", "or", "xor", "logical_or"):
-        return 0
-    if op in ("mul", "logical_and"):
-        return 1
-    if op == "and":
-        return -1 if elem.is_signed else (1 << elem.bits) - 1
-    if op in ("min", "max"):
-        if elem.is_float:
-            return math.inf if op == "min" else -math.inf
-        if elem.is_signed:
-            return (1 << (elem.bits - 1)) - 1 if op == "min" else -(1 << (elem.bits - 1))
-        return (1 << elem.bits) - 1 if op == "min" else 0
-    raise ValueError(f"unknown reduction operator {op!r}")
 
 
 def identity_text(op: str, t: Type) -> str:

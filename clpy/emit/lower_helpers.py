@@ -24,6 +24,7 @@ Scratch: ``n + c + 1`` slots (``SCRATCH_EXTRA`` beyond the work-group size).
 
 from __future__ import annotations
 
+from clpy.ir.operators import BINARY
 from clpy.types.core import ScalarType, Type, VectorType
 
 LID = ("((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) + "
@@ -49,18 +50,9 @@ def combine_text(op: str, t: Type, a: str, b: str) -> str:
     """C text combining ``a`` (earlier items) with ``b`` (later items) by ``op``."""
     if op.startswith("user="):
         return f"{op[5:]}({a}, {b})"
-    if op == "add":
-        return f"{a} + {b}"
-    if op == "mul":
-        return f"{a} * {b}"
-    if op in ("and", "or", "xor"):
-        return f"{a} {dict(zip(('and', 'or', 'xor'), '&|^'))[op]} {b}"
-    if op in ("logical_and", "logical_or"):
-        c = "&&" if op == "logical_and" else "||"
-        return f"({t.cl_name})({a} {c} {b})"
-    if op in ("min", "max"):
-        # OpenCL's common/integer min and max: min(x, y) is y < x ? y : x (spec §1.13.4).
-        return f"{op}({a}, {b})"
+    red = BINARY.get(op)
+    if red is not None:
+        return red.c_text(a, b, t.cl_name)
     raise ValueError(f"unknown reduction operator {op!r}")
 
 

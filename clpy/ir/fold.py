@@ -15,13 +15,18 @@ from typing import Any
 import numpy as np
 
 from clpy.ir.nodes import Binary, Compare, Const, Expr, Loc, Unary
+from clpy.ir.operators import BY_SYMBOL
 from clpy.types.core import ScalarType, Type
 
+# Exact meaning on Python ints (wrapped to the result type afterwards); the combining
+# operators come from the one operator table (clpy/ir/operators.py).
 _INT_OPS: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_,
-    "|": operator.or_, "^": operator.xor, "floordiv": operator.floordiv,
-    "floormod": operator.mod,
+    **{s: BY_SYMBOL[s].exact for s in ("+", "-", "*", "&", "|", "^")},
+    "floordiv": operator.floordiv, "floormod": operator.mod,
 }
+# Float arithmetic in the result's precision: NumPy ufuncs on values of its dtype.
+_FLOAT_OPS: dict[str, Any] = {**{s: BY_SYMBOL[s].ufunc for s in ("+", "-", "*")},
+                              "/": np.divide}
 _CMP: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
     ">": operator.gt, ">=": operator.ge,
@@ -72,8 +77,7 @@ def _fold_binary(op: str, t: ScalarType, left: Const, right: Const) -> Any:
         if op in ("+", "-", "*", "/"):
             dt = t.dtype.type
             with np.errstate(all="ignore"):
-                r = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[op](
-                    dt(a), dt(b))
+                r = _FLOAT_OPS[op](dt(a), dt(b))
             return float(r)
         return None
     a, b = int(a), int(b)
