@@ -82,7 +82,7 @@ def main() -> None:
     # The raw side builds exactly the source clpy emitted, with the same options.
     launch = bump[(n,), None]
     launch(buf, n, device=dev)
-    plan = next(iter(bump._launch_cache.values()))
+    plan = next(iter(bump.launches.plans.values()))
     prg = cl.Program(ctx, plan.source).build(options=plan.options)
     knl = prg.bump
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,13 +11,16 @@ from typing import Any
 
 import numpy as np
 
+from clpy.abi import Param, kernel_params
+from clpy.emit.program import emit_program
 from clpy.errors import CompileError, KernelTypeError, RecursionNotAllowedError
 from clpy.frontend.build import build_function, check_signature
 from clpy.frontend.context import CompileSession, PyValue
 from clpy.frontend.source import ParsedFunction, parse_function
 from clpy.ir.nodes import CallFunc, Expr, Function
+from clpy.runtime.launch import KernelLaunches, Launcher, arg_type
 from clpy.types import catalog as C
-from clpy.types.annotations import _Constexpr, constexpr, resolve_annotation
+from clpy.types.annotations import _Constexpr, const_key, constexpr, resolve_annotation
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
@@ -108,23 +112,18 @@ class Specialization:
         return self.source_for("opencl-c-2.0")
 
     def source_for(self, target: Any, line_directives: bool = True) -> str:
-        from clpy.emit.program import emit_program
-
-        # Target.info (work-group limits, forced lowering) changes the text but not Target
-        # equality, so it is part of the key.
-        info = getattr(target, "info", None)
-        key = (target, line_directives,
-               tuple((k, repr(v)) for k, v in sorted(info.items())) if info else None)
-        try:
-            return self._sources[key]
-        except (KeyError, TypeError):
-            pass
-        text = emit_program(self.function, target, line_directives=line_directives)
-        try:
+        key = (target, line_directives)   # a Target (info included) is hashable
+        text = self._sources.get(key)
+        if text is None:
+            text = emit_program(self.function, target, line_directives=line_directives)
             self._sources[key] = text
-        except TypeError:  # an unhashable target description: not cached
-            pass
         return text
+
+    @functools.cached_property
+    def abi(self) -> tuple[Param, ...]:
+        """The parameter ABI (``clpy.abi``): one object per compiled kernel parameter, with
+        its index among the launch arguments."""
+        return kernel_params(self.function, self.kernel.param_names, self.kernel.__name__)
 
 
 class Kernel(_Callable):
@@ -134,10 +133,9 @@ class Kernel(_Callable):
         super().__init__(fn, True)
         self._cache: dict[tuple[Any, ...], Specialization] = {}
         self._default_spec: Specialization | None = None  # specialize() with no arguments
-        # Launch fast path (clpy/runtime/launch.py): signature meta and plans per
-        # (argument-type key, device, context).
-        self._launch_meta: Any = None
-        self._launch_cache: dict[Any, Any] = {}
+        # Launch plans and the signature facts the launch fast path needs, owned by the
+        # runtime (clpy/runtime/launch.py).
+        self.launches = KernelLaunches(self)
 
     def specialize(self, **kwargs: Any) -> Specialization:
         """The specialization for the given parameter types (and ``constexpr`` values).
@@ -181,7 +179,7 @@ class Kernel(_Callable):
 
     def _specialization(self, types: tuple[tuple[str, Type], ...],
                         consts: tuple[tuple[str, Any], ...]) -> Specialization:
-        key = (types, tuple((n, _const_key(v)) for n, v in consts))
+        key = (types, tuple((n, const_key(v)) for n, v in consts))
         spec = self._cache.get(key)
         if spec is None:
             with self._lock:
@@ -221,12 +219,9 @@ class Kernel(_Callable):
     def clear_cache(self) -> None:
         self._cache.clear()
         self._default_spec = None
-        self._launch_cache.clear()
-        self._launch_meta = None
+        self.launches.clear()
 
-    def __getitem__(self, sizes: Any) -> Any:
-        from clpy.runtime.launch import Launcher
-
+    def __getitem__(self, sizes: Any) -> Launcher:
         return Launcher(self, sizes)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -371,33 +366,6 @@ def _constexpr_value(name: str, v: Any) -> Any:
     if isinstance(v, (bool, int, float, np.generic, ScalarType, VectorType, StructType)):
         return v
     raise TypeError(f"constexpr parameter {name!r}: {v!r} is not a number or a clpy type")
-
-
-def _const_key(v: Any) -> Any:
-    return (type(v).__name__, v if not isinstance(v, np.generic) else v.item())
-
-
-def arg_type(name: str, value: Any) -> Type:
-    """The parameter type an unannotated launch argument implies (DESIGN.md "Types")."""
-    if isinstance(value, np.ndarray):
-        st = C.scalar_for_dtype(value.dtype)
-        if st is None and value.dtype.fields is None:
-            raise TypeError(f"argument {name!r}: arrays of dtype {value.dtype} are not supported")
-        if st is None:
-            raise TypeError(f"argument {name!r}: annotate struct arrays with their @clpy.struct")
-        return PointerType(st, AddressSpace.GLOBAL)
-    if isinstance(value, bool):
-        return C.int_
-    if isinstance(value, int):
-        return C.int_ if -(2**31) <= value < 2**31 else C.long
-    if isinstance(value, float):
-        return C.float_
-    if isinstance(value, np.generic):
-        st = C.scalar_for_dtype(value.dtype)
-        if st is not None:
-            return st
-    raise TypeError(f"argument {name!r}: cannot infer a kernel parameter type from "
-                    f"{type(value).__name__}; annotate the parameter")
 
 
 __all__ = ["Kernel", "Func", "Specialization", "kernel", "func", "constexpr", "arg_type",

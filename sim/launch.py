@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from clpy.abi import Buffer, LocalBuffer, Param, kernel_params
 from clpy.ir.nodes import Function
-from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
-from clpy.types.pipes import PipeType
+from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from sim.config import current
 from sim.errors import SimulationError
@@ -27,12 +27,45 @@ def _sizes(name: str, v: Any) -> tuple[int, ...]:
     return tuple(int(x) for x in t)
 
 
+class _LocalSlot:
+    __slots__ = ("elem", "count")
+
+    def __init__(self, elem: Type, count: int) -> None:
+        self.elem = elem
+        self.count = count
+
+
+class _Binder:
+    """The simulator's side of the parameter ABI (``clpy.abi.SimBinder``): each parameter's
+    ABI object calls back the method for its kind of memory."""
+
+    def __init__(self, st: Launch) -> None:
+        self.st = st
+
+    def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
+        mem = make_global(self.st, param.name, param.elem, array, param.constant,
+                          written=param.written)
+        return PtrVal(mem, np.int64(0))
+
+    def local_buffer(self, param: LocalBuffer, count: int) -> Any:
+        return _LocalSlot(param.elem, count)  # allocated per batch of work-groups
+
+    def value(self, param: Param, value: Any) -> Any:
+        return _scalar_arg(param.name, param.type, value)
+
+    def pipe(self, param: Param, pipe: Any) -> Any:
+        return pipe  # a clpy.Pipe: its packets live in the object
+
+
 def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[int] | int,
-           args: Sequence[Any], offset: Sequence[int] | None = None) -> None:
+           args: Sequence[Any], offset: Sequence[int] | None = None,
+           params: Sequence[Param] | None = None) -> None:
     """Execute kernel ``fn`` (a typed ``clpy.ir.nodes.Function``) on NumPy arrays in place.
 
-    ``args`` follow docs/ARCHITECTURE.md "Runtime ↔ simulator contract". Raises
-    ``SimulationError`` when a checker finds a bug (see ``clpy.sim.config``).
+    ``args`` follow docs/ARCHITECTURE.md "Runtime ↔ simulator contract", one per
+    ``fn.params`` entry; ``params`` is the kernel's parameter ABI (``clpy.abi``; computed from
+    ``fn`` when not given). Raises ``SimulationError`` when a checker finds a bug (see
+    ``clpy.sim.config``).
     """
     if not fn.is_kernel:
         raise TypeError(f"sim.launch: {fn.name} is a device function, not a kernel")
@@ -49,24 +82,17 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
     cfg = current()
     st = Launch(cfg, gs, ls, off)
     plan = get_plan(fn, cfg.checks)
+    if params is None:
+        params = kernel_params(fn)
+    binder = _Binder(st)
     fixed: dict[Any, Any] = {}
     local_params: list[tuple[Any, Type, int]] = []
-    for p, a in zip(fn.params, args):
-        t = p.type
-        if isinstance(t, PointerType):
-            if t.space is AddressSpace.LOCAL:
-                count = _local_count(p.name, a)
-                local_params.append((p, t.elem, count))
-                continue
-            if not isinstance(a, np.ndarray):
-                raise TypeError(f"sim.launch: argument {p.name!r} must be a NumPy array")
-            mem = make_global(st, p.name, t.elem, a, t.space is AddressSpace.CONSTANT,
-                              written=p.name in fn.written)
-            fixed[p] = PtrVal(mem, np.int64(0))
-        elif isinstance(t, PipeType):  # a clpy.Pipe: its packets live in the object
-            fixed[p] = a
+    for v, p, a in zip(fn.params, params, args):
+        bound = p.bind_sim(binder, a)
+        if type(bound) is _LocalSlot:
+            local_params.append((v, bound.elem, bound.count))
         else:
-            fixed[p] = _scalar_arg(p.name, t, a)
+            fixed[v] = bound
     W = st.W
     per_batch = max(1, cfg.max_lanes // W)
     total = st.total_groups
@@ -92,16 +118,6 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
             raise SimulationError(e.reports) from None
         finally:
             flush_prints(st)
-
-
-def _local_count(name: str, a: Any) -> int:
-    for attr in ("count", "size", "nbytes"):
-        v = getattr(a, attr, None)
-        if isinstance(v, (int, np.integer)):
-            return int(v)
-    if isinstance(a, (int, np.integer)):
-        return int(a)
-    raise TypeError(f"sim.launch: Local argument {name!r} must be a clpy.LocalMemory(count)")
 
 
 def _scalar_arg(name: str, t: Type, a: Any) -> Any:

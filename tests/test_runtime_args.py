@@ -273,7 +273,8 @@ def test_failed_simulation_leaves_arrays_bit_identical(monkeypatch: Any) -> None
     class SimulationError(Exception):
         pass
 
-    def launch(fn: Any, g: Any, l: Any, args: list[Any], offset: Any = None) -> None:
+    def launch(fn: Any, g: Any, l: Any, args: list[Any], offset: Any = None,
+               params: Any = None) -> None:
         for a in args:
             if isinstance(a, np.ndarray):
                 a[...] = 123                  # the simulator wrote, then found a bug
@@ -292,7 +293,8 @@ def test_sim_receives_the_documented_arguments(monkeypatch: Any) -> None:
     seen: dict[str, Any] = {}
     fake = types.ModuleType("sim")
 
-    def launch(fn: Any, g: Any, l: Any, args: list[Any], offset: Any = None) -> None:
+    def launch(fn: Any, g: Any, l: Any, args: list[Any], offset: Any = None,
+               params: Any = None) -> None:
         seen.update(fn=fn, g=g, l=l, args=args, offset=offset,
                     given=[a.copy() if isinstance(a, np.ndarray) else a for a in args])
         for a in args:

@@ -393,7 +393,7 @@ def test_program_cache_and_clear_caches(cl_device: Any) -> None:
     assert len(PROGRAMS) == n_programs
     np.testing.assert_array_equal(x, 2)
     clear_caches()
-    assert len(PROGRAMS) == 0 and not inc._launch_cache and not inc._cache
+    assert len(PROGRAMS) == 0 and not inc.launches.plans and not inc._cache
     inc[4](x, device=get_device(cl_device))
     np.testing.assert_array_equal(x, 3)
 

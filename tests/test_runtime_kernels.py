@@ -351,7 +351,7 @@ def test_repeated_launches_reuse_the_plan(cldev: Device) -> None:
     for k in range(5):
         saxpy[32, 8](float(k), x, y, 32, device=cldev)
     np.testing.assert_array_equal(y, np.full(32, 0 + 1 + 2 + 3 + 4, np.float32))
-    plans = [key for key in saxpy._launch_cache if key[1] is cldev and key[2] is None]
+    plans = [key for key in saxpy.launches.plans if key[1] is cldev and key[2] is None]
     assert len(plans) == 1
 
 
@@ -391,7 +391,7 @@ def test_temporary_device_copies_are_not_kept(cldev: Device) -> None:
     x = np.ones(8, np.float32)
     y = np.zeros(8, np.float32)
     saxpy[8](1.0, x, y, 8, device=cldev)
-    plan = next(p for key, p in saxpy._launch_cache.items()
+    plan = next(p for key, p in saxpy.launches.plans.items()
                 if key[1] is cldev and key[2] is None)
     assert plan._last[1] is None and plan._last[2] is None    # x, y buffers released
     saxpy[8](1.0, x, y, 8, device=cldev)                      # and set again next time

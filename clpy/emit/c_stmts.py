@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from clpy.abi import param_of
 from clpy.emit.c_exprs import ExprEmitter, const_text, implicit_value, type_name
 from clpy.emit.writer import Writer
 from clpy.ir.nodes import (
@@ -74,6 +75,8 @@ class StmtEmitter:
         self.w.close()
 
     def param(self, p: Var) -> str:
+        if self.fn.is_kernel:  # a kernel's signature is its parameter ABI's (clpy/abi)
+            return param_of(self.fn, p, 0).c_declaration(self.names(p))
         const = isinstance(p.type, PointerType) and p.name not in self.fn.written
         return declaration(p.type, self.names(p), const_ptr=const)
 

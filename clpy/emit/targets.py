@@ -8,6 +8,7 @@ and lowers or reports what it lacks.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,6 +30,46 @@ COMMON_EXTENSIONS = frozenset({
 })
 
 
+def _frozen(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return TargetInfo(v)
+    if isinstance(v, (set, frozenset)):
+        return frozenset(_frozen(x) for x in v)
+    if isinstance(v, (list, tuple)):
+        return tuple(_frozen(x) for x in v)
+    return v
+
+
+class TargetInfo(Mapping[str, Any]):
+    """What a device adds to a target (work-group limits, local memory size, forced
+    lowering, quirks): an immutable mapping, part of the target's equality and hash, so a
+    target is a plain cache key."""
+
+    __slots__ = ("_items", "_hash")
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        self._items = {k: _frozen(v) for k, v in sorted((items or {}).items())}
+        self._hash = hash(tuple(self._items.items()))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._items) == dict(other.items())
+
+    def __repr__(self) -> str:
+        return f"TargetInfo({self._items!r})"
+
+
 @dataclass(frozen=True)
 class Target:
     """What the emitter may use: ``version`` is the OpenCL C version (major, minor)."""
@@ -38,7 +79,11 @@ class Target:
     features: frozenset[str] = frozenset()
     extensions: frozenset[str] = frozenset()
     device: str | None = None
-    info: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    info: Mapping[str, Any] = field(default_factory=TargetInfo)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.info, TargetInfo):
+            object.__setattr__(self, "info", TargetInfo(self.info))
 
     def has(self, feature: str) -> bool:
         if feature.startswith("cl_"):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from clpy.abi import LocalMemory
 from clpy.runtime import diskcache
 from clpy.runtime.build import PROGRAMS
 from clpy.runtime.devices import ENV_VAR, RUNTIME, SIM, Device
 from clpy.runtime.launch import KERNELS, LaunchError, LaunchHandle
-from clpy.runtime.marshal import LocalMemory
 
 
 def devices() -> list[Device]:
@@ -46,7 +46,7 @@ def clear_caches(disk: bool = False) -> None:
     """Forget specializations, launch plans, built programs and device descriptions (and the
     on-disk source/binary cache with ``disk=True``). The device selection is kept."""
     for k in list(KERNELS):
-        k.clear_cache()
+        k.kernel.clear_cache()
     PROGRAMS.clear()
     selected = RUNTIME._selected
     RUNTIME.reset()

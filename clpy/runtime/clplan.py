@@ -4,51 +4,30 @@ arguments, enqueue, copy written arrays back after the kernel succeeded."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from clpy.abi import CLSite, Converter, Param, StructValue, Value
+from clpy.abi.buffers import HostUpload
 from clpy.emit.program import ordered_functions, required_features
 from clpy.runtime import diskcache
 from clpy.runtime.build import PROGRAMS
 from clpy.runtime.devices import Device
-from clpy.runtime.launch import DoneHandle, ForeignContext, LaunchError, LaunchHandle, Meta
-from clpy.runtime.marshal import (
-    LocalMemory,
-    Param,
-    _tname,
-    check_host_array,
-    check_local,
-    check_pipe,
-    pointer_kind,
-    value_converter,
-)
+from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
 from clpy.runtime.quirks import build_std
 from clpy.runtime.sizes import Sizes, check_limits, check_uniform
-from clpy.types.core import AddressSpace, PointerType, ScalarType
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
-
-Converter = Callable[[Any, list[Any]], Any]
-
-
-def plan_params(spec: Specialization, meta: Meta) -> list[tuple[int, Param]]:
-    """(argument index, Param) for every argument the kernel receives (constexprs are
-    baked into the source), in ``Function.params`` order."""
-    fn = spec.function
-    pos = {n: i for i, n in enumerate(meta.names)}
-    return [(pos[v.name], Param(v.name, v.type, v.name in fn.written, meta.name))
-            for v in fn.params]
 
 
 class CLPlan:
     """One specialization built for one device and context."""
 
-    def __init__(self, spec: Specialization, meta: Meta, dev: Device, ctx: Any,
+    def __init__(self, spec: Specialization, name: str, dev: Device, ctx: Any,
                  queue: Any) -> None:
-        import pyopencl as cl
+        import pyopencl as cl  # deferred: `import clpy` does not load pyopencl
 
         self._cl = cl
         self.device = dev
@@ -64,12 +43,12 @@ class CLPlan:
         std = build_std(target, need)
         self.std = std
         self.options = " ".join((f"-cl-std=CL{std[0]}.{std[1]}", *dev.build_options))
-        diskcache.record(meta.name, dev.name, self.options, self.source)
-        prg = PROGRAMS.get(self.context, dev.cl_device, self.source, self.options, meta.name,
+        diskcache.record(name, dev.name, self.options, self.source)
+        prg = PROGRAMS.get(self.context, dev.cl_device, self.source, self.options, name,
                            dev.name, diskcache.binary_dir())
         self._program = prg
         self.kernel = cl.Kernel(prg, fn.name)
-        self.name = meta.name
+        self.name = name
         self.lock = threading.Lock()
         info = dev.info
         wg = self.kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
@@ -78,8 +57,11 @@ class CLPlan:
         self.max_items = info.max_work_item_sizes
         self.non_uniform = bool(target.info.get("non_uniform_work_groups")) and std >= (2, 0)
         self.local_limit = info.local_mem_size
-        self.params = plan_params(spec, meta)
-        self.converters = [(i, self._converter(p)) for i, p in self.params]
+        self.params: tuple[Param, ...] = spec.abi
+        site = CLSite(self.context, self.local_limit, info.max_constant_buffer_size,
+                      self._saw_svm)
+        self.converters: list[tuple[int, Converter]] = [(p.index, p.cl_converter(site))
+                                                        for p in self.params]
         self._bind_setters()
         self._checked: set[Sizes] = set()
         self._last: list[Any] | None = None
@@ -87,106 +69,11 @@ class CLPlan:
 
     def _bind_setters(self) -> None:
         set_buf = getattr(self.kernel, "_set_arg_buf", None) or self.kernel.set_arg
-        self._setters = [set_buf if pointer_kind(p) == "value" else self.kernel.set_arg
-                         for _, p in self.params]
+        self._setters = [set_buf if isinstance(p, (Value, StructValue)) else self.kernel.set_arg
+                         for p in self.params]
 
-    # ------------------------------------------------------------------ converters
-
-    def _converter(self, p: Param) -> Converter:
-        kind = pointer_kind(p)
-        if kind == "local":
-            return self._local_converter(p)
-        if kind == "global":
-            return self._global_converter(p)
-        if kind == "pipe":
-            ctx = self.context
-            return lambda a, pending: check_pipe(p, a).cl_pipe(ctx)
-        conv = value_converter(p)
-        if not isinstance(p.type, ScalarType):
-            return lambda a, pending: conv(a)
-        # The same immutable number as last time converts to the same NumPy scalar, which
-        # _set_args then recognises by identity: no conversion, no clSetKernelArg.
-        memo: list[tuple[Any, Any]] = [(_NOTHING, None)]
-
-        def conv_scalar(a: Any, pending: list[Any]) -> Any:
-            m = memo[0]
-            if a is m[0]:
-                return m[1]
-            out = conv(a)
-            if type(a) in (int, float) or isinstance(a, np.generic):
-                memo[0] = (a, out)
-            return out
-
-        return conv_scalar
-
-    def _local_converter(self, p: Param) -> Converter:
-        cl = self._cl
-        assert isinstance(p.type, PointerType)
-        elem = p.type.elem
-        limit = self.local_limit
-
-        def conv(a: Any, copies: list[Any]) -> Any:
-            lm = check_local(p, a, limit)
-            return cl.LocalMemory(lm.nbytes(elem))
-
-        return conv
-
-    def _global_converter(self, p: Param) -> Converter:
-        cl = self._cl
-        import pyopencl.array as cla
-
-        ctx = self.context
-        mf = cl.mem_flags
-        assert isinstance(p.type, PointerType)
-        elem_size = p.type.elem.size
-        written = p.written
-        flags = (mf.READ_WRITE if written else mf.READ_ONLY) | mf.COPY_HOST_PTR
-        ndarray, Buffer, Array, SVMPointer = np.ndarray, cl.Buffer, cla.Array, cl.SVMPointer
-        const_limit = (self.device.info.max_constant_buffer_size  # type: ignore[union-attr]
-                       if p.type.space is AddressSpace.CONSTANT else None)
-
-        memo: list[tuple[Any, Any]] = [(_NOTHING, None)]   # last device object checked
-
-        def conv(a: Any, pending: list[Any]) -> Any:
-            m = memo[0]
-            if a is m[0]:
-                return m[1]
-            if type(a) is ndarray:
-                check_host_array(p, a)
-                if const_limit is not None and a.nbytes > const_limit:
-                    raise ValueError(f"{p.where()}: {a.nbytes} bytes exceed the device's "
-                                     f"constant buffer size {const_limit}")
-                pending.append(a)
-                return _HostArray(a, flags, written)
-            if isinstance(a, Array):
-                if a.context != ctx:
-                    raise ForeignContext(a.context, a.queue, p.name)
-                check_host_array(p, a)
-                if a.offset:
-                    raise ValueError(f"{p.where()}: pyopencl array views with an offset are "
-                                     "not supported; pass a copy")
-                memo[0] = (a, a.base_data)
-                return a.base_data
-            if isinstance(a, Buffer):
-                if a.context != ctx:
-                    raise ForeignContext(a.context, None, p.name)
-                if a.size % elem_size:
-                    raise ValueError(f"{p.where()}: buffer size {a.size} is not a multiple "
-                                     f"of the element size {elem_size}")
-                memo[0] = (a, a)
-                return a
-            if isinstance(a, SVMPointer):
-                self._svm_seen = True
-                memo[0] = (a, a)
-                return a
-            if isinstance(a, np.ndarray):         # a subclass (np.matrix, memmap ...)
-                return conv(np.asarray(a), pending) if not written else _subclass_err(p, a)
-            if isinstance(a, LocalMemory):
-                raise TypeError(f"{p.where()}: LocalMemory is only for Local[...] parameters")
-            raise TypeError(f"{p.where()}: expected a NumPy array, pyopencl.array.Array, "
-                            f"pyopencl.Buffer or SVM pointer, got {_tname(a)}")
-
-        return conv
+    def _saw_svm(self) -> None:
+        self._svm_seen = True
 
     # ------------------------------------------------------------------ running
 
@@ -234,7 +121,7 @@ class CLPlan:
         temps: list[int] = []
         if pending:      # every argument checked: now copy NumPy arrays to the device
             for j, x in enumerate(cl_args):
-                if type(x) is _HostArray:
+                if type(x) is HostUpload:
                     buf = x.upload(self.context, cl)
                     cl_args[j] = buf
                     temps.append(j)
@@ -264,32 +151,9 @@ class CLPlan:
         return LaunchHandle(evt, events, (keep, copies))
 
 
-_NOTHING = object()
-
-
-class _HostArray:
-    """A checked NumPy argument, copied to the device once every argument passed its checks."""
-
-    __slots__ = ("array", "flags", "written")
-
-    def __init__(self, array: np.ndarray, flags: Any, written: bool) -> None:
-        self.array = array
-        self.flags = flags
-        self.written = written
-
-    def upload(self, ctx: Any, cl: Any) -> Any:
-        if self.array.nbytes == 0:                   # OpenCL has no empty buffers
-            return cl.Buffer(ctx, cl.mem_flags.READ_WRITE, max(self.array.itemsize, 1))
-        return cl.Buffer(ctx, self.flags, hostbuf=self.array)
-
-
 def _same(a: Any, b: Any) -> bool:
     """``a`` may stand for ``b`` as a kernel argument already set (same memory object, or the
     same NumPy scalar type and bits: -0.0 is not 0.0)."""
     if a is b:
         return True
     return isinstance(a, np.generic) and type(a) is type(b) and a.tobytes() == b.tobytes()
-
-
-def _subclass_err(p: Param, a: Any) -> Any:
-    raise TypeError(f"{p.where()}: pass a plain NumPy array, not {type(a).__name__}")

@@ -12,22 +12,23 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clpy.kernel import _const_key, arg_type
+import numpy as np
+
+from clpy.abi import DeviceArray, ForeignContext, LocalMemory, arg_count_error
+from clpy.runtime.clplan import CLPlan
 from clpy.runtime.devices import RUNTIME, Device
-from clpy.runtime.marshal import LocalMemory, arg_count_error
+from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
+from clpy.runtime.simplan import SimPlan
 from clpy.runtime.sizes import parse_sizes
-from clpy.types.annotations import _Constexpr
-from clpy.types.core import AddressSpace, PointerType
+from clpy.types import catalog as C
+from clpy.types.annotations import _Constexpr, const_key
+from clpy.types.core import AddressSpace, PointerType, Type
 
 if TYPE_CHECKING:
     from clpy.kernel import Kernel, Specialization
 
-# Kernels with a launch cache, so clear_caches() can reach them.
-KERNELS: weakref.WeakSet[Kernel] = weakref.WeakSet()
-
-
-class LaunchError(RuntimeError):
-    """The OpenCL runtime rejected or failed a launch (after clpy's own checks passed)."""
+# Launch states with plans, so clear_caches() can reach them.
+KERNELS: weakref.WeakSet[KernelLaunches] = weakref.WeakSet()
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Meta:
         if not self.dynamic and not self.constexprs:
             return ()
         return (tuple(_type_key(args[i]) for i in self.dynamic),
-                tuple(_const_key(args[i]) for i in self.constexprs))
+                tuple(const_key(args[i]) for i in self.constexprs))
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Positional and keyword arguments in parameter order."""
@@ -61,17 +62,35 @@ class Meta:
         return tuple(out)
 
 
-def meta_of(k: Kernel) -> Meta:
-    m: Meta | None = k._launch_meta
-    if m is None:
-        names = tuple(k.param_names)
-        anns = k.annotations()
-        m = Meta(k.__name__, names,
-                 tuple(i for i, n in enumerate(names) if n not in anns),
-                 tuple(i for i, n in enumerate(names) if isinstance(anns.get(n), _Constexpr)))
-        k._launch_meta = m
-        KERNELS.add(k)
-    return m
+class KernelLaunches:
+    """The launch state of one kernel, owned by the runtime: its signature ``Meta`` (computed
+    on the first launch) and the plans per (argument-type signature, device, context, queue).
+    ``Kernel.launches`` holds it; ``clear()`` forgets everything."""
+
+    __slots__ = ("kernel", "meta", "plans", "__weakref__")
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.meta: Meta | None = None
+        self.plans: dict[Any, CLPlan | SimPlan] = {}
+
+    def meta_of(self) -> Meta:
+        m = self.meta
+        if m is None:
+            k = self.kernel
+            names = tuple(k.param_names)
+            anns = k.annotations()
+            m = Meta(k.__name__, names,
+                     tuple(i for i, n in enumerate(names) if n not in anns),
+                     tuple(i for i, n in enumerate(names)
+                           if isinstance(anns.get(n), _Constexpr)))
+            self.meta = m
+            KERNELS.add(self)
+        return m
+
+    def clear(self) -> None:
+        self.meta = None
+        self.plans.clear()
 
 
 def _type_key(a: Any) -> Any:
@@ -94,8 +113,7 @@ def infer_type(kname: str, name: str, a: Any) -> Any:
             raise TypeError(f"{kname}(): parameter {name!r} is unannotated: annotate it "
                             "Local[T] or pass clpy.LocalMemory(count, dtype)")
         return PointerType(_scalar(kname, name, a.dtype), AddressSpace.LOCAL)
-    cla = _pyopencl_array()
-    if cla is not None and isinstance(a, cla.Array):
+    if isinstance(a, DeviceArray) or _is_pyopencl_array(a):
         return PointerType(_scalar(kname, name, a.dtype), AddressSpace.GLOBAL)
     if type(a).__module__.startswith("pyopencl"):
         raise TypeError(f"{kname}(): parameter {name!r} is unannotated and a "
@@ -107,17 +125,38 @@ def infer_type(kname: str, name: str, a: Any) -> Any:
         raise TypeError(f"{kname}(): {e}") from None
 
 
-def _pyopencl_array() -> Any:
-    try:
-        import pyopencl.array as cla
-    except ImportError:  # pragma: no cover - pyopencl is a dependency
-        return None
-    return cla
+def _is_pyopencl_array(a: Any) -> bool:
+    if not type(a).__module__.startswith("pyopencl"):
+        return False
+    import pyopencl.array as cla  # deferred: `import clpy` does not load pyopencl
+
+    return isinstance(a, cla.Array)
+
+
+def arg_type(name: str, value: Any) -> Type:
+    """The parameter type an unannotated launch argument implies (DESIGN.md "Types")."""
+    if isinstance(value, np.ndarray):
+        st = C.scalar_for_dtype(value.dtype)
+        if st is None and value.dtype.fields is None:
+            raise TypeError(f"argument {name!r}: arrays of dtype {value.dtype} are not supported")
+        if st is None:
+            raise TypeError(f"argument {name!r}: annotate struct arrays with their @clpy.struct")
+        return PointerType(st, AddressSpace.GLOBAL)
+    if isinstance(value, bool):
+        return C.int_
+    if isinstance(value, int):
+        return C.int_ if -(2**31) <= value < 2**31 else C.long
+    if isinstance(value, float):
+        return C.float_
+    if isinstance(value, np.generic):
+        st = C.scalar_for_dtype(value.dtype)
+        if st is not None:
+            return st
+    raise TypeError(f"argument {name!r}: cannot infer a kernel parameter type from "
+                    f"{type(value).__name__}; annotate the parameter")
 
 
 def _scalar(kname: str, name: str, dtype: Any) -> Any:
-    from clpy.types import catalog as C
-
     st = C.scalar_for_dtype(dtype)
     if st is None:
         raise TypeError(f"{kname}(): parameter {name!r}: arrays of dtype {dtype} need an "
@@ -134,69 +173,19 @@ def specialize_for(k: Kernel, meta: Meta, args: tuple[Any, ...]) -> Specializati
     return k.specialize(**kw)
 
 
-class LaunchHandle:
-    """What ``wait=False`` returns: ``wait()`` blocks until the kernel and its copy-backs
-    finished (raising ``LaunchError`` if it failed); ``event`` is the pyopencl event of the
-    kernel, ``events`` every event including the copy-backs."""
-
-    def __init__(self, event: Any, events: list[Any], keep: Any) -> None:
-        self.event = event
-        self.events = events
-        self._keep = keep
-
-    def wait(self) -> None:
-        for e in self.events:
-            e.wait()
-        for e in self.events:
-            if e.command_execution_status < 0:
-                raise LaunchError(f"launch failed with status {e.command_execution_status}")
-        self._keep = None
-
-    @property
-    def done(self) -> bool:
-        import pyopencl as cl
-
-        return all(e.command_execution_status in (cl.command_execution_status.COMPLETE,)
-                   for e in self.events)
-
-    def __repr__(self) -> str:
-        return f"<clpy.LaunchHandle done={self.done}>"
-
-
-class DoneHandle(LaunchHandle):
-    """A handle for a launch that already finished (the simulator, an empty launch)."""
-
-    def __init__(self) -> None:
-        super().__init__(None, [], None)
-
-    @property
-    def done(self) -> bool:
-        return True
-
-
 def _exec_target(device: Any) -> tuple[Device, Any, Any]:
     """(clpy Device, pyopencl context or None, queue or None) for a ``device=`` value."""
     if device is None:
         return RUNTIME.current(), None, None
     if isinstance(device, (str, Device)):
         return RUNTIME.find(device), None, None
-    import pyopencl as cl
+    import pyopencl as cl  # deferred: `import clpy` does not load pyopencl
 
     if isinstance(device, cl.CommandQueue):
         return RUNTIME.find(device), device.context, device
     if isinstance(device, cl.Context):
         return RUNTIME.find(device), device, None
     return RUNTIME.find(device), None, None
-
-
-class ForeignContext(Exception):
-    """Raised by a converter when an argument lives in another pyopencl context."""
-
-    def __init__(self, context: Any, queue: Any, param: str) -> None:
-        super().__init__(param)
-        self.context = context
-        self.queue = queue
-        self.param = param
 
 
 _plan_lock = threading.Lock()
@@ -216,8 +205,8 @@ class Launcher:
         """Run the kernel. ``device``: a name, a clpy Device, or a pyopencl
         Device/Context/CommandQueue; ``wait=False`` returns a ``LaunchHandle``;
         ``offset``: global work offset (1–3 ints)."""
-        k = self.kernel
-        meta = k._launch_meta or meta_of(k)
+        launches = self.kernel.launches
+        meta = launches.meta or launches.meta_of()
         if kwargs:
             args = meta.bind(args, kwargs)
         if len(args) != len(meta.names):
@@ -231,12 +220,12 @@ class Launcher:
         ctx_key = None if ctx is None else int(ctx.int_ptr)
         key = (spec_key, dev, ctx_key, None if queue is None else int(queue.int_ptr))
         try:
-            plan = k._launch_cache.get(key)
+            plan = launches.plans.get(key)
         except TypeError:          # an unhashable constexpr value: specialize() says why
-            specialize_for(k, meta, args)
+            specialize_for(self.kernel, meta, args)
             raise
         if plan is None:
-            plan = self._plan(key, meta, args, dev, ctx, queue)
+            plan = self._plan(launches, key, meta, args, dev, ctx, queue)
         try:
             return plan.run(args, sizes, wait, offset)
         except ForeignContext as fc:
@@ -251,30 +240,27 @@ class Launcher:
             there = dev if device is not None else RUNTIME.find(fc.context)
             qkey = None if fc.queue is None else int(fc.queue.int_ptr)
             key = (spec_key, there, int(fc.context.int_ptr), qkey)
-            plan = k._launch_cache.get(key)
+            plan = launches.plans.get(key)
             if plan is None:
-                plan = self._plan(key, meta, args, there, fc.context, fc.queue)
+                plan = self._plan(launches, key, meta, args, there, fc.context, fc.queue)
             return plan.run(args, sizes, wait, offset)
 
-    def _plan(self, key: tuple[Any, ...], meta: Meta, args: tuple[Any, ...], dev: Device,
-              ctx: Any, queue: Any) -> Any:
+    def _plan(self, launches: KernelLaunches, key: tuple[Any, ...], meta: Meta,
+              args: tuple[Any, ...], dev: Device, ctx: Any, queue: Any) -> CLPlan | SimPlan:
         spec = specialize_for(self.kernel, meta, args)
         with _plan_lock:
-            plan = self.kernel._launch_cache.get(key)
+            plan = launches.plans.get(key)
             if plan is None:
                 if dev.is_sim:
-                    from clpy.runtime.simplan import SimPlan
-
-                    plan = SimPlan(spec, meta)
+                    plan = SimPlan(spec, meta.name)
                 else:
-                    from clpy.runtime.clplan import CLPlan
-
-                    plan = CLPlan(spec, meta, dev, ctx, queue)
-                self.kernel._launch_cache[key] = plan
+                    plan = CLPlan(spec, meta.name, dev, ctx, queue)
+                launches.plans[key] = plan
         return plan
 
     def __repr__(self) -> str:
         return f"<clpy launcher {self.kernel.__name__}[{self.sizes!r}]>"
 
 
-__all__ = ["Launcher", "LaunchHandle", "LaunchError", "LocalMemory"]
+__all__ = ["Launcher", "KernelLaunches", "LaunchHandle", "LaunchError", "DoneHandle",
+           "ForeignContext", "LocalMemory", "arg_type"]

@@ -46,6 +46,12 @@ class _Constexpr:
 
 constexpr = _Constexpr()
 
+
+def const_key(v: Any) -> Any:
+    """A hashable key of a constexpr value: ``1``, ``1.0``, ``True`` and ``np.int32(1)``
+    specialize separately (they emit different C)."""
+    return (type(v).__name__, v.item() if isinstance(v, np.generic) else v)
+
 _PY_BUILTINS: dict[Any, ScalarType] = {int: C.int_, float: C.float_, bool: C.bool_}
 
 

@@ -1,0 +1,328 @@
+"""Pointer parameters: global and constant buffers (``Buffer``) and local memory
+(``LocalBuffer``, sized at launch with ``clpy.LocalMemory``).
+
+A ``Buffer`` takes a NumPy array (copied to the device, and back only if the kernel writes
+through the pointer, only after the kernel succeeded), a ``clpy.DeviceArray``, a
+``pyopencl.array.Array`` or a ``pyopencl.Buffer`` (used in place). A pointer the kernel never
+writes is declared ``const``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from clpy.abi.base import CLSite, Converter, HeaderArg, Param, SimBinder, tname
+from clpy.abi.device_array import DeviceArray
+from clpy.types.atomics import AtomicType
+from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
+from clpy.types.structs import StructType
+
+_NOTHING = object()
+
+
+class LocalMemory:
+    """Size of a ``Local[T]`` kernel argument: ``count`` elements of the parameter's type.
+
+    >>> block_sum[(1024,), (256,)](x, out, clpy.LocalMemory(256))
+    """
+
+    __slots__ = ("count", "dtype")
+
+    def __init__(self, count: int, dtype: Any = None) -> None:
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count <= 0:
+            raise ValueError(f"LocalMemory(count): count must be a positive int, got {count!r}")
+        self.count = int(count)
+        self.dtype = np.dtype(dtype) if dtype is not None else None
+
+    def nbytes(self, elem: Type) -> int:
+        return self.count * elem.size
+
+    def __repr__(self) -> str:
+        return f"clpy.LocalMemory({self.count})"
+
+
+class ForeignContext(Exception):
+    """Raised by a converter when an argument lives in another pyopencl context."""
+
+    def __init__(self, context: Any, queue: Any, param: str) -> None:
+        super().__init__(param)
+        self.context = context
+        self.queue = queue
+        self.param = param
+
+
+class SimDeferred:
+    """Work a simulator launch does after it returned (``commit``) or failed (``rollback``):
+    copy-backs of NumPy arguments, restoring snapshots of arrays used in place."""
+
+    __slots__ = ("commit", "rollback")
+
+    def __init__(self, commit: Any = None, rollback: Any = None) -> None:
+        self.commit = commit or _noop
+        self.rollback = rollback or _noop
+
+
+def _noop() -> None:
+    pass
+
+
+def element_layout(p: Param, elem: Type) -> tuple[np.dtype[Any], int]:
+    """(element dtype, lanes) of the host array for a pointer to ``elem``; lanes 0 = scalar."""
+    if isinstance(elem, VectorType):
+        return elem.elem.dtype, (4 if elem.n == 3 else elem.n)
+    if isinstance(elem, (ScalarType, StructType, AtomicType)):
+        return elem.dtype, 0  # atomic_int ...: host arrays of the value type
+    raise TypeError(f"{p.where()}: pointers to {elem} cannot be passed from the host")
+
+
+@dataclass(frozen=True)
+class Buffer(Param):
+    """A ``Global[T]`` or ``Constant[T]`` pointer."""
+
+    kind: ClassVar[str] = "buffer"
+    splittable: ClassVar[bool] = True
+
+    @property
+    def elem(self) -> Type:
+        assert isinstance(self.type, PointerType)
+        return self.type.elem
+
+    @property
+    def constant(self) -> bool:
+        assert isinstance(self.type, PointerType)
+        return self.type.space is AddressSpace.CONSTANT
+
+    def c_declaration(self, c_name: str) -> str:
+        t = self.type
+        assert isinstance(t, PointerType)
+        # __constant data is read-only already; "const" would only repeat it.
+        const = (t.const or not self.written) and t.space is not AddressSpace.CONSTANT
+        return f"{t.with_const(const).cl_name} {c_name}"
+
+    def header_arg(self) -> HeaderArg:
+        space = "__constant" if self.constant else "__global"
+        use = "written by the kernel" if self.written else "read only"
+        return HeaderArg("cl_mem", "sizeof(cl_mem)",
+                         f"{space} {self.elem.cl_name} buffer, {use}")
+
+    def check_array(self, a: Any) -> None:
+        """dtype, shape, contiguity and writability of an array argument."""
+        dtype, lanes = element_layout(self, self.elem)
+        if a.dtype != dtype:
+            hint = f" (use {self.elem.name}.dtype)" if isinstance(self.elem, StructType) else ""
+            raise TypeError(f"{self.where()}: expected an array of {dtype}{hint}, got "
+                            f"{tname(a)}")
+        if lanes:
+            if a.ndim < 2 or a.shape[-1] != lanes:
+                pad = " (3-vectors are stored padded to 4 lanes)" if lanes == 4 and \
+                    isinstance(self.elem, VectorType) and self.elem.n == 3 else ""
+                raise ValueError(f"{self.where()}: expected shape (count, {lanes}){pad}, got "
+                                 f"shape {a.shape}")
+        elif a.ndim == 0:
+            raise ValueError(f"{self.where()}: expected an array with at least one dimension, "
+                             "got a 0-d array")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"{self.where()}: the array is not C-contiguous; pass "
+                             "np.ascontiguousarray(...) (a copy) instead")
+        if self.written and isinstance(a, np.ndarray) and not a.flags.writeable:
+            raise ValueError(f"{self.where()}: the kernel writes through this pointer but the "
+                             "array is read-only (flags.writeable is False)")
+
+    def _check_buffer_size(self, size: int) -> int:
+        elem_size = self.elem.size
+        if size % elem_size:
+            raise ValueError(f"{self.where()}: buffer size {size} is not a multiple of the "
+                             f"element size {elem_size}")
+        return size // elem_size
+
+    # ------------------------------------------------------------------ OpenCL
+
+    def cl_converter(self, site: CLSite) -> Converter:
+        import pyopencl as cl
+        import pyopencl.array as cla
+
+        ctx = site.context
+        mf = cl.mem_flags
+        written = self.written
+        flags = (mf.READ_WRITE if written else mf.READ_ONLY) | mf.COPY_HOST_PTR
+        ndarray, ClBuffer, Array, SVMPointer = np.ndarray, cl.Buffer, cla.Array, cl.SVMPointer
+        const_limit = site.max_constant_buffer_size if self.constant else None
+        memo: list[tuple[Any, Any]] = [(_NOTHING, None)]   # last device object checked
+
+        def conv(a: Any, pending: list[Any]) -> Any:
+            m = memo[0]
+            if a is m[0]:
+                return m[1]
+            if type(a) is ndarray:
+                self.check_array(a)
+                if const_limit is not None and a.nbytes > const_limit:
+                    raise ValueError(f"{self.where()}: {a.nbytes} bytes exceed the device's "
+                                     f"constant buffer size {const_limit}")
+                pending.append(a)
+                return HostUpload(a, flags, written)
+            if type(a) is DeviceArray:
+                if a.cl_array is None:
+                    raise ValueError(f"{self.where()}: the DeviceArray lives on {a.device}; "
+                                     "pass a.get() or clpy.to_device(a, <device>)")
+                out = conv(a.cl_array, pending)
+                memo[0] = (a, out)
+                return out
+            if isinstance(a, Array):
+                if a.context != ctx:
+                    raise ForeignContext(a.context, a.queue, self.name)
+                self.check_array(a)
+                if a.offset:
+                    raise ValueError(f"{self.where()}: pyopencl array views with an offset "
+                                     "are not supported; pass a copy")
+                memo[0] = (a, a.base_data)
+                return a.base_data
+            if isinstance(a, ClBuffer):
+                if a.context != ctx:
+                    raise ForeignContext(a.context, None, self.name)
+                self._check_buffer_size(a.size)
+                memo[0] = (a, a)
+                return a
+            if isinstance(a, SVMPointer):
+                site.on_svm()
+                memo[0] = (a, a)
+                return a
+            if isinstance(a, np.ndarray):         # a subclass (np.matrix, memmap ...)
+                if written:
+                    raise TypeError(f"{self.where()}: pass a plain NumPy array, not "
+                                    f"{type(a).__name__}")
+                return conv(np.asarray(a), pending)
+            raise self._wrong(a, "NumPy array, clpy.DeviceArray, pyopencl.array.Array, "
+                                 "pyopencl.Buffer or SVM pointer")
+
+        return conv
+
+    def _wrong(self, a: Any, expected: str) -> TypeError:
+        if isinstance(a, LocalMemory):
+            return TypeError(f"{self.where()}: LocalMemory is only for Local[...] parameters")
+        return TypeError(f"{self.where()}: expected a {expected}, got {tname(a)}")
+
+    # ------------------------------------------------------------------ simulator
+
+    def sim_converter(self) -> Converter:
+        written = self.written
+
+        def conv(a: Any, deferred: list[SimDeferred]) -> Any:
+            if isinstance(a, np.ndarray):
+                self.check_array(a)
+                work = np.array(a, copy=True, order="C")
+                if written:
+                    deferred.append(SimDeferred(commit=lambda: np.copyto(a, work)))
+                return work
+            if type(a) is DeviceArray:
+                host = a.sim_array
+                if host is None:
+                    return conv(a.cl_array, deferred)
+                self.check_array(host)
+                if written:             # in place; a failing launch restores the snapshot
+                    saved = host.copy()
+                    deferred.append(SimDeferred(rollback=lambda: np.copyto(host, saved)))
+                return host
+            return self._sim_from_pyopencl(a, deferred)
+
+        return conv
+
+    def _sim_from_pyopencl(self, a: Any, deferred: list[SimDeferred]) -> Any:
+        try:
+            import pyopencl as cl
+            import pyopencl.array as cla
+        except ImportError:  # pragma: no cover - pyopencl is a dependency
+            raise self._wrong(a, "NumPy array or clpy.DeviceArray") from None
+        if isinstance(a, cla.Array):
+            self.check_array(a)
+            work = a.get()
+            if self.written:
+                deferred.append(SimDeferred(commit=lambda: a.set(work)))
+            return work
+        if isinstance(a, cl.Buffer):
+            dtype, lanes = element_layout(self, self.elem)
+            count = self._check_buffer_size(a.size)
+            work = np.empty((count, lanes) if lanes else (count,), dtype)
+            queue = cl.CommandQueue(a.context)
+            cl.enqueue_copy(queue, work, a)
+            if self.written:
+                deferred.append(SimDeferred(commit=lambda: cl.enqueue_copy(queue, a, work)))
+            return work
+        raise self._wrong(a, "NumPy array, clpy.DeviceArray, pyopencl.array.Array or "
+                             "pyopencl.Buffer")
+
+    def bind_sim(self, binder: SimBinder, value: Any) -> Any:
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"sim.launch: argument {self.name!r} must be a NumPy array")
+        return binder.global_buffer(self, value)
+
+
+@dataclass(frozen=True)
+class LocalBuffer(Param):
+    """A ``Local[T]`` pointer: per-work-group memory of ``LocalMemory(count)`` elements."""
+
+    kind: ClassVar[str] = "local"
+
+    @property
+    def elem(self) -> Type:
+        assert isinstance(self.type, PointerType)
+        return self.type.elem
+
+    def c_declaration(self, c_name: str) -> str:
+        t = self.type
+        assert isinstance(t, PointerType)
+        return f"{t.with_const(t.const or not self.written).cl_name} {c_name}"
+
+    def header_arg(self) -> HeaderArg:
+        return HeaderArg("NULL", f"count * sizeof(cl_{self.elem.cl_name})"
+                         if isinstance(self.elem, (ScalarType, VectorType))
+                         else f"count * {self.elem.size}",
+                         f"__local {self.elem.cl_name} array: pass its size in bytes and "
+                         "a NULL value")
+
+    def check(self, a: Any, limit: int | None) -> LocalMemory:
+        if not isinstance(a, LocalMemory):
+            raise TypeError(f"{self.where()}: local memory is sized with "
+                            f"clpy.LocalMemory(count), got {tname(a)}")
+        if limit is not None and a.nbytes(self.elem) > limit:
+            raise ValueError(f"{self.where()}: LocalMemory({a.count}) needs "
+                             f"{a.nbytes(self.elem)} bytes; the device has {limit}")
+        return a
+
+    def cl_converter(self, site: CLSite) -> Converter:
+        import pyopencl as cl
+
+        elem = self.elem
+        limit = site.local_mem_size
+        return lambda a, pending: cl.LocalMemory(self.check(a, limit).nbytes(elem))
+
+    def sim_converter(self) -> Converter:
+        return lambda a, deferred: self.check(a, None)
+
+    def bind_sim(self, binder: SimBinder, value: Any) -> Any:
+        for attr in ("count", "size", "nbytes"):
+            v = getattr(value, attr, None)
+            if isinstance(v, (int, np.integer)):
+                return binder.local_buffer(self, int(v))
+        if isinstance(value, (int, np.integer)):
+            return binder.local_buffer(self, int(value))
+        raise TypeError(f"sim.launch: Local argument {self.name!r} must be a "
+                        "clpy.LocalMemory(count)")
+
+
+class HostUpload:
+    """A checked NumPy argument, copied to the device once every argument passed its checks."""
+
+    __slots__ = ("array", "flags", "written")
+
+    def __init__(self, array: np.ndarray, flags: Any, written: bool) -> None:
+        self.array = array
+        self.flags = flags
+        self.written = written
+
+    def upload(self, ctx: Any, cl: Any) -> Any:
+        if self.array.nbytes == 0:                   # OpenCL has no empty buffers
+            return cl.Buffer(ctx, cl.mem_flags.READ_WRITE, max(self.array.itemsize, 1))
+        return cl.Buffer(ctx, self.flags, hostbuf=self.array)

@@ -1,0 +1,65 @@
+"""Making ``clpy.DeviceArray``s (clpy/abi/device_array.py) on a device: ``to_device``,
+``empty``, ``zeros``, ``zeros_like``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from clpy.abi.device_array import DeviceArray
+from clpy.runtime.devices import RUNTIME, Device
+
+
+def _device(device: Any) -> Device:
+    return RUNTIME.current() if device is None else RUNTIME.find(device)
+
+
+def _wrap(dev: Device, host: np.ndarray) -> DeviceArray:
+    if dev.is_sim:
+        return DeviceArray(dev, host, None)
+    import pyopencl.array as cla
+
+    return DeviceArray(dev, None, cla.to_device(dev.queue, host))
+
+
+def to_device(a: Any, device: Any = None) -> DeviceArray:
+    """Copy ``a`` (a NumPy array or anything ``np.asarray`` takes) to ``device`` (a name, a
+    clpy ``Device``; default: the current device) once; launches then use it in place."""
+    if isinstance(a, DeviceArray):
+        a = a.get()
+    host = np.array(a, order="C", copy=True)
+    if host.ndim == 0:
+        raise ValueError("to_device: expected an array with at least one dimension, got a "
+                         "0-d value")
+    return _wrap(_device(device), host)
+
+
+def empty(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
+    """An uninitialised device array (zero-filled on the simulator)."""
+    dev = _device(device)
+    if dev.is_sim:
+        return DeviceArray(dev, np.zeros(shape, dtype), None)
+    import pyopencl.array as cla
+
+    return DeviceArray(dev, None, cla.empty(dev.queue, shape, np.dtype(dtype)))
+
+
+def zeros(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
+    """A zero-filled device array."""
+    dev = _device(device)
+    if dev.is_sim:
+        return DeviceArray(dev, np.zeros(shape, dtype), None)
+    import pyopencl.array as cla
+
+    return DeviceArray(dev, None, cla.zeros(dev.queue, shape, np.dtype(dtype)))
+
+
+def zeros_like(a: DeviceArray | np.ndarray, device: Any = None) -> DeviceArray:
+    """Zeros with ``a``'s shape and dtype, on ``a``'s device unless ``device`` is given."""
+    if device is None and isinstance(a, DeviceArray):
+        device = a.device
+    return zeros(a.shape, a.dtype, device)
+
+
+__all__ = ["DeviceArray", "to_device", "empty", "zeros", "zeros_like"]
