@@ -165,7 +165,7 @@ class StmtBuilder:
         v = self.ex.expr(node.value)
         if isinstance(v.type, PointerType):
             # The caller may write through a returned pointer: its roots cannot be const.
-            st.written |= self.state.pointer_roots(v)
+            st.written |= st.pointer_roots(v)
         if st.ret_type is None:
             st.ret_type = st.hints.get(_RETURN, v.type)
         elif st.ret_type is C.void:
