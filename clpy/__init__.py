@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from clpy import builtins as _builtins
+from clpy.abi import DeviceArray, LocalMemory
 from clpy.builtins.arrays import local_array, private_array
 from clpy.builtins.constants import CONSTANTS as _CONSTANTS
+from clpy.builtins.conversions import missing_conversion_hint
 from clpy.builtins.reductions import API as _COLLECTIVE_API
 from clpy.builtins.registry import REGISTRY as _REGISTRY
 from clpy.emit.targets import Target
@@ -30,6 +32,8 @@ from clpy.errors import (
     UnsupportedSyntaxError,
 )
 from clpy.kernel import Func, Kernel, Specialization, func, kernel
+from clpy.runtime import api as _api
+from clpy.runtime.arrays import empty, to_device, zeros, zeros_like
 from clpy.runtime.pipes import Pipe
 from clpy.types.annotations import Constant, Global, Local, Private, Ptr, constexpr
 from clpy.types.atomics import ATOMIC_TYPES as _ATOMIC_TYPES
@@ -62,11 +66,9 @@ def __getattr__(name: str) -> Any:
     b = _REGISTRY.get(name)
     if b is not None:
         return b
-    if name in ("devices", "use_device", "LocalMemory", "clear_caches", "default_device",
+    if name in ("devices", "use_device", "clear_caches", "default_device",
                 "get_device", "LaunchHandle", "LaunchError"):
-        from clpy.runtime import api
-
-        return getattr(api, name)
+        return getattr(_api, name)
     if name == "sim":  # lazy: importing clpy never imports the simulator
         import importlib
 
@@ -75,8 +77,6 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module("clpy.vectors")
-    from clpy.builtins.conversions import missing_conversion_hint
-
     hint = missing_conversion_hint(name)
     raise AttributeError(f"module 'clpy' has no attribute {name!r}" + (f": {hint}" if hint
                                                                         else ""))
@@ -91,5 +91,6 @@ __all__ = [
     "Kernel", "Func", "Specialization", "StructType", "Type", "Target", "local_array",
     "private_array", "CompileError", "UnsupportedSyntaxError", "UndefinedNameError",
     "KernelTypeError", "ConstantError", "RecursionNotAllowedError", "FeatureError",
-    "BuildError", "vector", "Pipe", "WritePipe", "reserve_id_t",
+    "BuildError", "vector", "Pipe", "WritePipe", "reserve_id_t", "LocalMemory", "DeviceArray",
+    "to_device", "empty", "zeros", "zeros_like",
 ]

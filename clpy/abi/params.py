@@ -22,7 +22,7 @@ def param_class(t: Type) -> type[Param]:
         return PipeParam
     if isinstance(t, StructType):
         return StructValue
-    if isinstance(t, (ScalarType, VectorType)):
+    if isinstance(t, VectorType) or (isinstance(t, ScalarType) and t.name != "void"):
         return Value
     raise TypeError(f"{t} is not a kernel parameter type")
 

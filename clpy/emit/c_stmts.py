@@ -9,17 +9,22 @@ from clpy.ir.nodes import (
     Assert,
     Assign,
     Break,
+    CallBuiltin,
+    CallFunc,
     Const,
     Continue,
     Declare,
     Expr,
     ExprStmt,
+    Field,
     For,
     Function,
     If,
+    Index,
     Print,
     Return,
     Stmt,
+    Swizzle,
     Var,
     VarRef,
     While,
@@ -252,8 +257,6 @@ def _escape(text: str) -> str:
 def _root_var(target: Expr) -> Var | None:
     """The variable an assignment stores into (``s.n``, ``v.x``, ``arr[i][j]`` → s, v, arr);
     None for stores through pointers."""
-    from clpy.ir.nodes import Field, Index, Swizzle
-
     while isinstance(target, (Field, Swizzle, Index)):
         if isinstance(target, Index) and isinstance(target.base.type, PointerType):
             return None
@@ -263,8 +266,6 @@ def _root_var(target: Expr) -> Var | None:
 
 def _loop_invariant(e: Expr, body: tuple[Stmt, ...]) -> bool:
     """True when ``e`` is a constant or variables that the loop body never assigns."""
-    from clpy.ir.nodes import CallBuiltin, CallFunc, Index
-
     assigned: set[Var] = set()
     for n in walk(body):
         if isinstance(n, Assign):

@@ -52,6 +52,7 @@ def const_key(v: Any) -> Any:
     specialize separately (they emit different C)."""
     return (type(v).__name__, v.item() if isinstance(v, np.generic) else v)
 
+
 _PY_BUILTINS: dict[Any, ScalarType] = {int: C.int_, float: C.float_, bool: C.bool_}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from clpy.types.annotations import resolve_annotation
 from clpy.types.core import OpaqueType, PointerType, ScalarType, Type
 
 
@@ -46,8 +47,6 @@ reserve_id_t = OpaqueType("reserve_id_t")
 
 def pipe_type(elem: Any, write: bool) -> PipeType:
     """``Pipe[T]`` / ``WritePipe[T]``: ``T`` is a scalar, vector or struct type."""
-    from clpy.types.annotations import resolve_annotation
-
     t = resolve_annotation(elem)
     if isinstance(t, (PointerType, PipeType, OpaqueType)) or (
             isinstance(t, ScalarType) and t.name == "void"):

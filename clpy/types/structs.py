@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from clpy.types.annotations import resolve_annotation
 from clpy.types.core import ArrayType, ScalarType, Type, VectorType
 
 
@@ -104,8 +105,6 @@ def struct(cls: type) -> StructType:
     >>> ValIdx.dtype.itemsize
     8
     """
-    from clpy.types.annotations import resolve_annotation
-
     ann = cls.__dict__.get("__annotations__", {})
     if not ann:
         raise TypeError(f"@clpy.struct class {cls.__name__} declares no annotated fields")
