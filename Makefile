@@ -22,6 +22,7 @@ demo: $(VENV)/.installed
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check clpy sim tests benchmarks examples
+	$(BIN)/ruff format --check clpy sim
 	$(BIN)/mypy clpy sim
 
 test: $(VENV)/.installed-test lint
