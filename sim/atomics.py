@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from clpy.builtins.atomics import ATOMICS
 from clpy.ir.operators import BINARY
 from sim.frame import Frame
 from sim.state import frame_wids
@@ -175,7 +176,8 @@ def _cmpxchg(data: np.ndarray, s: _Sorted, cmp: np.ndarray, val: np.ndarray) -> 
 
 
 def _atomic(call: Any, fr: Frame, args: list[Any]) -> Any:
-    spec = call.builtin.attrs["atomic"]
+    spec = call.builtin.atomic
+    assert spec is not None
     if spec.op == "fence":
         return None
     params = call.params
@@ -249,10 +251,4 @@ def _discarded(op: str, data: np.ndarray, idx: np.ndarray, vals: list[Any],
     return True
 
 
-def _names() -> list[str]:
-    from clpy.builtins.atomics import ATOMICS
-
-    return list(ATOMICS)
-
-
-IMPLS: dict[str, Any] = {name: _atomic for name in _names()}
+IMPLS: dict[str, Any] = {name: _atomic for name in ATOMICS}

@@ -20,9 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from clpy.builtins.registry import REGISTRY
 from clpy.ir.operators import BINARY, identity_value
 from clpy.types.core import ScalarType, Type, VectorType, element_of
+from clpy.types.structs import StructType
+from sim.builtins.sync import barrier
 from sim.frame import Frame
+from sim.plan import get_plan
+from sim.values import RET
 
 Tree = Any  # an array, or a dict of trees (struct values)
 
@@ -59,9 +64,6 @@ def builtin_combiner(op: str) -> Callable[[Tree, Tree], Tree]:
 
 def user_combiner(fn: Any, fr: Frame, checks: frozenset[str]) -> Callable[[Tree, Tree], Tree]:
     """Call the combiner ``Function`` on whole 2-D blocks of lanes."""
-    from sim.plan import get_plan
-    from sim.stmts import RET
-
     plan = get_plan(fn, checks)
     pa, pb = fn.params
 
@@ -192,8 +194,6 @@ def _lead(t: Type) -> tuple[int, ...]:
 
 def _full(v: Tree, t: Type, shape: tuple[int, int]) -> Tree:
     if isinstance(v, dict):
-        from clpy.types.structs import StructType
-
         assert isinstance(t, StructType)
         return {name: _full(v[name], ft, shape) for name, ft in t.fields}
     lead = _lead(t)
@@ -268,14 +268,16 @@ def _identity(op: str, t: Type) -> Any:
 
 
 def _sg_unit(call: Any, fr: Frame) -> int | None:
-    scope = call.builtin.attrs["collective"][0]
-    if scope != "sg":
+    coll = call.builtin.collective
+    if coll is None or coll.scope != "sg":
         return None
     return int(fr.batch.launch.cfg.sub_group_size)
 
 
 def _collective(call: Any, fr: Frame, args: list[Any]) -> Any:
-    scope, mode, op = call.builtin.attrs["collective"]
+    coll = call.builtin.collective
+    assert coll is not None
+    mode, op = coll.mode, coll.op
     check_complete(call, fr, f"clpy.{call.builtin.name}")
     t = call.params[0]
     unit = _sg_unit(call, fr)
@@ -284,7 +286,13 @@ def _collective(call: Any, fr: Frame, args: list[Any]) -> Any:
     x = args[0]
     ident: Any = None
     if op == "user":
-        comb = user_combiner(call.builtin.attrs["combiner"], fr, call.checks)
+        fn = call.expr.combiner
+        if fn is None:
+            fr.batch.launch.fail("unsupported", f"clpy.{call.builtin.name} is what "
+                                 f"clpy.{call.builtin.name[:-len('_user')]}(x, r) compiles to "
+                                 "for a @clpy.reduction r; call that form", call.loc)
+            return x
+        comb = user_combiner(fn, fr, call.checks)
         ident = args[1]
         if mode == "scan_exclusive":
             ident = tmap(lambda a: _leaf(a).reshape(-1)[0] if _leaf(a).ndim == 0 or
@@ -309,8 +317,6 @@ def _ident_leaf(ident: Any, t: Type) -> Any:
     if ident is None:
         return None
     if isinstance(ident, dict):
-        from clpy.types.structs import StructType
-
         assert isinstance(t, StructType)
         return {name: _ident_leaf(ident[name], ft) for name, ft in t.fields}
     a = np.asarray(ident)
@@ -365,21 +371,12 @@ def _info(call: Any, fr: Frame, args: list[Any]) -> Any:
 
 
 def _sg_barrier(call: Any, fr: Frame, args: list[Any]) -> Any:
-    from sim.builtins.sync import IMPLS as SYNC
-
-    return SYNC["barrier"](call, fr, args)
+    return barrier(call, fr, args)
 
 
-_NAMES = ["all", "any", "broadcast"] + [f"{m}_{o}" for m in ("reduce", "scan_inclusive",
-                                                              "scan_exclusive")
-                                         for o in ("add", "min", "max")]
 IMPLS: dict[str, Any] = {}
-for _p in ("work_group", "sub_group"):
-    for _n in _NAMES:
-        IMPLS[f"{_p}_{_n}"] = _collective
-    for _m in ("reduce", "scan_inclusive", "scan_exclusive"):
-        IMPLS[f"{_p}_{_m}"] = _collective  # any-operator and user-defined reductions
-for _n in ("get_sub_group_size", "get_max_sub_group_size", "get_num_sub_groups",
-           "get_enqueued_num_sub_groups", "get_sub_group_id", "get_sub_group_local_id"):
-    IMPLS[_n] = _info
-IMPLS["sub_group_barrier"] = _sg_barrier
+for _name, _b in REGISTRY.items():  # every collective declaration, by its mode
+    _c = _b.collective
+    if _c is not None:
+        IMPLS[_name] = (_info if _c.mode == "info" else _sg_barrier if _c.mode == "barrier"
+                        else _collective)

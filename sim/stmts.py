@@ -282,7 +282,7 @@ class StmtCompiler(ExprCompiler):
 
     def s_ExprStmt(self, s: ExprStmt) -> StmtFn:
         e = s.expr
-        if isinstance(e, CallBuiltin) and "atomic" in e.builtin.attrs:
+        if isinstance(e, CallBuiltin) and e.builtin.atomic is not None:
             # result unused: a void-typed node lets sim/atomics.py skip fetch results
             from dataclasses import replace
 

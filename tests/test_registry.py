@@ -43,8 +43,8 @@ def test_entry_is_complete(name: str) -> None:
         assert all(isinstance(p, Type) for p in ov.params) and isinstance(ov.ret, Type)
         assert b.spell(ov)
     if not b.overloads:
-        assert b.attrs.get("signature"), ("a built-in with a type rule and no overloads gives "
-                                          'its signature as text in attrs["signature"]')
+        assert b.signature, ("a built-in with a type rule and no overloads gives its "
+                             "signature as text in Builtin.signature")
     assert getattr(clpy, name) is b
 
 
@@ -102,7 +102,8 @@ def test_integer_resolution() -> None:
         resolve("upsample", V(C.int_, 4), V(C.int_, 4))  # lo must be unsigned
     with pytest.raises(NoMatch):
         resolve("popcount", C.float_)
-    assert REGISTRY["ctz"].attrs["min_version"] == (2, 0)
+    lowering = REGISTRY["ctz"].lowering
+    assert lowering is not None and lowering.min_version == (2, 0)
 
 
 def test_min_max_clamp_cover_int_and_float() -> None:
@@ -178,9 +179,11 @@ def test_conversion_resolution() -> None:
         resolve("convert_int4", V(C.float_, 3))
     with pytest.raises(NoMatch, match="one argument"):
         resolve("convert_int", C.int_, C.int_)
-    assert REGISTRY["convert_short2_sat_rtp"].attrs["sat"]
-    assert REGISTRY["convert_short2_sat_rtp"].attrs["rounding"] == "rtp"
-    assert REGISTRY["convert_float"].attrs["rounding"] is None
+    conv = REGISTRY["convert_short2_sat_rtp"].conversion
+    assert conv is not None and conv.sat
+    assert conv.rounding == "rtp"
+    conv = REGISTRY["convert_float"].conversion
+    assert conv is not None and conv.rounding is None
 
 
 def test_as_type_resolution() -> None:

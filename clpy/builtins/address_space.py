@@ -12,11 +12,8 @@ is folded (``to_global(global_ptr)`` is the pointer itself, ``to_local(global_pt
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from clpy.builtins.registry import ArgInfo, Builtin, NoMatch, Overload, declare
-from clpy.errors import FeatureError
-from clpy.ir.nodes import CallBuiltin
+from clpy.builtins.registry import ArgInfo, Builtin, Lowering, NoMatch, Overload, declare
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, Type
 
@@ -41,7 +38,8 @@ def _pointer_arg(b: Builtin, args: Sequence[ArgInfo]) -> tuple[Type, AddressSpac
 
 def _to_space_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
     elem, _, const = _pointer_arg(b, args)
-    space: AddressSpace = b.attrs["space"]
+    space = b.space
+    assert space is not None
     return Overload((args[0].type,), PointerType(elem, space, const))
 
 
@@ -50,40 +48,15 @@ def _get_fence_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
     return Overload((args[0].type,), C.uint)
 
 
-def _static_space(b: Builtin, call: CallBuiltin, tgt: Any) -> AddressSpace:
-    t = call.args[0].type
-    space = t.space if isinstance(t, (PointerType, ArrayType)) else _S.GENERIC
-    if space is _S.GENERIC:
-        raise FeatureError(f"{b.name} of a generic pointer needs the generic address space, "
-                           f"which target {tgt} lacks", call.loc)
-    return space
-
-
-def _lower_to_space(ex: Any, call: CallBuiltin, tgt: Any) -> str:
-    # Without the generic address space every pointer has a static address space, so the
-    # run-time test of to_global/to_local/to_private has a static answer.
-    src = _static_space(call.builtin, call, tgt)
-    if src is call.builtin.attrs["space"]:
-        return str(ex(call.args[0]))
-    return f"(({call.type.cl_name})0)"
-
-
-def _lower_get_fence(ex: Any, call: CallBuiltin, tgt: Any) -> str:
-    # As implementations do: local memory gets the local fence, everything else the global one.
-    src = _static_space(call.builtin, call, tgt)
-    return "CLK_LOCAL_MEM_FENCE" if src is _S.LOCAL else "CLK_GLOBAL_MEM_FENCE"
-
-
 _SIG = "(Ptr[T]) -> {}[T] (any global, local or private pointer)"
 for _name, _space in (("to_global", _S.GLOBAL), ("to_local", _S.LOCAL),
                       ("to_private", _S.PRIVATE)):
     declare(_name, family="address-space", rule=_to_space_rule, features=_GENERIC,
-            attrs={"space": _space, "lower": _lower_to_space,
-                   "signature": _SIG.format(_space.title)},
+            space=_space, lowering=Lowering("to_space"), signature=_SIG.format(_space.title),
             doc=f"The pointer as a {_space.title}[T] pointer if it points into "
                 f"{_space.value.strip('_')} memory, otherwise a null pointer (spec §1.13.9).")
 declare("get_fence", family="address-space", rule=_get_fence_rule, features=_GENERIC,
-        attrs={"lower": _lower_get_fence, "signature": "(Ptr[T]) -> uint (cl_mem_fence_flags)"},
+        lowering=Lowering("get_fence"), signature="(Ptr[T]) -> uint (cl_mem_fence_flags)",
         doc="A memory fence flag valid for the memory the pointer points into: "
             "CLK_LOCAL_MEM_FENCE for local memory, CLK_GLOBAL_MEM_FENCE otherwise "
             "(spec §1.13.9).")

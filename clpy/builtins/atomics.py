@@ -22,10 +22,16 @@ atomic operations (work-item order by default, ``clpy.sim.config(atomic_order="s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from clpy.builtins.registry import ArgInfo, Builtin, NoMatch, Overload, declare
+from clpy.builtins.registry import (
+    ArgInfo,
+    AtomicSpec,
+    Builtin,
+    Lowering,
+    NoMatch,
+    Overload,
+    declare,
+)
 from clpy.types import catalog as C
 from clpy.types.atomics import AtomicType
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type
@@ -36,26 +42,6 @@ INTS = INT32 + INT64
 FLOATS = (C.float_, C.double)
 
 
-@dataclass(frozen=True)
-class AtomicSpec:
-    """What a built-in does: ``op`` (add sub xchg inc dec cmpxchg min max and or xor load
-    store init cas_strong cas_weak flag_set flag_clear fence), ``nvals`` value arguments,
-    ``ret`` ("old", "void", "bool"), allowed value types, trailing order/scope ints."""
-
-    op: str
-    nvals: int
-    ret: str
-    types: tuple[ScalarType, ...]
-    c11: bool = False
-    explicit: int = 0  # number of trailing memory_order/memory_scope arguments
-
-
-def _lower(ex: Any, call: Any, tgt: Any) -> str:
-    from clpy.emit.lower_atomics import lower_atomic
-
-    return lower_atomic(ex, call, tgt)
-
-
 def value_type(p: PointerType | ArrayType) -> ScalarType | None:
     e = p.elem
     if isinstance(e, AtomicType):
@@ -64,7 +50,8 @@ def value_type(p: PointerType | ArrayType) -> ScalarType | None:
 
 
 def _rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
-    spec: AtomicSpec = b.attrs["atomic"]
+    spec = b.atomic
+    assert spec is not None
     nv = spec.nvals + spec.explicit
     if spec.op == "fence":
         if len(args) != 3:
@@ -119,8 +106,8 @@ def _rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
 def _declare(name: str, spec: AtomicSpec, doc: str) -> Builtin:
     writes = frozenset() if spec.op == "fence" else frozenset({0})  # C: non-const pointer
     return declare(name, family="atomics", doc=doc, rule=_rule, writes_args=writes,
-                   attrs={"atomic": spec, "lower": _lower, "always_lower": True,
-                          "signature": _signature(name, spec)})
+                   atomic=spec, lowering=Lowering("atomic", always=True),
+                   signature=_signature(name, spec))
 
 
 def _signature(name: str, spec: AtomicSpec) -> str:

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clpy.builtins.registry import ArgInfo, Builtin, NoMatch, Overload, declare, gentypes
+from clpy.builtins.registry import (
+    ArgInfo,
+    Builtin,
+    Conversion,
+    NoMatch,
+    Overload,
+    declare,
+    gentypes,
+)
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type, VectorType, element_of, lanes
 
@@ -37,7 +45,8 @@ def _source_ok(b: Builtin, args: Sequence[ArgInfo]) -> Type:
 
 
 def _convert_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
-    dst: Type = b.attrs["dest"]
+    assert b.conversion is not None
+    dst = b.conversion.dest
     src = _source_ok(b, args)
     if lanes(src) != lanes(dst):
         raise NoMatch(f"{b.name} converts a value with {lanes(dst)} component(s) to {dst}; "
@@ -49,7 +58,8 @@ def _convert_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
 
 
 def _as_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
-    dst: Type = b.attrs["dest"]
+    assert b.conversion is not None
+    dst = b.conversion.dest
     src = _source_ok(b, args)
     if src is C.bool_:
         raise NoMatch(f"{b.name} cannot reinterpret bool (spec §1.2.4); use int(...) first")
@@ -87,12 +97,12 @@ def _declare_all() -> None:
                     what.append("rounding to nearest even")
                 declare(f"convert_{name}{sat}{rnd}", family="conversions",
                         overloads=same_lanes, rule=_convert_rule,
-                        attrs={"dest": dst, "sat": bool(sat), "rounding": rnd[1:] or None},
+                        conversion=Conversion(dst, sat=bool(sat), rounding=rnd[1:] or None),
                         doc=f"Converts a value with {lanes(dst)} component(s)"
                             f" of any number type to {name}, "
                             f"{', '.join(what)} (spec §1.2.3).")
         declare(f"as_{name}", family="conversions", overloads=same_size, rule=_as_rule,
-                attrs={"dest": dst},
+                conversion=Conversion(dst, reinterpret=True),
                 doc=f"Reinterprets the {dst.size} bytes of a value of the same size as {name} "
                     "(no conversion; spec §1.2.4). Which bits land where is "
                     "implementation-defined when the lane counts differ, except 4 -> 3 lanes.")

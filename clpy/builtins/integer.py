@@ -9,14 +9,9 @@ are declared once, in :mod:`clpy.builtins.common`.
 
 from __future__ import annotations
 
-from typing import Any
-
-from clpy.builtins.registry import Overload, declare, gentypes, like
-from clpy.errors import FeatureError
-from clpy.ir.nodes import CallBuiltin, CallFunc, Expr
-from clpy.ir.walk import children
+from clpy.builtins.registry import Lowering, Overload, declare, gentypes, like
 from clpy.types import catalog as C
-from clpy.types.core import Type, VectorType, element_of
+from clpy.types.core import Type, element_of
 
 # int first: a weak integer literal (``clz(5)``) then resolves to int, not char.
 I = gentypes((C.int_, C.uint, C.long, C.ulong, C.char, C.uchar, C.short, C.ushort))
@@ -60,37 +55,8 @@ declare("abs_diff", family="integer",
         doc="|x - y| as the unsigned type, without modulo overflow.")
 
 
-def _pure(e: Expr) -> bool:
-    """No side effects: the expression may be evaluated twice."""
-    if isinstance(e, CallFunc):
-        return False
-    if isinstance(e, CallBuiltin) and (e.builtin.writes_args or e.builtin.uniform
-                                       or e.builtin.family.startswith("atomic")):
-        return False
-    return all(_pure(c) for c in children(e) if isinstance(c, Expr))
-
-
-def _lower_ctz(ex: Any, call: CallBuiltin, tgt: Any) -> str:
-    # ctz(x) == popcount(~x & (x - 1)): the mask keeps exactly the trailing zeros, and x == 0
-    # gives all ones, i.e. the bit width (spec §1.13.3). Computed on the unsigned type so that
-    # x - 1 never overflows a signed type.
-    x = call.args[0]
-    if not _pure(x):
-        raise FeatureError(f"ctz is OpenCL C 2.0 and {tgt} lowers it by evaluating its "
-                           "argument twice; assign the argument to a variable first", call.loc)
-    t = x.type
-    u = _unsigned(t).cl_name
-    xs = ex(x)
-    ux = f"as_{u}({xs})" if u != t.cl_name else f"({xs})"
-    masked = f"~{ux} & ({ux} - ({u})1)"
-    if not isinstance(t, VectorType) and element_of(t).bits < 32:
-        masked = f"({u})({masked})"  # char/short scalars are promoted to int by ~ and -
-    inner = f"popcount({masked})"
-    return inner if u == t.cl_name else f"as_{t.cl_name}({inner})"
-
-
 declare("ctz", family="integer", overloads=[Overload((t,), t) for t in I],
-        attrs={"min_version": (2, 0), "lower": _lower_ctz},
+        lowering=Lowering("ctz", min_version=(2, 0)),
         doc="Number of trailing 0-bits of x; the bit width of the element type if x is 0 "
             "(OpenCL C 2.0; lowered to popcount on 1.x targets).")
 

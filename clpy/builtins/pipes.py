@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clpy.builtins.registry import ArgInfo, Builtin, NoMatch, Overload, declare
+from clpy.builtins.registry import ArgInfo, Builtin, Lowering, NoMatch, Overload, declare
 from clpy.builtins.subgroup import SG_FEATURE
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type
@@ -79,41 +79,11 @@ def _rw_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
     return Overload((pt, *_packet_ptr(b, args[1:], pt)), C.int_)
 
 
-def _emit_rw(ex: Any, call: Any) -> str:
-    """``&buf[i]`` for the index forms; the rest as written."""
-    args = list(call.args)
-    reserved = call.overload.params[1] is reserve_id_t
-    head = args[:3] if reserved else args[:1]
-    tail = args[len(head):]
-    parts = [ex(a) for a in head]
-    if len(tail) == 2:
-        base, idx = tail
-        from clpy.emit.c_exprs import _POSTFIX
-
-        parts.append(f"&{ex.sub(base, _POSTFIX)}[{ex(idx)}]")
-    elif isinstance(tail[0].type, ArrayType):  # clang's pipe built-ins take no array: &a[0]
-        from clpy.emit.c_exprs import _POSTFIX
-
-        parts.append(f"&{ex.sub(tail[0], _POSTFIX)}[0]")
-    else:
-        parts.append(ex(tail[0]))
-    return f"{call.builtin.cl_name}({', '.join(parts)})"
-
-
-def _lower_sub_group(ex: Any, call: Any, tgt: Any) -> str:
-    """Without sub-groups a work-group is one sub-group (as clpy lowers the other sub-group
-    functions): ``sub_group_reserve_read_pipe`` → ``work_group_reserve_read_pipe``."""
-    name = call.builtin.cl_name
-    if not tgt.has("cl_khr_subgroups"):
-        name = "work_group_" + name[len("sub_group_"):]
-    return f"{name}({', '.join(ex(a) for a in call.args)})"
-
-
 def _simple_rule(access: str | None, extra: tuple[Type, ...], ret: Type) -> Any:
     def rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
         if len(args) != 1 + len(extra):
             raise NoMatch(f"{b.name} takes {1 + len(extra)} argument(s): "
-                          f"{b.attrs['signature']}")
+                          f"{b.signature}")
         pt = _pipe(b, args[0], access)
         for a, want in zip(args[1:], extra):
             t = a.type
@@ -128,8 +98,7 @@ def _simple_rule(access: str | None, extra: tuple[Type, ...], ret: Type) -> Any:
 
 def _decl(name: str, doc: str, signature: str, **kwargs: Any) -> Builtin:
     kwargs.setdefault("features", PIPES)
-    return declare(name, family="pipes", doc=doc,
-                   attrs={"signature": signature, **kwargs.pop("attrs", {})}, **kwargs)
+    return declare(name, family="pipes", doc=doc, signature=signature, **kwargs)
 
 
 _decl("read_pipe",
@@ -137,13 +106,13 @@ _decl("read_pipe",
       "(``&buf[i]``), or from a reservation ``read_pipe(p, rid, index, ptr)``; returns 0 on "
       "success, a negative value if the pipe is empty (spec §1.13.16.4).",
       "read_pipe(p: Pipe[T], ptr | buf, i) -> int; read_pipe(p, rid, index, ptr | buf, i)",
-      rule=_rw_rule, writes_args=frozenset({1, 3}), attrs={"emit": _emit_rw})
+      rule=_rw_rule, writes_args=frozenset({1, 3}), emit="pipe_packet")
 _decl("write_pipe",
       "Write the packet ``*ptr``: ``write_pipe(p, ptr)``, ``write_pipe(p, buf, i)`` "
       "(``&buf[i]``), or into a reservation ``write_pipe(p, rid, index, ptr)``; returns 0 on "
       "success, a negative value if the pipe is full (spec §1.13.16.4).",
       "write_pipe(p: WritePipe[T], ptr | buf, i) -> int; write_pipe(p, rid, index, ptr | buf, i)",
-      rule=_rw_rule, attrs={"emit": _emit_rw})
+      rule=_rw_rule, emit="pipe_packet")
 
 _SCOPES = {"": ("", False), "work_group_": ("work-group", True),
            "sub_group_": ("sub-group", True)}
@@ -151,7 +120,7 @@ for _pre, (_scope, _uniform) in _SCOPES.items():
     for _dir, _acc in (("read", "read_only"), ("write", "write_only")):
         _kind = "Pipe" if _dir == "read" else "WritePipe"
         _features = PIPES | ({SG_FEATURE} if _pre == "sub_group_" else set())
-        _attrs = {"lower": _lower_sub_group} if _pre == "sub_group_" else {}
+        _lowering = Lowering("sub_group_pipe") if _pre == "sub_group_" else None
         who = f"one reservation for the whole {_scope}, called by all its work-items with " \
               "the same count" if _scope else "a reservation for this work-item"
         _decl(f"{_pre}reserve_{_dir}_pipe",
@@ -160,19 +129,19 @@ for _pre, (_scope, _uniform) in _SCOPES.items():
               + (", cl_khr_subgroups" if _pre == "sub_group_" else "") + ").",
               f"{_pre}reserve_{_dir}_pipe(p: {_kind}[T], num_packets: uint) -> reserve_id_t",
               rule=_simple_rule(_acc, (C.uint,), reserve_id_t), uniform=_uniform,
-              features=_features, attrs=_attrs)
+              features=_features, lowering=_lowering)
         _decl(f"{_pre}commit_{_dir}_pipe",
               f"Commit the {_dir} reservation ``rid`` ({_scope or 'work-item'} scope); the "
               "reserved packets are then read or written (spec §1.13.16.4, §1.13.16.5).",
               f"{_pre}commit_{_dir}_pipe(p: {_kind}[T], rid: reserve_id_t) -> void",
               rule=_simple_rule(_acc, (reserve_id_t,), C.void), uniform=_uniform,
-              features=_features, attrs=_attrs)
+              features=_features, lowering=_lowering)
 
 declare("is_valid_reserve_id", family="pipes", features=PIPES,
         doc="True if ``rid`` is a valid reservation (the reserve call succeeded) "
             "(spec §1.13.16.4).",
         overloads=[Overload((reserve_id_t,), C.bool_)],
-        attrs={"signature": "is_valid_reserve_id(rid: reserve_id_t) -> bool"})
+        signature="is_valid_reserve_id(rid: reserve_id_t) -> bool")
 _decl("get_pipe_num_packets",
       "The number of packets in the pipe (spec §1.13.16.6; a snapshot while kernels run).",
       "get_pipe_num_packets(p: Pipe[T] | WritePipe[T]) -> uint",

@@ -25,61 +25,104 @@ index, which makes it both.
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from clpy.builtins.registry import REGISTRY, ArgInfo, Builtin, NoMatch, Overload
+from clpy.builtins.registry import (
+    REGISTRY,
+    ArgInfo,
+    Builtin,
+    Collective,
+    Lowering,
+    NoMatch,
+    Overload,
+    declare,
+)
 from clpy.builtins.workgroup import COLLECTIVE_TYPES
+from clpy.ir.nodes import CallBuiltin, Const, Expr, Loc, StructCons, VectorCons
+from clpy.ir.operators import REDUCTIONS
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type, VectorType
+from clpy.types.structs import StructType
 
-OPERATORS: dict[str, str] = {
-    "+": "add", "-": "add", "*": "mul", "&": "and", "|": "or", "^": "xor",
-    "&&": "logical_and", "||": "logical_or", "min": "min", "max": "max",
-}
 _SCOPES = {"wg": ("work_group", "work-group"), "sg": ("sub_group", "sub-group")}
+_MODES = ("reduce", "scan_inclusive", "scan_exclusive")
+_WHAT = {"reduce": "Reduction", "scan_inclusive": "Inclusive scan",
+         "scan_exclusive": "Exclusive scan"}
 
 
-def _lower(ex: Any, call: Any, tgt: Any) -> str:
-    from clpy.emit.lower_collectives import lower_collective
-
-    return lower_collective(ex, call, tgt)
-
-
-def _op_rule(op: str) -> Callable[[Builtin, Sequence[ArgInfo]], Overload]:
-    def rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
-        if len(args) != 1:
-            raise NoMatch(f"{b.name} takes a value and an operator")
-        t = args[0].type
-        if isinstance(t, ScalarType) and t.is_bool:
-            t = C.int_
-        elem = t.elem if isinstance(t, VectorType) else t
-        if not isinstance(elem, ScalarType) or elem.kind.value in ("void", "bool"):
-            raise NoMatch(f"{b.name} reduces scalars and vectors of numbers, not {t} (use a "
-                          "@clpy.reduction for structs)")
-        if op in ("and", "or", "xor") and not elem.is_int:
-            raise NoMatch(f"operator {op!r} needs an integer type, not {t}")
-        if op.startswith("logical") and isinstance(t, VectorType):
-            raise NoMatch(f"operators '&&' and '||' reduce scalars, not {t}")
-        if args[0].weak and isinstance(t, ScalarType):
-            t = C.float_ if t.is_float else C.int_
-        return Overload((t,), t)
-
-    return rule
+def _op_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
+    """Any number or vector of numbers (``&``, ``|``, ``^``: integers; ``&&``, ``||``:
+    scalars); a bool reduces as int, a weak literal as int or float."""
+    assert b.collective is not None
+    op = b.collective.op
+    if len(args) != 1:
+        raise NoMatch(f"{b.name} takes a value and an operator")
+    t = args[0].type
+    if isinstance(t, ScalarType) and t.is_bool:
+        t = C.int_
+    elem = t.elem if isinstance(t, VectorType) else t
+    if not isinstance(elem, ScalarType) or elem.kind.value in ("void", "bool"):
+        raise NoMatch(f"{b.name} reduces scalars and vectors of numbers, not {t} (use a "
+                      "@clpy.reduction for structs)")
+    if op in ("and", "or", "xor") and not elem.is_int:
+        raise NoMatch(f"operator {op!r} needs an integer type, not {t}")
+    if op.startswith("logical") and isinstance(t, VectorType):
+        raise NoMatch(f"operators '&&' and '||' reduce scalars, not {t}")
+    if args[0].weak and isinstance(t, ScalarType):
+        t = C.float_ if t.is_float else C.int_
+    return Overload((t,), t)
 
 
-@functools.cache
-def op_builtin(scope: str, mode: str, op: str) -> Builtin:
-    """The (unregistered) always-lowered built-in for one scope, mode and operator name."""
-    prefix, unit = _SCOPES[scope]
-    return Builtin(
-        name=f"{prefix}_{mode}", family=unit, uniform=True, rule=_op_rule(op),
-        cl_name=f"{prefix}_{mode}_{op}",
-        doc=f"{mode.replace('_', ' ')} over the {unit} with operator {op}",
-        attrs={"collective": (scope, mode, op), "lower": _lower, "always_lower": True})
+def _user_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
+    if len(args) != 2 or args[0].type is not args[1].type:
+        raise NoMatch(f"{b.name}(x, identity) takes a value and the identity of its type; it "
+                      f"is what clpy.{b.name.rsplit('_', 1)[0]}(x, r) compiles to for a "
+                      "@clpy.reduction r")
+    t = args[0].type
+    return Overload((t, t), t)
+
+
+def _declare_operator_forms() -> dict[tuple[str, str, str], Builtin]:
+    """For each scope, mode and operator OpenCL lacks (or for types it lacks): an
+    always-lowered built-in. ``work_group_reduce_mul`` ... carry the operator's name;
+    ``add``/``min``/``max`` on types without a native built-in are ``..._add_lowered``."""
+    out: dict[tuple[str, str, str], Builtin] = {}
+    for scope, (prefix, unit) in _SCOPES.items():
+        for mode in _MODES:
+            for red in REDUCTIONS.values():
+                name = f"{prefix}_{mode}_{red.name}" + ("_lowered" if red.native else "")
+                if (scope, mode, red.name) in out:
+                    continue  # "-" combines like "+"
+                types = ("any number type" if not red.op.int_only else "any integer type")
+                note = (f"; clpy.{prefix}_{mode}(x, {red.ident!r}) on the types OpenCL has "
+                        f"{prefix}_{mode}_{red.name} for uses the native built-in"
+                        if red.native else "")
+                out[(scope, mode, red.name)] = declare(
+                    name, family=unit, uniform=True, rule=_op_rule,
+                    collective=Collective(scope, mode, red.name),
+                    lowering=Lowering("collective", always=True),
+                    signature=f"{name}(x: T) -> T  (T: {types}"
+                              + (", scalars only)" if red.op.logical else ")"),
+                    doc=f"{_WHAT[mode]} over the {unit} with operator {red.ident!r} "
+                        f"(``clpy.{prefix}_{mode}(x, {red.ident!r})``) for {types}, always "
+                        f"lowered to local-memory code{note}.")
+            name = f"{prefix}_{mode}_user"
+            out[(scope, mode, "user")] = declare(
+                name, family=unit, uniform=True, rule=_user_rule,
+                collective=Collective(scope, mode, "user"),
+                lowering=Lowering("collective", always=True),
+                signature=f"{name}(x: T, identity: T) -> T  (the call carries the combiner)",
+                doc=f"{_WHAT[mode]} over the {unit} with a @clpy.reduction: what "
+                    f"``clpy.{prefix}_{mode}(x, r)`` compiles to (the call carries r's "
+                    "combiner, the identity is an argument); always lowered.")
+    return out
+
+
+OPERATOR_FORMS = _declare_operator_forms()
 
 
 class Reduction:
@@ -93,21 +136,6 @@ class Reduction:
         self.identity = identity
         self.__name__ = self.func.__name__
         self.__doc__ = self.func.__doc__
-        self._builtins: dict[tuple[str, str, Type, Any], Builtin] = {}
-
-    def builtin_for(self, scope: str, mode: str, t: Type, fn: Any) -> Builtin:
-        key = (scope, mode, t, fn)
-        b = self._builtins.get(key)
-        if b is None:
-            prefix, unit = _SCOPES[scope]
-            b = Builtin(
-                name=f"{prefix}_{mode}", family=unit, uniform=True,
-                cl_name=f"{prefix}_{mode}_{fn.name}", overloads=(Overload((t, t), t),),
-                doc=f"{mode.replace('_', ' ')} over the {unit} with reduction {self.__name__}",
-                attrs={"collective": (scope, mode, "user"), "lower": _lower,
-                       "always_lower": True, "combiner": fn, "reduction": self})
-            self._builtins[key] = b
-        return b
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"reduction {self.__name__} is used as the operator of "
@@ -140,7 +168,7 @@ class CollectiveWithOp:
         self.__name__ = f"{prefix}_{mode}"
         self.__doc__ = (f"``clpy.{self.__name__}(x, op)``: {mode.replace('_', ' ')} of ``x`` "
                         f"over the {unit} with ``op`` one of "
-                        f"{' '.join(repr(o) for o in OPERATORS)} or a @clpy.reduction.")
+                        f"{' '.join(repr(o) for o in REDUCTIONS)} or a @clpy.reduction.")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"clpy.{self.__name__} can only be called inside a @clpy.kernel")
@@ -149,28 +177,26 @@ class CollectiveWithOp:
         return f"clpy.{self.__name__}"
 
     def __clpy_call__(self, builder: Any, node: ast.Call) -> Any:
-        from clpy.frontend.context import PyValue
-
         st = builder.state
         if len(node.args) != 2:
             st.fail(node, f"clpy.{self.__name__}(x, op) takes 2 arguments, got "
                           f"{len(node.args)}")
         x = builder.expr(node.args[0])
         opv = builder.value(node.args[1])
-        op = opv.value if isinstance(opv, PyValue) else None
+        op = None if isinstance(opv, Expr) else opv.value  # a compile-time Python value
         if isinstance(op, Reduction):
             return self._user(builder, node, x, op)
-        if not isinstance(op, str) or op not in OPERATORS:
+        if not isinstance(op, str) or op not in REDUCTIONS:
             st.fail(node.args[1], f"the operator of clpy.{self.__name__} must be a constant "
-                    f"string among {' '.join(repr(o) for o in OPERATORS)} or a "
+                    f"string among {' '.join(repr(o) for o in REDUCTIONS)} or a "
                     f"@clpy.reduction, not {ast.unparse(node.args[1])}")
         assert isinstance(op, str)
-        name = OPERATORS[op]
-        t = x.type
-        if name in ("add", "min", "max") and t in COLLECTIVE_TYPES:
+        red = REDUCTIONS[op]
+        if red.native and x.type in COLLECTIVE_TYPES:
             prefix = _SCOPES[self.scope][0]
-            return builder.call_builtin(REGISTRY[f"{prefix}_{self.mode}_{name}"], [x], node)
-        return builder.call_builtin(op_builtin(self.scope, self.mode, name), [x], node)
+            return builder.call_builtin(REGISTRY[f"{prefix}_{self.mode}_{red.name}"], [x], node)
+        b = OPERATOR_FORMS[(self.scope, self.mode, red.name)]
+        return builder.call_builtin(b, [x], node)
 
     def _user(self, builder: Any, node: ast.Call, x: Any, red: Reduction) -> Any:
         st = builder.state
@@ -192,15 +218,14 @@ class CollectiveWithOp:
             ident = identity_expr(red.identity, t, st.loc(node))
         except (TypeError, ValueError) as e:
             st.fail(node, f"identity of reduction {red.__name__}: {e}")
-        b = red.builtin_for(self.scope, self.mode, t, fn)
-        return builder.call_builtin(b, [builder.coerce(x, t, node), ident], node)
+        b = OPERATOR_FORMS[(self.scope, self.mode, "user")]
+        call = builder.call_builtin(b, [builder.coerce(x, t, node), ident], node)
+        assert isinstance(call, CallBuiltin)
+        return replace(call, combiner=fn)
 
 
-def identity_expr(value: Any, t: Type, loc: Any) -> Any:
+def identity_expr(value: Any, t: Type, loc: Loc) -> Expr:
     """A constant IR expression of type ``t`` for a host value (scalar, lanes, struct)."""
-    from clpy.ir.nodes import Const, StructCons, VectorCons
-    from clpy.types.structs import StructType
-
     if isinstance(t, ScalarType):
         v = np.asarray(value).astype(t.dtype).item() if not t.is_bool else bool(value)
         return Const(t, loc, v)

@@ -1,22 +1,34 @@
 """The built-in registry: each OpenCL built-in is declared once, here or in a family module.
 
 A declaration carries the clpy name, the OpenCL spelling, the overloads (gentype expansion done
-by the family module), the type rule (overload resolution by default), the simulator
-implementation and the docstring. The type checker, the emitter and the simulator all read the
-same ``Builtin`` object.
+by the family module), the type rule (overload resolution by default), where its simulator
+implementation lives, how the emitter lowers it on targets that lack it, and the docstring.
+The type checker, the emitter and the simulator all read the same ``Builtin`` object:
 
     declare("fma", family="math", doc="a*b+c rounded once.",
-            overloads=[Overload((t, t, t), t) for t in floatn()], sim=_fma)
+            overloads=[Overload((t, t, t), t) for t in floatn()])
+
+Typed descriptors say what the emitter and the simulator need to know beyond the signature:
+``Lowering`` (which entry of clpy/emit/lowering.py's table replaces the call, and when),
+``Collective`` (scope, mode, operator), ``AtomicSpec``, ``Conversion``, ``VectorAccess``.
+The registry never imports the emitter or the simulator: a lowering is named by ``kind`` (the
+emitter's table maps it to code) and the simulator implementation by module (``sim``, by
+default the family's entry in ``SIM_MODULES``), resolved lazily on first use
+(``Builtin.sim_impl()``): the module's ``IMPLS`` maps the built-in's name to its function.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clpy.types import catalog as C
-from clpy.types.core import PointerType, ScalarType, Type, VectorType
+from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
+
+if TYPE_CHECKING:
+    from clpy.builtins.constants import NamedConstant
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,80 @@ class NoMatch(Exception):
 TypeRule = Callable[["Builtin", Sequence[ArgInfo]], Overload]
 SimImpl = Callable[..., Any]
 Spelling = Callable[[Overload], str]
+FoldType = Callable[["Builtin", Type], int]
+
+# The simulator module implementing each family (its ``IMPLS`` is keyed by built-in name).
+SIM_MODULES: dict[str, str] = {
+    "math": "sim.builtins.math", "integer": "sim.builtins.integer",
+    "common": "sim.builtins.common", "integer/common": "sim.builtins.common",
+    "geometric": "sim.builtins.geometric", "relational": "sim.builtins.relational",
+    "conversions": "sim.builtins.conversions", "vload/vstore": "sim.builtins.vector",
+    "misc-vector": "sim.builtins.vector", "address-space": "sim.builtins.vector",
+    "work-item": "sim.builtins.workitem", "synchronization": "sim.builtins.sync",
+    "work-group": "sim.collectives", "sub-group": "sim.collectives",
+    "atomics": "sim.atomics", "pipes": "sim.pipes",
+}
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """How the emitter replaces a call where the target lacks the built-in: ``kind`` names an
+    entry of ``clpy/emit/lowering.py``'s ``LOWERINGS`` table. Used when the target lacks one of
+    the built-in's ``features``, is older than ``min_version``, or always with ``always``."""
+
+    kind: str
+    min_version: tuple[int, int] = (0, 0)
+    always: bool = False
+
+
+@dataclass(frozen=True)
+class Collective:
+    """A work-group or sub-group function. ``scope``: ``"wg"`` or ``"sg"``; ``mode``: ``all
+    any broadcast reduce scan_inclusive scan_exclusive`` (or ``info``/``barrier`` for the
+    sub-group work-item functions and barrier); ``op``: a reduction operator name of
+    clpy/ir/operators.py (``add`` ... ``max``), ``"user"`` for a ``@clpy.reduction`` (the call
+    carries the combiner: ``CallBuiltin.combiner``), or ``""``."""
+
+    scope: str
+    mode: str
+    op: str = ""
+
+
+@dataclass(frozen=True)
+class AtomicSpec:
+    """What an atomic built-in does: ``op`` (add sub xchg inc dec cmpxchg min max and or xor
+    load store init cas_strong cas_weak flag_set flag_clear fence), ``nvals`` value arguments,
+    ``ret`` ("old", "void", "bool"), allowed value types, trailing order/scope ints."""
+
+    op: str
+    nvals: int
+    ret: str
+    types: tuple[ScalarType, ...]
+    c11: bool = False
+    explicit: int = 0  # number of trailing memory_order/memory_scope arguments
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """``convert_T[_sat][_rtX]`` (``reinterpret`` False) or ``as_T`` (True) to ``dest``;
+    ``rounding`` is ``rte rtz rtp rtn`` or None for the default."""
+
+    dest: Type
+    reinterpret: bool = False
+    sat: bool = False
+    rounding: str | None = None
+
+
+@dataclass(frozen=True)
+class VectorAccess:
+    """A vload/vstore: ``lanes`` moved, the element ``stride`` of ``offset``, ``half`` data
+    converted to/from float, and the rounding of a half store (None: to nearest even)."""
+
+    lanes: int
+    stride: int
+    store: bool
+    half: bool = False
+    rounding: str | None = None
 
 
 @dataclass(eq=False)
@@ -55,9 +141,14 @@ class Builtin:
 
     ``spelling`` gives the OpenCL name for an overload when it is not ``cl_name`` (e.g. the
     sub-group or lowered forms). ``features`` lists optional OpenCL features the call needs.
-    ``sim`` is filled by the simulator for every family (sim/ registers it lazily).
     ``const_args`` are indices of parameters that must be compile-time constants.
     ``writes_args`` are indices of pointer parameters the built-in writes through.
+    ``defaults`` are trailing arguments supplied when a call leaves them out (``barrier()``).
+    ``lowering`` says how the emitter replaces the call on targets without it; ``emit`` names
+    a custom emission form (clpy/emit/c_exprs.py ``CUSTOM_EMIT``) used on every target.
+    ``fold_type`` folds a call to a constant from its operand's type (``vec_step``).
+    ``signature`` documents rule-only built-ins in text. ``sim`` names the simulator module
+    whose ``IMPLS[name]`` implements the built-in (``sim_impl()`` resolves and caches it).
     """
 
     name: str
@@ -67,17 +158,46 @@ class Builtin:
     cl_name: str = ""
     rule: TypeRule | None = None
     spelling: Spelling | None = None
-    sim: SimImpl | None = None
+    sim: str = ""
     features: frozenset[str] = frozenset()
     const_args: frozenset[int] = frozenset()
     writes_args: frozenset[int] = frozenset()
     uniform: bool = False  # must be reached by all work-items of a group (barriers, collectives)
-    attrs: dict[str, Any] = field(default_factory=dict)
+    defaults: tuple[NamedConstant, ...] = ()
+    lowering: Lowering | None = None
+    emit: str = ""
+    fold_type: FoldType | None = None
+    signature: str = ""
+    collective: Collective | None = None
+    atomic: AtomicSpec | None = None
+    conversion: Conversion | None = None
+    vector_access: VectorAccess | None = None
+    space: AddressSpace | None = None  # to_global/to_local/to_private: the target space
+    _sim_impl: SimImpl | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.cl_name:
             self.cl_name = self.name
+        if not self.sim:
+            self.sim = SIM_MODULES.get(self.family, "")
         self.__doc__ = self.doc
+
+    def sim_impl(self) -> SimImpl:
+        """The simulator implementation: ``IMPLS[name]`` of the module ``sim`` names, imported
+        on first use (the simulator depends on clpy, never the reverse). Raises
+        ``LookupError`` naming the module when there is none."""
+        impl = self._sim_impl
+        if impl is None:
+            if not self.sim:
+                raise LookupError(f"built-in {self.name} names no simulator module "
+                                  f"(family {self.family!r} has no SIM_MODULES entry)")
+            impls = getattr(importlib.import_module(self.sim), "IMPLS", {})
+            impl = impls.get(self.name)
+            if impl is None:
+                raise LookupError(f"the simulator module {self.sim} has no implementation of "
+                                  f"built-in {self.name} (IMPLS[{self.name!r}])")
+            self._sim_impl = impl
+        return impl
 
     def resolve(self, args: Sequence[ArgInfo]) -> Overload:
         if self.rule is not None:

@@ -3,10 +3,8 @@ local and global memory."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from clpy.builtins.constants import CLK_GLOBAL_MEM_FENCE, CLK_LOCAL_MEM_FENCE
-from clpy.builtins.registry import Overload, declare
+from clpy.builtins.registry import Lowering, Overload, declare
 from clpy.types import catalog as C
 
 _FLAGS = (Overload((C.uint,), C.void),)
@@ -15,21 +13,16 @@ _FLAGS_SCOPE = (Overload((C.uint,), C.void), Overload((C.uint, C.int_), C.void))
 BOTH_FENCES = CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE
 
 
-def _lower_wg_barrier(ex: Any, call: Any, tgt: Any) -> str:
-    # OpenCL C 1.x has no work_group_barrier; barrier(flags) is the same without a scope.
-    return f"barrier({ex(call.args[0])})"
-
-
 barrier = declare(
     "barrier", family="synchronization", overloads=_FLAGS, const_args=frozenset({0}),
-    uniform=True, attrs={"defaults": (BOTH_FENCES,)},
+    uniform=True, defaults=(BOTH_FENCES,),
     doc="All work-items of the work-group wait here; ``flags`` (default local|global) say "
         "which memory is made consistent (spec §1.13.8). Must be reached by every work-item "
         "of the group.")
 work_group_barrier = declare(
     "work_group_barrier", family="synchronization", overloads=_FLAGS_SCOPE,
     const_args=frozenset({0, 1}), uniform=True,
-    attrs={"defaults": (BOTH_FENCES,), "min_version": (2, 0), "lower": _lower_wg_barrier},
+    defaults=(BOTH_FENCES,), lowering=Lowering("barrier", min_version=(2, 0)),
     doc="OpenCL 2.0 spelling of barrier with an optional memory scope (spec §1.13.8).")
 mem_fence = declare("mem_fence", family="synchronization", overloads=_FLAGS,
                     const_args=frozenset({0}),

@@ -85,7 +85,7 @@ def _vec_step_value(b: Builtin, t: Type) -> int:
 
 
 declare("vec_step", family="misc-vector", rule=_vec_step_rule,
-        attrs={"fold_type": _vec_step_value},
+        fold_type=_vec_step_value,
         overloads=[Overload((t,), C.int_) for e in ELEMS
                    for t in (e, *(VectorType(e, n) for n in C.VECTOR_SIZES))],
         doc="Number of elements of the argument's type: 1 for scalars, n for n-vectors and "

@@ -19,6 +19,7 @@ from clpy.builtins.registry import (
     Builtin,
     NoMatch,
     Overload,
+    VectorAccess,
     declare,
     resolve_overload,
 )
@@ -83,53 +84,58 @@ def _stores(data: Sequence[Type], elem: ScalarType) -> list[Overload]:
 _STORE = frozenset({2})
 
 
-def _attrs(lanes: int, stride: int, rounding: str = "") -> dict[str, object]:
-    """For the simulator: lanes moved, the element stride of ``offset``, and the rounding of
-    a half store (None: round to nearest even)."""
-    return {"lanes": lanes, "stride": stride, "rounding": rounding[1:] or None}
+def _load(lanes: int, stride: int, half: bool = False) -> VectorAccess:
+    return VectorAccess(lanes, stride, store=False, half=half)
+
+
+def _store(lanes: int, stride: int, half: bool = False, rounding: str = "") -> VectorAccess:
+    return VectorAccess(lanes, stride, store=True, half=half, rounding=rounding[1:] or None)
+
 
 for _n in SIZES:
-    declare(f"vload{_n}", family="vload/vstore", rule=decaying_rule, attrs=_attrs(_n, _n),
+    declare(f"vload{_n}", family="vload/vstore", rule=decaying_rule,
+            vector_access=_load(_n, _n),
             overloads=[ov for e in ELEMS for ov in _loads(e, VectorType(e, _n))],
             doc=f"Reads {_n} elements starting at p + offset * {_n} as a {_n}-vector "
                 "(aligned to the element size).")
     declare(f"vstore{_n}", family="vload/vstore", rule=decaying_rule, writes_args=_STORE,
-            attrs=_attrs(_n, _n),
+            vector_access=_store(_n, _n),
             overloads=[ov for e in ELEMS for ov in _stores([VectorType(e, _n)], e)],
             doc=f"Writes the {_n} components of data to p + offset * {_n} (aligned to the "
                 "element size).")
 
-declare("vload_half", family="vload/vstore", rule=decaying_rule, attrs=_attrs(1, 1),
+declare("vload_half", family="vload/vstore", rule=decaying_rule,
+        vector_access=_load(1, 1, half=True),
         overloads=_loads(C.half, C.float_),
         doc="Reads the half at p + offset and returns it as a float.")
 for _n in SIZES:
     declare(f"vload_half{_n}", family="vload/vstore", rule=decaying_rule,
-            attrs=_attrs(_n, _n),
+            vector_access=_load(_n, _n, half=True),
             overloads=_loads(C.half, VectorType(C.float_, _n)),
             doc=f"Reads {_n} halfs at p + offset * {_n} and returns them as a float{_n}.")
     _stride = 4 if _n == 3 else _n
     declare(f"vloada_half{_n}", family="vload/vstore", rule=decaying_rule,
-            attrs=_attrs(_n, _stride),
+            vector_access=_load(_n, _stride, half=True),
             overloads=_loads(C.half, VectorType(C.float_, _n)),
             doc=f"Reads a half{_n} at p + offset * {_stride}, aligned to "
                 f"{2 * _stride} bytes, and returns it as a float{_n}.")
 
 for _r in ROUNDINGS:
     declare(f"vstore_half{_r}", family="vload/vstore", rule=decaying_rule, writes_args=_STORE,
-            attrs=_attrs(1, 1, _r),
+            vector_access=_store(1, 1, True, _r),
             overloads=_stores([C.float_, C.double], C.half),
             doc=f"Converts the float (or double) data to half ({_ROUND_DOC[_r]}) and writes "
                 "it to p + offset.")
     for _n in SIZES:
         _data = [VectorType(C.float_, _n), VectorType(C.double, _n)]
         declare(f"vstore_half{_n}{_r}", family="vload/vstore", rule=decaying_rule,
-                attrs=_attrs(_n, _n, _r),
+                vector_access=_store(_n, _n, True, _r),
                 writes_args=_STORE, overloads=_stores(_data, C.half),
                 doc=f"Converts float{_n} (or double{_n}) data to half{_n} "
                     f"({_ROUND_DOC[_r]}) and writes it to p + offset * {_n}.")
         _stride = 4 if _n == 3 else _n
         declare(f"vstorea_half{_n}{_r}", family="vload/vstore", rule=decaying_rule,
-                attrs=_attrs(_n, 4 if _n == 3 else _n, _r),
+                vector_access=_store(_n, _stride, True, _r),
                 writes_args=_STORE, overloads=_stores(_data, C.half),
                 doc=f"Converts float{_n} (or double{_n}) data to half{_n} "
                     f"({_ROUND_DOC[_r]}) and writes it to p + offset * {_stride}, aligned to "

@@ -1,11 +1,11 @@
 """Work-group functions (spec §1.13.15): all/any, broadcast, reduce and scans.
 
-Each collective carries ``attrs["collective"] = (scope, mode, op)`` which the emitter's
-lowering (clpy/emit/lower_collectives.py) and the simulator read. Native calls are emitted
-where the target has ``__opencl_c_work_group_collective_functions``; elsewhere they are lowered
-to local memory + barriers. Every one of them must be reached by all work-items of the group
-in uniform control flow (``uniform=True``; clpy/emit/lower_uniform.py rejects provably
-divergent calls).
+Each collective carries a ``Collective(scope, mode, op)`` descriptor which the emitter's
+lowering (clpy/emit/lower_collectives.py) and the simulator (sim/collectives.py) read. Native
+calls are emitted where the target has ``__opencl_c_work_group_collective_functions``;
+elsewhere they are lowered to local memory + barriers. Every one of them must be reached by
+all work-items of the group in uniform control flow (``uniform=True``;
+clpy/emit/lower_uniform.py rejects provably divergent calls).
 
 Identities (spec §1.13.15): add 0; min INT_MAX/UINT_MAX/LONG_MAX/ULONG_MAX and +INF for floats;
 max INT_MIN/0/LONG_MIN/0 and -INF for floats. Scans run in order of the linear local id.
@@ -13,9 +13,7 @@ max INT_MIN/0/LONG_MIN/0 and -INF for floats. Scans run in order of the linear l
 
 from __future__ import annotations
 
-from typing import Any
-
-from clpy.builtins.registry import Builtin, Overload, declare
+from clpy.builtins.registry import Builtin, Collective, Lowering, Overload, declare
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type
 
@@ -29,17 +27,11 @@ OPS = ("add", "min", "max")
 SCAN_MODES = ("reduce", "scan_inclusive", "scan_exclusive")
 
 
-def _lower(ex: Any, call: Any, tgt: Any) -> str:
-    from clpy.emit.lower_collectives import lower_collective
-
-    return lower_collective(ex, call, tgt)
-
-
 def _collective(name: str, scope: str, mode: str, op: str, overloads: list[Overload],
                 feature: str, doc: str) -> Builtin:
     return declare(name, family="work-group" if scope == "wg" else "sub-group", doc=doc,
                    overloads=overloads, uniform=True, features=frozenset({feature}),
-                   attrs={"lower": _lower, "collective": (scope, mode, op)})
+                   lowering=Lowering("collective"), collective=Collective(scope, mode, op))
 
 
 def declare_collectives(scope: str, prefix: str, feature: str, unit: str) -> dict[str, Builtin]:

@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from clpy.builtins.registry import Overload, declare
+from clpy.builtins.registry import Lowering, Overload, declare
 from clpy.types import catalog as C
 
-# OpenCL C 1.x lacks the linear-id and enqueued-size queries; these spellings are exact there
-# (1.x has only uniform work-groups, so the enqueued local size is the local size).
-_LOCAL_LINEAR = ("((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0)"
-                 " + get_local_id(0))")
-_GLOBAL_LINEAR = ("(((get_global_id(2) - get_global_offset(2)) * get_global_size(1)"
-                  " + (get_global_id(1) - get_global_offset(1))) * get_global_size(0)"
-                  " + (get_global_id(0) - get_global_offset(0)))")
-
-
-def _lower_text(text: str) -> Any:
-    return lambda ex, call, tgt: text
-
-
-def _lower_enqueued(ex: Any, call: Any, tgt: Any) -> str:
-    return f"get_local_size({ex(call.args[0])})"
-
-
+# OpenCL C 1.x lacks the linear-id and enqueued-size queries: the emitter spells them with
+# 1.x functions there (clpy/emit/lower_builtins.py).
 _DIM = (Overload((C.uint,), C.size_t),)
 _NONE_SIZE = (Overload((), C.size_t),)
 _NONE_UINT = (Overload((), C.uint),)
@@ -40,7 +23,7 @@ get_local_size = declare("get_local_size", family="work-item", overloads=_DIM,
                              "which may be smaller with non-uniform work-groups).")
 get_enqueued_local_size = declare(
     "get_enqueued_local_size", family="work-item", overloads=_DIM,
-    attrs={"min_version": (2, 0), "lower": _lower_enqueued},
+    lowering=Lowering("enqueued_local_size", min_version=(2, 0)),
     doc="The local size given at enqueue in dimension ``dimindx`` (spec §1.13.1).")
 get_local_id = declare("get_local_id", family="work-item", overloads=_DIM,
                        doc="Local work-item id within the work-group in dimension ``dimindx``.")
@@ -52,9 +35,8 @@ get_global_offset = declare("get_global_offset", family="work-item", overloads=_
                             doc="Global offset given at enqueue in dimension ``dimindx``.")
 get_global_linear_id = declare("get_global_linear_id", family="work-item",
                                overloads=_NONE_SIZE,
-                               attrs={"min_version": (2, 0),
-                                      "lower": _lower_text(_GLOBAL_LINEAR)},
+                               lowering=Lowering("global_linear_id", min_version=(2, 0)),
                                doc="Work-item's global id as one linear index (spec §1.13.1).")
 get_local_linear_id = declare("get_local_linear_id", family="work-item", overloads=_NONE_SIZE,
-                              attrs={"min_version": (2, 0), "lower": _lower_text(_LOCAL_LINEAR)},
+                              lowering=Lowering("local_linear_id", min_version=(2, 0)),
                               doc="Work-item's local id as one linear index within its group.")

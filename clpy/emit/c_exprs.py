@@ -31,7 +31,8 @@ from clpy.ir.nodes import (
 )
 from clpy.types import catalog as C
 from clpy.types import rules
-from clpy.types.core import PointerType, ScalarType, Type, VectorType
+from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy.types.pipes import reserve_id_t
 
 # C operator precedence (higher binds tighter).
 _PREC = {
@@ -196,9 +197,8 @@ class ExprEmitter:
             text = self.call_hook(self, e)
             if text is not None:
                 return text, _POSTFIX
-        custom = e.builtin.attrs.get("emit")
-        if custom is not None:
-            return custom(self, e), _POSTFIX
+        if e.builtin.emit:
+            return CUSTOM_EMIT[e.builtin.emit](self, e), _POSTFIX
         args = ", ".join(self(a) for a in e.args)
         return f"{e.builtin.spell(e.overload)}({args})", _POSTFIX
 
@@ -222,6 +222,29 @@ class ExprEmitter:
 
     def e_StructCons(self, e: StructCons) -> tuple[str, int]:
         return f"({e.type.cl_name}){{{', '.join(self(p) for p in e.fields)}}}", _POSTFIX
+
+
+def _emit_pipe_packet(ex: ExprEmitter, call: CallBuiltin) -> str:
+    """read_pipe/write_pipe: ``&buf[i]`` for the index forms; the rest as written."""
+    args = list(call.args)
+    reserved = call.overload.params[1] is reserve_id_t
+    head = args[:3] if reserved else args[:1]
+    tail = args[len(head):]
+    parts = [ex(a) for a in head]
+    if len(tail) == 2:
+        base, idx = tail
+        parts.append(f"&{ex.sub(base, _POSTFIX)}[{ex(idx)}]")
+    elif isinstance(tail[0].type, ArrayType):  # clang's pipe built-ins take no array: &a[0]
+        parts.append(f"&{ex.sub(tail[0], _POSTFIX)}[0]")
+    else:
+        parts.append(ex(tail[0]))
+    return f"{call.builtin.cl_name}({', '.join(parts)})"
+
+
+# ``Builtin.emit`` → the custom emission used on every target.
+CUSTOM_EMIT: dict[str, Callable[[ExprEmitter, CallBuiltin], str]] = {
+    "pipe_packet": _emit_pipe_packet,
+}
 
 
 def _c_common(a: Type, b: Type) -> Type | None:

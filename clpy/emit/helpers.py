@@ -6,13 +6,12 @@ floats that are not provably non-negative the emitter calls these helpers.
 
 from __future__ import annotations
 
+from clpy.emit.lower_helpers import lowered_helper_source
 from clpy.types.core import ScalarType, Type, VectorType
 
 
 def helper_source(kind: str, t: Type) -> str:
     if kind.startswith("lower:"):  # collectives and atomics lowered for the target
-        from clpy.emit.lower_helpers import lowered_helper_source
-
         return lowered_helper_source(kind, t)
     name = f"clpy_{kind}_{t.cl_name}"
     tn = t.cl_name

@@ -10,7 +10,7 @@ Floating-point add (no built-in in OpenCL C 1.2/2.0) is a compare-exchange loop 
 
 from __future__ import annotations
 
-from clpy.builtins.atomics import AtomicSpec, value_type
+from clpy.builtins.atomics import value_type
 from clpy.emit.c_exprs import ExprEmitter
 from clpy.emit.targets import Target
 from clpy.ir.nodes import CallBuiltin
@@ -30,7 +30,8 @@ def _bits_type(v: ScalarType) -> str:
 
 
 def lower_atomic(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
-    spec: AtomicSpec = call.builtin.attrs["atomic"]
+    spec = call.builtin.atomic
+    assert spec is not None
     args = call.args
     if spec.op == "fence":
         if tgt.version >= (2, 0):

@@ -49,8 +49,9 @@ def _scratch(ex: ExprEmitter, t: Type, call: CallBuiltin) -> str:
 
 def lower_collective(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
     """Replacement text for one collective call (helpers are registered on ``ex``)."""
-    scope, mode, op = call.builtin.attrs["collective"]
     b = call.builtin
+    assert b.collective is not None
+    scope, mode, op = b.collective.scope, b.collective.mode, b.collective.op
     if scope == "sg" and (tgt.has("__opencl_c_subgroups") or tgt.has("cl_khr_subgroups")):
         raise FeatureError(
             f"clpy.{b.name} with operator {op!r} cannot be lowered on target {tgt}: it has "
@@ -76,7 +77,10 @@ def lower_collective(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
         mode = "reduce"
         x = f"({x}) != 0"
     if op == "user":
-        op = f"user={call.builtin.attrs['combiner'].name}"
+        if call.combiner is None:
+            raise FeatureError(f"clpy.{b.name} is what clpy.{b.name[:-len('_user')]}(x, r) "
+                               "compiles to for a @clpy.reduction r; call that form", call.loc)
+        op = f"user={call.combiner.name}"
     ex.helpers.add((f"lower:{mode}:{op}", t))
     name = helper_name(mode, op, t)
     if mode == "scan_exclusive":

@@ -24,6 +24,7 @@ Scratch: ``n + c + 1`` slots (``SCRATCH_EXTRA`` beyond the work-group size).
 
 from __future__ import annotations
 
+from clpy.emit.lower_atomics import atomic_helper_source
 from clpy.ir.operators import BINARY
 from clpy.types.core import ScalarType, Type, VectorType
 
@@ -63,8 +64,6 @@ def lowered_helper_source(kind: str, t: Type) -> str:
     if mode in ("reduce", "scan_inclusive", "scan_exclusive"):
         return _reduce_scan(mode, op, t)
     if mode.startswith(("atomic", "0")):
-        from clpy.emit.lower_atomics import atomic_helper_source
-
         return atomic_helper_source(mode, op, t)
     raise ValueError(f"unknown lowered helper {kind!r}")
 

@@ -42,8 +42,8 @@ def _divergent_call(c: CallBuiltin) -> bool:
     b = c.builtin
     if b.name in DIVERGENT_SOURCES:
         return True
-    coll = b.attrs.get("collective")
-    if coll is not None and str(coll[1]).startswith("scan"):
+    coll = b.collective
+    if coll is not None and coll.mode.startswith("scan"):
         return True
     return b.family == "atomics" and c.type.cl_name != "void"
 
@@ -57,7 +57,7 @@ def _tainted(e: Expr, bad: set[Var]) -> bool:
         if isinstance(n, CallBuiltin):
             if _divergent_call(n):
                 return True
-            if "collective" in n.builtin.attrs:
+            if n.builtin.collective is not None:
                 continue  # reduce/broadcast/all/any: the same value for the whole group
         stack.extend(children(n))
     return False

@@ -1,8 +1,8 @@
 """Per-target lowering of built-in calls.
 
-A built-in whose declaration carries ``attrs["lower"]`` is lowered when the target lacks one of
-its ``features`` (or is older than ``attrs["min_version"]``, or always with
-``attrs["always_lower"]``): the hook returns replacement C text and may register helper code
+A built-in whose declaration carries a ``Lowering(kind, min_version, always)`` is lowered when
+the target lacks one of its ``features`` (or is older than ``min_version``, or always with
+``always``): ``LOWERINGS[kind]`` returns replacement C text and may register helper code
 (``ex.helpers``). Built-ins without a lowering that need a missing feature are reported by
 ``program._check_target``.
 
@@ -20,15 +20,37 @@ device): ``without_features(target, "__opencl_c_work_group_collective_functions"
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from clpy.builtins.registry import Builtin
+from clpy.emit import lower_builtins as lb
 from clpy.emit.c_exprs import ExprEmitter
-from clpy.emit.targets import Target
+from clpy.emit.lower_atomics import lower_atomic
+from clpy.emit.lower_collectives import lower_collective
+from clpy.emit.lower_helpers import scratch_slots
+from clpy.emit.lower_uniform import check_uniform
+from clpy.emit.targets import Target, target_of
 from clpy.emit.writer import Writer
 from clpy.errors import FeatureError
 from clpy.ir.nodes import CallBuiltin, Function, Loc
+
+Lower = Callable[[ExprEmitter, CallBuiltin, Target], str]
+# ``Lowering.kind`` → the code that writes the replacement text (the built-in declarations
+# name these kinds; the dependency runs emit → builtins).
+LOWERINGS: dict[str, Lower] = {
+    "collective": lower_collective,
+    "atomic": lower_atomic,
+    "barrier": lb.lower_barrier,
+    "enqueued_local_size": lb.lower_enqueued_local_size,
+    "global_linear_id": lb.lower_global_linear_id,
+    "local_linear_id": lb.lower_local_linear_id,
+    "ctz": lb.lower_ctz,
+    "to_space": lb.lower_to_space,
+    "get_fence": lb.lower_get_fence,
+    "sub_group_pipe": lb.lower_sub_group_pipe,
+}
 
 DEFAULT_MAX_WORK_GROUP_SIZE = 1024
 SCRATCH = "clpy_scratch"
@@ -50,17 +72,13 @@ class LoweringHook:
         self.scratch_bytes = 0
         self.scratch_align = 4
         if fn is not None:
-            from clpy.emit.lower_uniform import check_uniform
-
             check_uniform(fn)
 
     def __call__(self, ex: ExprEmitter, call: CallBuiltin) -> str | None:
-        b = call.builtin
-        lower = b.attrs.get("lower")
-        if lower is None or not needs_lowering_call(call, self.tgt):
+        lowering = call.builtin.lowering
+        if lowering is None or not needs_lowering(call.builtin, self.tgt):
             return None
-        text: str = lower(ex, call, self.tgt)
-        return text
+        return LOWERINGS[lowering.kind](ex, call, self.tgt)
 
     @property
     def max_group(self) -> int:
@@ -73,8 +91,6 @@ class LoweringHook:
                 f"{what} is lowered to local-memory code on target {self.tgt}, which needs "
                 "__local scratch declared in the kernel; call it from the kernel body, not "
                 "from a @clpy.func (or use a target with the native feature)", loc)
-        from clpy.emit.lower_helpers import scratch_slots
-
         self.scratch_bytes = max(self.scratch_bytes, size * scratch_slots(self.max_group))
         self.scratch_align = max(self.scratch_align, align)
         limit = self.tgt.info.get("local_mem_size")
@@ -108,9 +124,8 @@ def needs_lowering(b: Builtin, tgt: Target) -> bool:
     """The target lacks a feature of ``b``, is older than its OpenCL C version, ``b`` is
     always lowered (reductions with operators OpenCL lacks), or the target's device gets the
     native built-in wrong (``Target.info["lower_builtins"]``, from clpy/runtime/quirks.py)."""
-    if b.attrs.get("always_lower"):
-        return True
-    if tgt.version < b.attrs.get("min_version", (0, 0)):
+    lowering = b.lowering
+    if lowering is not None and (lowering.always or tgt.version < lowering.min_version):
         return True
     forced = frozenset(tgt.info.get("lower", ()))
     if b.features & forced or b.name in tgt.info.get("lower_builtins", ()):
@@ -119,18 +134,12 @@ def needs_lowering(b: Builtin, tgt: Target) -> bool:
 
 
 def needs_lowering_call(call: CallBuiltin, tgt: Target) -> bool:
-    """Per call: a built-in may also decide from the argument types (``attrs["native"]``)."""
-    b = call.builtin
-    if needs_lowering(b, tgt):
-        return True
-    native: Any = b.attrs.get("native")
-    return native is not None and not native(call, tgt)
+    """Whether this call is lowered on ``tgt`` (per built-in: see ``needs_lowering``)."""
+    return needs_lowering(call.builtin, tgt)
 
 
 def without_features(target: Any, *features: str) -> Target:
     """The target with some features removed, e.g. to force lowered collectives."""
-    from clpy.emit.targets import target_of
-
     t = target_of(target)
     feats = frozenset(f for f in features if not f.startswith("cl_"))
     exts = frozenset(f for f in features if f.startswith("cl_"))

@@ -45,7 +45,7 @@ def required_features(fns: list[Function]) -> dict[str, Any]:
         for n in walk(fn.body):
             if isinstance(n, Expr):
                 _type_features(n.type, n.loc, need)
-                if isinstance(n, CallBuiltin) and "lower" not in n.builtin.attrs:
+                if isinstance(n, CallBuiltin) and n.builtin.lowering is None:
                     for feat in n.builtin.features:
                         need.setdefault(feat, n.loc)
         for p in fn.params:

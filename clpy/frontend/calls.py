@@ -74,11 +74,11 @@ class CallBuilder:
             self.state.fail(node.keywords[0].value if hasattr(node.keywords[0], "value") else
                             node, f"keyword arguments are not supported in calls to {name}; "
                             "pass them by position", UnsupportedSyntaxError)
-        if isinstance(fn, Builtin) and "fold_type" in fn.attrs:
+        if isinstance(fn, Builtin) and fn.fold_type is not None:
             return self.fold_type_call(fn, node)
         if isinstance(fn, Builtin):
             args = [self.expr(a) for a in node.args]
-            defaults = fn.attrs.get("defaults", ())
+            defaults = fn.defaults
             fewest = min((len(ov.params) for ov in fn.overloads), default=0)
             if defaults and len(args) < fewest:
                 for d in defaults[len(defaults) - (fewest - len(args)):]:
@@ -117,7 +117,8 @@ class CallBuilder:
         else:
             t = v.type
         try:
-            value = b.attrs["fold_type"](b, t)
+            assert b.fold_type is not None
+            value = b.fold_type(b, t)
         except NoMatch as e:
             self.state.fail(node, str(e))
         return Const(C.int_, self.state.loc(node), value)

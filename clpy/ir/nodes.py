@@ -140,11 +140,16 @@ class Cast(Expr):
 
 @dataclass(frozen=True)
 class CallBuiltin(Expr):
-    """A call of a registered built-in, with the overload the type checker picked."""
+    """A call of a registered built-in, with the overload the type checker picked.
+
+    ``combiner`` is the ``@clpy.reduction``'s combiner specialization for the user-defined
+    reductions and scans (built-ins whose ``collective.op`` is ``"user"``), else None.
+    """
 
     builtin: Builtin
     overload: Overload
     args: tuple[Expr, ...]
+    combiner: Function | None = None
 
 
 @dataclass(frozen=True)

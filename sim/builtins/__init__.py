@@ -1,17 +1,18 @@
-"""Simulator implementations of clpy's built-ins, resolved by built-in name.
+"""Simulator implementations of clpy's built-ins.
 
-Every module in this package (and the optional top-level modules listed in ``_EXTRA``, e.g.
-``sim/collectives.py`` or ``sim/atomics.py``) that defines ``IMPLS: dict[str, Impl]``
-contributes entries; adding a family is adding one module. ``clpy`` never imports ``sim``: the
-simulator looks implementations up by ``Builtin.name`` when it compiles a call.
+Each registry entry names the module implementing it (``Builtin.sim``: this package's modules
+and ``sim/collectives.py``, ``sim/atomics.py``, ``sim/pipes.py``); that module's ``IMPLS``
+maps the built-in's name to its function, and ``Builtin.sim_impl()`` imports and caches it on
+first use. ``clpy`` never imports ``sim``; the registry resolves the reference lazily.
 
 Calling convention::
 
-    def impl(call: sim.plan.Call, fr: sim.frame.Frame, args: list[Value]) -> Value
+    def impl(call: sim.call.Call, fr: sim.frame.Frame, args: list[Value]) -> Value
 
 ``call`` carries the registry entry (``call.builtin``), the overload the type checker chose
-(``call.params``, ``call.ret``), the source location (``call.loc``), the enabled checks and a
-per-call-site scratch dict. ``fr`` is the frame of lanes executing the call: ``fr.shape`` is
+(``call.params``, ``call.ret``), the source location (``call.loc``), the call node
+(``call.expr``, e.g. ``call.expr.combiner`` for user-defined reductions), the enabled checks
+and a per-call-site scratch dict. ``fr`` is the frame of lanes executing the call: ``fr.shape`` is
 ``(groups, items)``, ``fr.gslot`` the batch slot of each lane's work-group, ``fr.llid`` its
 local linear id, ``fr.batch.launch`` the NDRange geometry and the reporting functions
 (``launch.fail_lanes``). ``args`` are lane values, already converted to ``call.params``:
@@ -32,48 +33,31 @@ present group is in the frame.
 
 from __future__ import annotations
 
-import functools
-import importlib
-import pkgutil
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from clpy.builtins.registry import REGISTRY
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 
 Impl = Callable[..., Any]
 
-_EXTRA = ("sim.collectives", "sim.atomics", "sim.subgroups", "sim.images", "sim.workgroup",
-          "sim.pipes", "sim.enqueue")
 
-
-@functools.lru_cache(maxsize=1)
 def table() -> dict[str, Impl]:
-    """Every implementation, by built-in name."""
-    out: dict[str, Impl] = {}
-    names = [f"{__name__}.{m.name}" for m in pkgutil.iter_modules(__path__)]
-    for modname in (*sorted(names), *_EXTRA):
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as e:
-            if e.name == modname:
-                continue
-            raise
-        impls = getattr(mod, "IMPLS", None)
-        if isinstance(impls, dict):
-            out.update(impls)
-    from clpy.builtins.registry import REGISTRY
-
-    for name, impl in out.items():  # fill the registry's simulator slot (Builtin.sim)
-        b = REGISTRY.get(name)
-        if b is not None and b.sim is None:
-            b.sim = impl
-    return out
+    """Every built-in's implementation by name, resolved through its registry entry."""
+    return {name: b.sim_impl() for name, b in REGISTRY.items()}
 
 
 def lookup(name: str) -> Impl | None:
-    return table().get(name)
+    """The implementation of the registered built-in ``name`` (None if it has none)."""
+    b = REGISTRY.get(name)
+    if b is None:
+        return None
+    try:
+        return b.sim_impl()
+    except LookupError:
+        return None
 
 
 # ----------------------------------------------------------------------------- helpers

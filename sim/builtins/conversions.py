@@ -1,14 +1,14 @@
 """Explicit conversions (spec §1.2.3, §1.2.4): ``convert_T[_sat][_rte|_rtz|_rtp|_rtn]`` and
-``as_T``. Implementations are generated from each built-in's name and ``attrs["dest"]``."""
+``as_T``. Implementations are generated from each built-in's ``Conversion`` descriptor (the
+destination is the overload's return type)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
-from clpy.builtins.registry import REGISTRY
+from clpy.builtins.registry import REGISTRY, Conversion
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 from sim.builtins import fix
 
@@ -104,9 +104,9 @@ def convert_value(v: Any, src_t: Type, dst_t: Type, sat: bool, mode: str | None)
     return fix(out, dst_t)
 
 
-def _convert(b: Any) -> Any:
-    sat = bool(b.attrs.get("sat"))
-    mode = b.attrs.get("rounding")
+def _convert(conv: Conversion) -> Any:
+    sat = conv.sat
+    mode = conv.rounding
 
     def impl(call: Any, fr: Any, args: list[Any]) -> Any:
         return convert_value(args[0], call.params[0], call.ret, sat, mode)
@@ -139,9 +139,5 @@ def _as(call: Any, fr: Any, args: list[Any]) -> Any:
 
 IMPLS: dict[str, Any] = {}
 for _name, _b in REGISTRY.items():
-    if _b.family != "conversions":
-        continue
-    if re.match(r"convert_", _name):
-        IMPLS[_name] = _convert(_b)
-    elif _name.startswith("as_"):
-        IMPLS[_name] = _as
+    if _b.conversion is not None:
+        IMPLS[_name] = _as if _b.conversion.reinterpret else _convert(_b.conversion)

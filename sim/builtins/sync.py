@@ -13,7 +13,7 @@ import numpy as np
 from sim.frame import Frame
 
 
-def _barrier(call: Any, fr: Frame, args: list[Any]) -> None:
+def barrier(call: Any, fr: Frame, args: list[Any]) -> None:
     batch = fr.batch
     launch = batch.launch
     gs = np.asarray(fr.gslot)
@@ -46,8 +46,8 @@ def _fence(call: Any, fr: Frame, args: list[Any]) -> None:
 
 
 IMPLS = {
-    "barrier": _barrier,
-    "work_group_barrier": _barrier,
+    "barrier": barrier,
+    "work_group_barrier": barrier,
     "mem_fence": _fence,
     "read_mem_fence": _fence,
     "write_mem_fence": _fence,

@@ -4,7 +4,6 @@ race checks), one component at a time."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -89,21 +88,11 @@ IMPLS: dict[str, Any] = {
     "to_global": _to_space("global"), "to_local": _to_space("local"),
     "to_private": _to_space("private"), "get_fence": _get_fence,
 }
-for _name in REGISTRY:
-    m = re.fullmatch(r"vload(\d+)", _name)
-    if m:
-        IMPLS[_name] = _vload(int(m[1]), int(m[1]), False)
+for _name, _b in REGISTRY.items():  # vload/vstore: from each declaration's VectorAccess
+    _va = _b.vector_access
+    if _va is None:
         continue
-    m = re.fullmatch(r"vstore(\d+)", _name)
-    if m:
-        IMPLS[_name] = _vstore(int(m[1]), int(m[1]), None)
-        continue
-    m = re.fullmatch(r"vload(a?)_half(\d*)", _name)
-    if m:
-        n = int(m[2] or 1)
-        IMPLS[_name] = _vload(n, 4 if (m[1] and n == 3) else n, True)
-        continue
-    m = re.fullmatch(r"vstore(a?)_half(\d*)(?:_(rte|rtz|rtp|rtn))?", _name)
-    if m:
-        n = int(m[2] or 1)
-        IMPLS[_name] = _vstore(n, 4 if (m[1] and n == 3) else n, m[3] or "")
+    if _va.store:
+        IMPLS[_name] = _vstore(_va.lanes, _va.stride, (_va.rounding or "") if _va.half else None)
+    else:
+        IMPLS[_name] = _vload(_va.lanes, _va.stride, _va.half)

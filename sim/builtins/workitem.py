@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from clpy.ir.nodes import Const
 from sim.frame import Frame
 
 _U64 = np.uint64
@@ -103,8 +104,6 @@ def _ids(fn: Callable[[Frame, int], Any]) -> Callable[[Any, Frame, list[Any]], A
         return fn(fr, _dim(fr, args))
 
     def specialize(call: Any, arg_fns: list[Any]) -> Any:
-        from clpy.ir.nodes import Const
-
         a = call.expr.args[0]
         if isinstance(a, Const):
             d = int(a.value)
