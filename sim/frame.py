@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from clpy.ir.nodes import NOWHERE
+from sim.errors import Report, SimulationError
+
 if TYPE_CHECKING:
     from sim.state import Batch
 
@@ -162,9 +165,6 @@ _OWNED_REFS = _calibrate_owned()
 
 
 def _pointer_mix() -> Exception:
-    from clpy.ir.nodes import NOWHERE
-    from sim.errors import Report, SimulationError
-
     return SimulationError([Report("unsupported", "a pointer variable points into different "
                                    "memory objects in different work-items", NOWHERE)])
 

@@ -9,15 +9,13 @@ emitter (clpy/emit/c_stmts.py ``printf_spec``): ``%g`` for scalars of floating t
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from clpy.types.core import PointerType, ScalarType, Type, VectorType
-
-if TYPE_CHECKING:
-    from sim.frame import Frame
-    from sim.state import Launch
+from sim.frame import Frame
+from sim.state import Launch, frame_wids
 
 
 def _fmt_scalar(v: Any, t: ScalarType) -> str:
@@ -33,8 +31,6 @@ def _fmt_vec_elem(v: Any, t: ScalarType) -> str:
 
 
 def format_print(fr: Frame, parts: list[tuple[Any, Any]], sep: str, end: str) -> None:
-    from sim.state import frame_wids
-
     launch = fr.batch.launch
     shape = fr.shape
     n = shape[0] * shape[1]

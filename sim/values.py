@@ -1,0 +1,23 @@
+"""Values the compiled plan creates itself, shared by the statement compiler, the call sites
+of device functions (``sim/plan.py``) and user-defined reductions (``sim/collectives.py``).
+
+``RET`` is the frame-environment key where ``return v`` leaves ``v`` for the caller; a struct
+lives in a frame as a dict of its fields' lane values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim import ops
+
+Value = Any
+RET = "<return value>"
+
+
+def struct_zero(t: Any) -> dict[str, Value]:
+    """The zero value of a struct type (nested structs are nested dicts)."""
+    out: dict[str, Value] = {}
+    for name, ft in t.fields:
+        out[name] = struct_zero(ft) if hasattr(ft, "fields") else ops.zeros(ft)
+    return out
