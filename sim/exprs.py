@@ -5,12 +5,16 @@ kernel calls closures, so the interpretation overhead is per statement and per b
 work-item. Short-circuit ``and``/``or`` and ``?:`` evaluate their operands only on the lanes
 that need them (lane compaction), unless the operands are free of side effects and errors, in
 which case both sides are computed for every lane and blended.
+
+``ExprCompiler`` holds the ``LvalueCompiler`` (memory loads, array rows) and a ``CallSites``
+that compiles calls of built-ins and device functions (``sim/plan.py``); the statement
+compiler holds an ``ExprCompiler``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -24,6 +28,7 @@ from clpy.ir.nodes import (
     Expr,
     Field,
     Index,
+    Loc,
     Logical,
     NamedConst,
     Select,
@@ -38,15 +43,13 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Ty
 from clpy.types.structs import StructType
 from sim import ops
 from sim.frame import Frame, PtrVal, scatter_value, select_lanes
-from sim.lvalues import LvalueCompiler
-
-if TYPE_CHECKING:
-    from sim.plan import PlanBuilder
+from sim.lvalues import Load, LvalueCompiler, PrivMem, Ref, Store
 
 Value = Any
 Fn = Callable[[Frame], Value]
 
 _INT_DIV = ("/", "%", "floordiv", "floormod")
+LOADED = "<compound lhs>"  # frame-cache key of the left side that ``compound`` combines
 SAFE_FAMILIES = frozenset({"math", "common", "geometric", "relational", "integer", "work-item",
                            "conversions", "integer/common", "misc-vector"})
 
@@ -83,11 +86,39 @@ def is_safe(e: Expr) -> bool:
     return False
 
 
-class ExprCompiler(LvalueCompiler):
-    """Compiles expressions; ``plan`` resolves built-ins and device functions."""
+class CallSites(Protocol):
+    """Compiles calls, given their compiled arguments."""
 
-    def __init__(self, plan: PlanBuilder) -> None:
-        self.plan = plan
+    def builtin_call(self, e: CallBuiltin, args: list[Fn]) -> Fn: ...
+
+    def func_call(self, e: CallFunc, args: list[Fn]) -> Fn: ...
+
+
+class Loaded(Expr):
+    """The left side of ``x op= y``, loaded by the statement into ``fr.cache[LOADED]``."""
+
+    def __init__(self, t: Any, loc: Any) -> None:
+        object.__setattr__(self, "type", t)
+        object.__setattr__(self, "loc", loc)
+
+
+class ExprCompiler:
+    """Compiles expressions; ``calls`` compiles built-in and device-function calls."""
+
+    def __init__(self, calls: CallSites, checks: frozenset[str]) -> None:
+        self.calls = calls
+        self.checks = checks
+        self.lvalues = LvalueCompiler(self, checks)
+
+    def lvalue(self, e: Expr, copy: bool = True) -> tuple[Ref, Load, Store]:
+        """``(ref, load, store)`` of an assignable expression (``LvalueCompiler.lvalue``)."""
+        return self.lvalues.lvalue(e, copy)
+
+    def compound(self, op: str, t: Type, loc: Loc, value: Expr) -> Fn:
+        """``loaded op value`` of type ``t`` for a statement ``x op= value`` at ``loc`` that
+        has loaded ``x`` into ``fr.cache[LOADED]``: the ``Binary`` compiler's division checks
+        and wrap-around."""
+        return self.expr(Binary(t, loc, op, Loaded(t, loc), value))
 
     def expr(self, e: Expr) -> Fn:
         method = getattr(self, f"x_{type(e).__name__}", None)
@@ -110,8 +141,6 @@ class ExprCompiler(LvalueCompiler):
         var = e.var
         t = var.type
         if isinstance(t, ArrayType) and t.space is AddressSpace.PRIVATE:
-            from sim.lvalues import PrivMem
-
             pm = PrivMem(var, int(np.prod(t.shape)), t.elem)
             return lambda fr: PtrVal(pm, np.int64(0))
 
@@ -142,7 +171,7 @@ class ExprCompiler(LvalueCompiler):
         if op in _INT_DIV and not elem.is_float and not (
                 isinstance(e.right, Const) and e.right.value != 0):
             loc = e.loc
-            check = self.plan.checks_on("div_zero")
+            check = "div_zero" in self.checks
 
             def div(fr: Frame) -> Value:
                 a, b = L(fr), R(fr)
@@ -350,16 +379,19 @@ class ExprCompiler(LvalueCompiler):
 
     def x_Index(self, e: Index) -> Fn:
         if isinstance(e.type, ArrayType):
-            ref = self.array_ref(e)
+            ref = self.lvalues.array_ref(e)
             return ref  # a row of a multi-dimensional array: (storage, offset) handle
         ref_fn, load, _ = self.lvalue(e)
         return lambda fr: load(fr, ref_fn(fr))
 
     def x_CallBuiltin(self, e: CallBuiltin) -> Fn:
-        return self.plan.builtin_call(e, [self.expr(a) for a in e.args])
+        return self.calls.builtin_call(e, [self.expr(a) for a in e.args])
 
     def x_CallFunc(self, e: CallFunc) -> Fn:
-        return self.plan.func_call(e, [self.expr(a) for a in e.args])
+        return self.calls.func_call(e, [self.expr(a) for a in e.args])
+
+    def x_Loaded(self, e: Loaded) -> Fn:
+        return lambda fr: fr.cache[LOADED]
 
 
 def _fast_cast(src: Type, dst: Type) -> Callable[[Value, Frame], Value] | None:

@@ -1,17 +1,20 @@
 """Assignable expressions: variables, ``p[i]``, array elements, struct fields, swizzles.
 
-``lvalue(e)`` compiles to ``(ref, load, store)``: ``ref(frame)`` evaluates the address once
-(so ``x[f(i)] += 1`` computes the index once), ``load(frame, handle)`` reads and
+``LvalueCompiler.lvalue(e)`` compiles to ``(ref, load, store)``: ``ref(frame)`` evaluates the
+address once (so ``x[f(i)] += 1`` computes the index once), ``load(frame, handle)`` reads and
 ``store(frame, handle, value)`` writes. Local arrays live in ``LocalMem`` (one region per
 work-group); private arrays are per-lane arrays of shape ``(count, ..., g, w)`` held in a
 variable, so lane compaction carries them like any other value.
+
+The expression compiler (``sim/exprs.py``) holds an ``LvalueCompiler`` and hands it itself as
+the ``Exprs`` it compiles addresses and indices with.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,13 +22,16 @@ from clpy.ir.nodes import Expr, Field, Index, Swizzle, Var, VarRef
 from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
 from sim.frame import Frame, PtrVal
 
-if TYPE_CHECKING:
-    from sim.plan import PlanBuilder
-
 Value = Any
 Ref = Callable[[Frame], Any]
 Load = Callable[[Frame, Any], Value]
 Store = Callable[[Frame, Any, Value], None]
+
+
+class Exprs(Protocol):
+    """What compiling an address needs: index and pointer expressions as closures."""
+
+    def expr(self, e: Expr) -> Callable[[Frame], Value]: ...
 
 
 class PrivKey:
@@ -87,10 +93,11 @@ class PrivMem:
 
 
 class LvalueCompiler:
-    plan: PlanBuilder
+    """Compiles assignable expressions and array rows; ``exprs`` compiles their indices."""
 
-    def expr(self, e: Expr) -> Callable[[Frame], Value]:
-        raise NotImplementedError
+    def __init__(self, exprs: Exprs, checks: frozenset[str]) -> None:
+        self.expr = exprs.expr
+        self.checks = checks
 
     def lvalue(self, e: Expr, copy: bool = True) -> tuple[Ref, Load, Store]:
         """``copy=False``: loads may return views of memory (for consumers that build a new
@@ -223,7 +230,7 @@ class LvalueCompiler:
         dim = bt.shape[0]
         stride = math.prod(bt.shape[1:])
         loc = e.loc
-        check = self.plan.checks_on("bounds")
+        check = "bounds" in self.checks
         name = _root_name(e)
 
         if isinstance(e.base, VarRef) and bt.space is AddressSpace.LOCAL and len(bt.shape) == 1:

@@ -1,6 +1,10 @@
 """Execution plans: a ``Function`` compiled once (per set of enabled checks) to closures.
 
-Plans are cached per ``Function`` object (weakly, so they die with the kernel's cache).
+``PlanBuilder`` wires the compilers together, none of which inherits another: a
+``StmtCompiler`` (``sim/stmts.py``) holds an ``ExprCompiler`` (``sim/exprs.py``), which holds
+an ``LvalueCompiler`` (``sim/lvalues.py``) and compiles call sites through the builder
+(``builtin_call``, ``func_call``). Plans are cached per ``Function`` object (weakly, so they
+die with the kernel's cache).
 """
 
 from __future__ import annotations
@@ -9,47 +13,19 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from clpy.ir.nodes import CallBuiltin, CallFunc, Function, Loc
-from clpy.types.core import Type
+from clpy.ir.nodes import CallBuiltin, CallFunc, Function
 from clpy.types.structs import StructType
 from sim import ops
+from sim.builtins import lookup
+from sim.call import Call
+from sim.exprs import ExprCompiler
 from sim.frame import Frame
-from sim.stmts import RET, StmtCompiler, _struct_zero
+from sim.stmts import StmtCompiler
+from sim.values import RET, struct_zero
 
 Value = Any
 _PLANS: weakref.WeakKeyDictionary[Function, dict[frozenset[str], Plan]] = \
     weakref.WeakKeyDictionary()
-
-
-class Call:
-    """What a built-in implementation knows about its call site.
-
-    ``builtin`` (the registry entry), ``overload`` (parameter and return types chosen by the
-    type checker), ``loc`` (the user's file:line), ``expr`` (the ``CallBuiltin`` node),
-    ``checks`` (enabled checker names).
-    """
-
-    __slots__ = ("builtin", "overload", "loc", "expr", "checks", "state")
-
-    def __init__(self, e: CallBuiltin, checks: frozenset[str]) -> None:
-        self.builtin = e.builtin
-        self.overload = e.overload
-        self.loc: Loc = e.loc
-        self.expr = e
-        self.checks = checks
-        self.state: dict[str, Any] = {}  # per-call-site scratch for implementations
-
-    @property
-    def ret(self) -> Type:
-        return self.overload.ret
-
-    @property
-    def params(self) -> tuple[Type, ...]:
-        return self.overload.params
-
-    @property
-    def name(self) -> str:
-        return str(self.builtin.name)
 
 
 class Plan:
@@ -58,22 +34,21 @@ class Plan:
         self.body = body
 
 
-class PlanBuilder(StmtCompiler):
+class PlanBuilder:
+    """Compiles one ``Function``: the statement and expression compilers, and the call sites
+    of built-ins (their simulator implementations) and device functions (their plans)."""
+
     def __init__(self, fn: Function, checks: frozenset[str]) -> None:
         self.fn = fn
         self.checks = checks
-        super().__init__(self)
-
-    def checks_on(self, name: str) -> bool:
-        return name in self.checks
+        self.exprs = ExprCompiler(self, checks)
+        self.stmts = StmtCompiler(self.exprs, checks)
 
     def build(self) -> Plan:
-        return Plan(self.fn, self.block(self.fn.body))
+        return Plan(self.fn, self.stmts.block(self.fn.body))
 
     def builtin_call(self, e: CallBuiltin, args: list[Callable[[Frame], Value]]
                      ) -> Callable[[Frame], Value]:
-        from sim.builtins import lookup
-
         impl = lookup(e.builtin.name)
         call = Call(e, self.checks)
         if impl is None:
@@ -102,7 +77,7 @@ class PlanBuilder(StmtCompiler):
         params = callee.params
         ret_t = callee.ret
         void = getattr(ret_t, "cl_name", "void") == "void"
-        zero = None if void else (_struct_zero(ret_t) if isinstance(ret_t, StructType)
+        zero = None if void else (struct_zero(ret_t) if isinstance(ret_t, StructType)
                                   else ops.zeros(ret_t))
 
         def call(fr: Frame) -> Value:
@@ -119,6 +94,7 @@ class PlanBuilder(StmtCompiler):
 
 
 def get_plan(fn: Function, checks: frozenset[str]) -> Plan:
+    """The plan of ``fn`` with the checkers ``checks`` on, compiled on first use."""
     per = _PLANS.get(fn)
     if per is None:
         per = {}

@@ -5,12 +5,16 @@ left through ``break``, ``continue`` or ``return``. A block then runs its remain
 statements on the surviving lanes only (a compacted sub-frame) and scatters the variables they
 assign back. ``if`` runs each branch on the lanes that take it; loops run until no lane is
 left, shrinking the frame as lanes exit.
+
+``StmtCompiler`` holds the ``ExprCompiler`` (``sim/exprs.py``) that compiles the expressions,
+conditions and assignment targets of its statements.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -37,14 +41,16 @@ from clpy.ir.nodes import (
     While,
 )
 from clpy.ir.walk import walk
+from clpy.types.catalog import void
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
 from sim import ops
-from sim.exprs import ExprCompiler
+from sim.exprs import LOADED, ExprCompiler
 from sim.frame import Frame, PtrVal, select_lanes
+from sim.memory import make_local
 from sim.printf import format_print
+from sim.values import RET, struct_zero
 
 Value = Any
-RET = "<return value>"
 
 
 class Jump:
@@ -134,7 +140,13 @@ def _root_var(e: Expr) -> Any:
 StmtFn = Callable[[Frame], "Jump | None"]
 
 
-class StmtCompiler(ExprCompiler):
+class StmtCompiler:
+    """Compiles statements and blocks; ``exprs`` compiles the expressions in them."""
+
+    def __init__(self, exprs: ExprCompiler, checks: frozenset[str]) -> None:
+        self.exprs = exprs
+        self.checks = checks
+
     def block(self, stmts: Sequence[Stmt]) -> StmtFn:
         fns = [self.stmt(s) for s in stmts]
         suffix = [assigned_keys(stmts[i:]) for i in range(len(stmts) + 1)]
@@ -186,8 +198,6 @@ class StmtCompiler(ExprCompiler):
                     b = fr.batch
                     mem = b.locals.get(var)
                     if mem is None:
-                        from sim.memory import make_local
-
                         mem = make_local(b.launch, var.name, elem, count, b.G)
                         b.locals[var] = mem
                     fr.env[var] = PtrVal(mem, np.int64(0))
@@ -212,52 +222,50 @@ class StmtCompiler(ExprCompiler):
             if isinstance(t, PointerType):
                 z: Value = PtrVal(None, np.int64(0))
             elif hasattr(t, "fields"):
-                z = _struct_zero(t)
+                z = struct_zero(t)
             else:
                 z = ops.zeros(t)
 
             def decl0(fr: Frame) -> None:
                 fr.env[var] = z
             return decl0
-        init = self.expr(s.init)
+        init = self.exprs.expr(s.init)
 
         def decl(fr: Frame) -> None:
             fr.env[var] = init(fr)
         return decl
 
     def s_Assign(self, s: Assign) -> StmtFn:
-        value = self.expr(s.value)
+        exprs = self.exprs
+        value = exprs.expr(s.value)
         if isinstance(s.target, VarRef) and s.op is None:
             var = s.target.var
 
             def setvar(fr: Frame) -> None:
                 fr.env[var] = value(fr)
             return setvar
-        ref, load, store = self.lvalue(s.target, copy=False)
+        ref, load, store = exprs.lvalue(s.target, copy=False)
         if s.op is None:
             if _is_memory(s.target):
-                value = self.operand(s.value)  # stored at once: a view is enough
+                value = exprs.operand(s.value)  # stored at once: a view is enough
 
             def assign(fr: Frame) -> None:
                 h = ref(fr)
                 store(fr, h, value(fr))
             return assign
         op, t = s.op, s.target.type
-        from clpy.ir.nodes import Binary
-
-        # Reuse the Binary compiler (division checks, wrap-around) on the loaded value.
-        comb = self.expr(Binary(t, s.loc, op, _Slot(t, s.loc), s.value))
+        comb = exprs.compound(op, t, s.loc, s.value)
 
         def aug(fr: Frame) -> None:
             h = ref(fr)
-            fr.cache[_SLOT] = load(fr, h)
+            fr.cache[LOADED] = load(fr, h)
             store(fr, h, comb(fr))
         ufunc = _INPLACE.get(op)
         if not (isinstance(s.target, VarRef) and ufunc is not None and
                 isinstance(t, (ScalarType, VectorType)) and s.value.type is t):
             return aug
         var = s.target.var
-        rhs = self.operand(s.value)
+        rhs = exprs.operand(s.value)
         dt = ops.dtype_of(t)
 
         def aug_inplace(fr: Frame) -> None:
@@ -277,19 +285,12 @@ class StmtCompiler(ExprCompiler):
             aug(fr)
         return aug_inplace
 
-    def x__Slot(self, e: Any) -> Any:
-        return lambda fr: fr.cache[_SLOT]
-
     def s_ExprStmt(self, s: ExprStmt) -> StmtFn:
         e = s.expr
         if isinstance(e, CallBuiltin) and e.builtin.atomic is not None:
             # result unused: a void-typed node lets sim/atomics.py skip fetch results
-            from dataclasses import replace
-
-            from clpy.types.catalog import void
-
             e = replace(e, type=void)
-        f = self.expr(e)
+        f = self.exprs.expr(e)
 
         def run(fr: Frame) -> None:
             f(fr)
@@ -298,14 +299,14 @@ class StmtCompiler(ExprCompiler):
     def s_Print(self, s: Print) -> StmtFn:
         parts: list[tuple[Any, Any]] = [
             (None, a.value) if isinstance(a, Const) and a.type.cl_name == "void" else
-            (self.expr(a), a.type) for a in s.args]
+            (self.exprs.expr(a), a.type) for a in s.args]
         sep, end = s.sep, s.end
         return lambda fr: format_print(fr, parts, sep, end)
 
     def s_Assert(self, s: Assert) -> StmtFn:
-        cond = self.cond(s.cond)
+        cond = self.exprs.cond(s.cond)
         loc, msg = s.loc, s.message
-        on = self.plan.checks_on("assert")
+        on = "assert" in self.checks
 
         def run(fr: Frame) -> None:
             if not on:
@@ -330,7 +331,7 @@ class StmtCompiler(ExprCompiler):
         j = Jump(ret=True)
         if s.value is None:
             return lambda fr: j
-        value = self.expr(s.value)
+        value = self.exprs.expr(s.value)
 
         def ret(fr: Frame) -> Jump:
             fr.env[RET] = value(fr)
@@ -340,7 +341,7 @@ class StmtCompiler(ExprCompiler):
     # ------------------------------------------------------------------ control flow
 
     def s_If(self, s: If) -> StmtFn:
-        cond = self.cond(s.cond)
+        cond = self.exprs.cond(s.cond)
         body = self.block(s.body)
         orelse = self.block(s.orelse) if s.orelse else None
         keys_t = assigned_keys(s.body)
@@ -369,11 +370,12 @@ class StmtCompiler(ExprCompiler):
         return run
 
     def s_While(self, s: While) -> StmtFn:
-        return self.loop(s, self.cond(s.cond), s.body, None)
+        return self.loop(s, self.exprs.cond(s.cond), s.body, None)
 
     def s_For(self, s: For) -> StmtFn:
         var = s.var
-        start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+        x = self.exprs.expr
+        start, stop, step = x(s.start), x(s.stop), x(s.step)
         kstop, kstep = ("stop", id(s)), ("step", id(s))
         up = s.step.value > 0 if hasattr(s.step, "value") else None
         t = var.type
@@ -403,7 +405,7 @@ class StmtCompiler(ExprCompiler):
         keys = assigned_keys(body_stmts) | (frozenset({s.var}) if isinstance(s, For) else
                                             frozenset())
         is_while = for_parts is None
-        progress = self.plan.checks_on("progress") and is_while
+        progress = "progress" in self.checks and is_while
         loc = s.loc
 
         def run(fr: Frame) -> Jump | None:
@@ -487,14 +489,6 @@ def _same(fr: Frame, snap: dict[Any, Value], keys: frozenset[Any]) -> bool:
     return True
 
 
-def _struct_zero(t: Any) -> dict[str, Value]:
-    out: dict[str, Value] = {}
-    for name, ft in t.fields:
-        out[name] = _struct_zero(ft) if hasattr(ft, "fields") else ops.zeros(ft)
-    return out
-
-
-_SLOT = "<compound lhs>"
 _INPLACE = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and,
             "|": np.bitwise_or, "^": np.bitwise_xor}
 
@@ -532,10 +526,3 @@ def _calibrate() -> tuple[int, int]:
 
 _OWN_REFS, _BASE_REFS = _calibrate()
 
-
-class _Slot(Expr):
-    """A placeholder expression for the loaded left side of ``x op= y``."""
-
-    def __init__(self, t: Any, loc: Any) -> None:
-        object.__setattr__(self, "type", t)
-        object.__setattr__(self, "loc", loc)
