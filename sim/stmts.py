@@ -525,4 +525,3 @@ def _calibrate() -> tuple[int, int]:
 
 
 _OWN_REFS, _BASE_REFS = _calibrate()
-
