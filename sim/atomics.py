@@ -15,7 +15,7 @@ which the spec leaves unspecified anyway).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from clpy.ir.operators import BINARY
 from sim.frame import Frame
 from sim.state import frame_wids
 
+if TYPE_CHECKING:
+    from sim.call import Call
+
 SEQUENTIAL_SEGMENTS = 256
 
 # Read-modify-write operators: NumPy ufuncs from the operator table (clpy/ir/operators.py).
@@ -31,7 +34,7 @@ _COMBINE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     name: BINARY[name].ufunc for name in ("add", "min", "max", "and", "or", "xor")}
 
 
-def _order_key(call: Any, fr: Frame, n: int) -> np.ndarray:
+def _order_key(call: Call, fr: Frame, n: int) -> np.ndarray:
     wid = np.asarray(frame_wids(fr)).ravel()
     cfg = fr.batch.launch.cfg
     if cfg.atomic_order != "shuffled":
@@ -74,7 +77,7 @@ def _stable_argsort(a: np.ndarray) -> np.ndarray:
 class _Sorted:
     """The lanes of one atomic call sorted by (address, order)."""
 
-    def __init__(self, call: Any, fr: Frame, idx: np.ndarray) -> None:
+    def __init__(self, call: Call, fr: Frame, idx: np.ndarray) -> None:
         flat = np.asarray(idx).ravel()
         self.n = flat.size
         key = _order_key(call, fr, self.n)
@@ -175,7 +178,7 @@ def _cmpxchg(data: np.ndarray, s: _Sorted, cmp: np.ndarray, val: np.ndarray) -> 
     return old
 
 
-def _atomic(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _atomic(call: Call, fr: Frame, args: list[Any]) -> Any:
     spec = call.builtin.atomic
     assert spec is not None
     if spec.op == "fence":

@@ -16,7 +16,7 @@ part of a work-group (or sub-group) is reported like a divergent barrier.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from sim.builtins.sync import barrier
 from sim.frame import Frame
 from sim.plan import get_plan
 from sim.values import RET
+
+if TYPE_CHECKING:
+    from sim.call import Call
 
 Tree = Any  # an array, or a dict of trees (struct values)
 
@@ -241,7 +244,7 @@ def apply_grouped(fr: Frame, v: Tree, t: Type | None, fn: Callable[[Tree], Tree]
     return tmap(lambda x: x.reshape(x.shape[:-1] + shape), out)
 
 
-def check_complete(call: Any, fr: Frame, what: str) -> None:
+def check_complete(call: Call, fr: Frame, what: str) -> None:
     """Report a collective reached by only part of a work-group."""
     if fr.complete:
         return
@@ -267,14 +270,14 @@ def _identity(op: str, t: Type) -> Any:
     return np.asarray(identity_value(op, e)).astype(e.dtype)
 
 
-def _sg_unit(call: Any, fr: Frame) -> int | None:
+def _sg_unit(call: Call, fr: Frame) -> int | None:
     coll = call.builtin.collective
     if coll is None or coll.scope != "sg":
         return None
     return int(fr.batch.launch.cfg.sub_group_size)
 
 
-def _collective(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _collective(call: Call, fr: Frame, args: list[Any]) -> Any:
     coll = call.builtin.collective
     assert coll is not None
     mode, op = coll.mode, coll.op
@@ -326,7 +329,7 @@ def _ident_leaf(ident: Any, t: Type) -> Any:
     return a.reshape(-1)[0] if a.size else a
 
 
-def _broadcast(call: Any, fr: Frame, args: list[Any], t: Type, unit: int | None) -> Any:
+def _broadcast(call: Call, fr: Frame, args: list[Any], t: Type, unit: int | None) -> Any:
     ids = [np.asarray(a, np.int64) for a in args[1:]]
     lsize = tuple(fr.batch.launch.lsize) + (1, 1, 1)
     if len(ids) == 1:
@@ -350,7 +353,7 @@ def _select_by_lin(v: Tree) -> Tree:
     return {"v": tmap(take, x), "lin": v["lin"]}
 
 
-def _info(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _info(call: Call, fr: Frame, args: list[Any]) -> Any:
     name = call.builtin.name
     launch = fr.batch.launch
     sg = int(launch.cfg.sub_group_size)
@@ -370,7 +373,7 @@ def _info(call: Any, fr: Frame, args: list[Any]) -> Any:
     raise NotImplementedError(name)
 
 
-def _sg_barrier(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _sg_barrier(call: Call, fr: Frame, args: list[Any]) -> Any:
     return barrier(call, fr, args)
 
 

@@ -19,7 +19,7 @@ work-item. Packets are scalars, vectors or structs, stored as in memory (``Pipe.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,10 +28,13 @@ from clpy.types.structs import StructType
 from sim.frame import Frame, PtrVal, gather, select_lanes
 from sim.state import frame_wids
 
+if TYPE_CHECKING:
+    from sim.call import Call
+
 _SHIFT = np.int64(32)  # reserve id: start sequence number << 32 | packet count; -1 invalid
 
 
-def _pipe(call: Any, fr: Frame, p: Any) -> Any:
+def _pipe(call: Call, fr: Frame, p: Any) -> Any:
     if p.slots is None:
         fr.batch.launch.fail("unsupported", f"the simulator cannot hold packets of {p.elem}",
                              call.loc)
@@ -85,7 +88,7 @@ def _ptr(args: list[Any], start: int) -> PtrVal:
     return ptr
 
 
-def _store_where(call: Any, fr: Frame, ok: np.ndarray, ptr: PtrVal, vals: np.ndarray) -> None:
+def _store_where(call: Call, fr: Frame, ok: np.ndarray, ptr: PtrVal, vals: np.ndarray) -> None:
     sel = select_lanes(ok, fr.shape)
     if sel is False:
         return
@@ -101,7 +104,7 @@ def _status(ok: np.ndarray) -> np.ndarray:
     return np.where(ok, 0, -1).astype(np.int32)
 
 
-def _read_pipe(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _read_pipe(call: Call, fr: Frame, args: list[Any]) -> Any:
     p = _pipe(call, fr, args[0])
     n = fr.size
     if len(args) >= 4:
@@ -118,7 +121,7 @@ def _read_pipe(call: Any, fr: Frame, args: list[Any]) -> Any:
     return _status(ok)
 
 
-def _write_pipe(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _write_pipe(call: Call, fr: Frame, args: list[Any]) -> Any:
     p = _pipe(call, fr, args[0])
     n = fr.size
     if len(args) >= 4:
@@ -134,7 +137,7 @@ def _write_pipe(call: Any, fr: Frame, args: list[Any]) -> Any:
     return _status(ok.reshape(fr.shape))
 
 
-def _reserved_rw(call: Any, fr: Frame, p: Any, args: list[Any], read: bool) -> Any:
+def _reserved_rw(call: Call, fr: Frame, p: Any, args: list[Any], read: bool) -> Any:
     rid = np.broadcast_to(np.asarray(args[1], np.int64), fr.shape)
     index = np.broadcast_to(np.asarray(args[2]).astype(np.int64), fr.shape)
     valid = rid >= 0
@@ -154,7 +157,7 @@ def _reserved_rw(call: Any, fr: Frame, p: Any, args: list[Any], read: bool) -> A
     return _status(ok)
 
 
-def _group_keys(call: Any, fr: Frame) -> np.ndarray | None:
+def _group_keys(call: Call, fr: Frame) -> np.ndarray | None:
     """Per lane (flat): the reserving unit (work-item, work-group or sub-group)."""
     wid = np.asarray(frame_wids(fr)).ravel()
     name = call.name
@@ -168,7 +171,7 @@ def _group_keys(call: Any, fr: Frame) -> np.ndarray | None:
     return None
 
 
-def _reserve(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _reserve(call: Call, fr: Frame, args: list[Any]) -> Any:
     p = _pipe(call, fr, args[0])
     read = "_read_" in call.name
     want = np.broadcast_to(np.asarray(args[1]).astype(np.int64), fr.shape).ravel()
@@ -197,20 +200,20 @@ def _reserve(call: Any, fr: Frame, args: list[Any]) -> Any:
     return rid[inverse].reshape(fr.shape)
 
 
-def _commit(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _commit(call: Call, fr: Frame, args: list[Any]) -> Any:
     _pipe(call, fr, args[0])
     return None
 
 
-def _is_valid(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _is_valid(call: Call, fr: Frame, args: list[Any]) -> Any:
     return np.asarray(args[0]) >= 0
 
 
-def _num_packets(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _num_packets(call: Call, fr: Frame, args: list[Any]) -> Any:
     return np.uint32(args[0].num_packets)
 
 
-def _max_packets(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _max_packets(call: Call, fr: Frame, args: list[Any]) -> Any:
     return np.uint32(args[0].max_packets)
 
 

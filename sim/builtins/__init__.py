@@ -34,14 +34,18 @@ present group is in the frame.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from clpy.builtins.registry import REGISTRY
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 
-Impl = Callable[..., Any]
+if TYPE_CHECKING:
+    from sim.call import Call
+    from sim.frame import Frame
+
+Impl = Callable[["Call", "Frame", list[Any]], Any]  # see the calling convention above
 
 
 def table() -> dict[str, Impl]:
@@ -80,7 +84,7 @@ def elementwise(fn: Callable[..., Any], wide: bool = True) -> Impl:
     """A built-in computed by ``fn`` on NumPy arrays. With ``wide``, float and half arguments
     are computed in double and rounded once to the result type (more accurate than the
     spec's ULP bounds); integer arguments are passed through."""
-    def impl(call: Any, fr: Any, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         xs = [f64(a) if wide and _is_float(p) else np.asarray(a)
               for a, p in zip(args, call.params)]
         return fix(fn(*xs), call.ret)
@@ -92,6 +96,6 @@ def _is_float(t: Type) -> bool:
     return isinstance(t, (ScalarType, VectorType)) and element_of(t).is_float
 
 
-def store_through(call: Any, fr: Any, ptr: Any, value: Any) -> None:
+def store_through(call: Call, fr: Frame, ptr: Any, value: Any) -> None:
     """``*ptr = value`` for the pointer-out parameters of math built-ins."""
     ptr.mem.store(fr, ptr.off, value, call.loc)

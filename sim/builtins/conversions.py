@@ -4,13 +4,17 @@ destination is the overload's return type)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from clpy.builtins.registry import REGISTRY, Conversion
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 from sim.builtins import fix
+
+if TYPE_CHECKING:
+    from sim.call import Call
+    from sim.frame import Frame
 
 _ROUND = {None: None, "rte": np.rint, "rtz": np.trunc, "rtp": np.ceil, "rtn": np.floor}
 
@@ -108,7 +112,7 @@ def _convert(conv: Conversion) -> Any:
     sat = conv.sat
     mode = conv.rounding
 
-    def impl(call: Any, fr: Any, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         return convert_value(args[0], call.params[0], call.ret, sat, mode)
     return impl
 
@@ -119,7 +123,7 @@ def _lanes4(t: Type) -> int:
     return 1
 
 
-def _as(call: Any, fr: Any, args: list[Any]) -> Any:
+def _as(call: Call, fr: Frame, args: list[Any]) -> Any:
     src_t, dst_t = call.params[0], call.ret
     v = np.asarray(args[0], dtype=element_of(src_t).dtype)
     if not isinstance(src_t, VectorType):

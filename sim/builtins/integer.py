@@ -6,17 +6,21 @@ element (rare)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from clpy.types.core import ScalarType, element_of
 from sim.builtins import fix
 
+if TYPE_CHECKING:
+    from sim.call import Call
+    from sim.frame import Frame
+
 _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
-def _et(call: Any, i: int = 0) -> ScalarType:
+def _et(call: Call, i: int = 0) -> ScalarType:
     return element_of(call.params[i])
 
 
@@ -44,17 +48,17 @@ def _bitlen(u: Any, bits: int) -> Any:
     return r + (v > 0)
 
 
-def _clz(call: Any, fr: Any, args: list[Any]) -> Any:
+def _clz(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = _et(call)
     return fix(e.bits - _bitlen(_u(args[0], e), e.bits), call.ret)
 
 
-def _popcount(call: Any, fr: Any, args: list[Any]) -> Any:
+def _popcount(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = _et(call)
     return fix(popcount_u(_u(args[0], e)), call.ret)
 
 
-def _ctz(call: Any, fr: Any, args: list[Any]) -> Any:
+def _ctz(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = _et(call)
     u = _u(args[0], e)
     low = (u & (~u + u.dtype.type(1))) - u.dtype.type(1)
@@ -67,7 +71,7 @@ def _range(e: ScalarType) -> tuple[int, int]:
 
 
 def _sat_arith(op: str) -> Any:
-    def impl(call: Any, fr: Any, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         e = _et(call)
         a, b = np.asarray(args[0]), np.asarray(args[1])
         lo, hi = _range(e)
@@ -88,13 +92,13 @@ def _sat_arith(op: str) -> Any:
     return impl
 
 
-def _hadd(call: Any, fr: Any, args: list[Any]) -> Any:
+def _hadd(call: Call, fr: Frame, args: list[Any]) -> Any:
     a, b = np.asarray(args[0]), np.asarray(args[1])
     one = a.dtype.type(1)
     return fix((a >> one) + (b >> one) + (a & b & one), call.ret)
 
 
-def _rhadd(call: Any, fr: Any, args: list[Any]) -> Any:
+def _rhadd(call: Call, fr: Frame, args: list[Any]) -> Any:
     a, b = np.asarray(args[0]), np.asarray(args[1])
     one = a.dtype.type(1)
     return fix((a >> one) + (b >> one) + ((a | b) & one), call.ret)
@@ -124,16 +128,16 @@ def mul_hi(a: Any, b: Any, e: ScalarType) -> Any:
     return hi
 
 
-def _mul_hi(call: Any, fr: Any, args: list[Any]) -> Any:
+def _mul_hi(call: Call, fr: Frame, args: list[Any]) -> Any:
     return fix(mul_hi(args[0], args[1], _et(call)), call.ret)
 
 
-def _mad_hi(call: Any, fr: Any, args: list[Any]) -> Any:
+def _mad_hi(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = _et(call)
     return fix(fix(mul_hi(args[0], args[1], e), call.ret) + np.asarray(args[2]), call.ret)
 
 
-def _rotate(call: Any, fr: Any, args: list[Any]) -> Any:
+def _rotate(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = _et(call)
     u = _u(args[0], e)
     ut = u.dtype.type
@@ -142,7 +146,7 @@ def _rotate(call: Any, fr: Any, args: list[Any]) -> Any:
     return fix(np.asarray(r, dtype=u.dtype).view(e.dtype), call.ret)
 
 
-def _mad_sat(call: Any, fr: Any, args: list[Any]) -> Any:
+def _mad_sat(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = _et(call)
     lo, hi = _range(e)
     a, b, c = (np.asarray(x) for x in args)
@@ -156,20 +160,19 @@ def _mad_sat(call: Any, fr: Any, args: list[Any]) -> Any:
     return fix(np.asarray(f(a, b, c), dtype=object).astype(e.dtype), call.ret)
 
 
-def _abs(call: Any, fr: Any, args: list[Any]) -> Any:
+def _abs(call: Call, fr: Frame, args: list[Any]) -> Any:
     a = np.asarray(args[0])
-    return fix(np.abs(a).astype(call.ret.elem.dtype if hasattr(call.ret, "elem")
-                                 else call.ret.dtype), call.ret)
+    return fix(np.abs(a).astype(element_of(call.ret).dtype), call.ret)
 
 
-def _abs_diff(call: Any, fr: Any, args: list[Any]) -> Any:
+def _abs_diff(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = _et(call)
     a, b = np.asarray(args[0]), np.asarray(args[1])
     ua, ub = _u(a, e), _u(b, e)
     return fix(np.where(a > b, ua - ub, ub - ua), call.ret)
 
 
-def _upsample(call: Any, fr: Any, args: list[Any]) -> Any:
+def _upsample(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = _et(call)
     out = element_of(call.ret)
     hi = np.asarray(args[0]).astype(out.dtype)
@@ -178,11 +181,11 @@ def _upsample(call: Any, fr: Any, args: list[Any]) -> Any:
         lo.dtype)) | lo, call.ret)
 
 
-def _mul24(call: Any, fr: Any, args: list[Any]) -> Any:
+def _mul24(call: Call, fr: Frame, args: list[Any]) -> Any:
     return fix(np.asarray(args[0]) * np.asarray(args[1]), call.ret)
 
 
-def _mad24(call: Any, fr: Any, args: list[Any]) -> Any:
+def _mad24(call: Call, fr: Frame, args: list[Any]) -> Any:
     return fix(np.asarray(args[0]) * np.asarray(args[1]) + np.asarray(args[2]), call.ret)
 
 

@@ -8,11 +8,16 @@ are looser)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from clpy.types.core import PointerType, Type, element_of
 from sim.builtins import elementwise, f64, fix, store_through
+
+if TYPE_CHECKING:
+    from sim.call import Call
+    from sim.frame import Frame
 
 PI = np.pi
 
@@ -141,7 +146,7 @@ def _pown(x: Any, n: Any) -> Any:
     return np.power(x, n.astype(np.float64))
 
 
-def _ldexp(call: Any, fr: Any, args: list[Any]) -> Any:
+def _ldexp(call: Call, fr: Frame, args: list[Any]) -> Any:
     x, k = np.asarray(args[0]), np.asarray(args[1])
     dt = x.dtype
     k = np.clip(k.astype(np.int64), -100000, 100000).astype(np.int32)
@@ -150,13 +155,13 @@ def _ldexp(call: Any, fr: Any, args: list[Any]) -> Any:
     return fix(np.ldexp(x, k), call.ret)
 
 
-def _nextafter(call: Any, fr: Any, args: list[Any]) -> Any:
+def _nextafter(call: Call, fr: Frame, args: list[Any]) -> Any:
     return fix(np.nextafter(np.asarray(args[0]), np.asarray(args[1])), call.ret)
 
 
-def _nan(call: Any, fr: Any, args: list[Any]) -> Any:
+def _nan(call: Call, fr: Frame, args: list[Any]) -> Any:
     code = np.asarray(args[0])
-    dt = np.dtype(call.ret.elem.dtype if hasattr(call.ret, "elem") else call.ret.dtype)
+    dt = np.dtype(element_of(call.ret).dtype)
     bits = dt.itemsize * 8
     ut = np.dtype(f"uint{bits}")
     mant = {16: 10, 32: 23, 64: 52}[bits]
@@ -167,7 +172,7 @@ def _nan(call: Any, fr: Any, args: list[Any]) -> Any:
                call.ret)
 
 
-def _ilogb(call: Any, fr: Any, args: list[Any]) -> Any:
+def _ilogb(call: Call, fr: Frame, args: list[Any]) -> Any:
     x = f64(args[0])
     m, e = np.frexp(x)
     out = (e - 1).astype(np.int64)
@@ -177,17 +182,17 @@ def _ilogb(call: Any, fr: Any, args: list[Any]) -> Any:
     return fix(out, call.ret)
 
 
-def _fma(call: Any, fr: Any, args: list[Any]) -> Any:
+def _fma(call: Call, fr: Frame, args: list[Any]) -> Any:
     a, b, c = (f64(x) for x in args)
     return fix(a * b + c, call.ret)
 
 
-def _mad(call: Any, fr: Any, args: list[Any]) -> Any:
+def _mad(call: Call, fr: Frame, args: list[Any]) -> Any:
     a, b, c = (np.asarray(x) for x in args)
     return fix(a * b + c, call.ret)
 
 
-def _fract(call: Any, fr: Any, args: list[Any]) -> Any:
+def _fract(call: Call, fr: Frame, args: list[Any]) -> Any:
     x = f64(args[0])
     fl = np.floor(x)
     one_minus = float(np.nextafter(np.asarray(1.0, dtype=np.asarray(args[0]).dtype),
@@ -198,7 +203,7 @@ def _fract(call: Any, fr: Any, args: list[Any]) -> Any:
     return fix(r, call.ret)
 
 
-def _modf(call: Any, fr: Any, args: list[Any]) -> Any:
+def _modf(call: Call, fr: Frame, args: list[Any]) -> Any:
     x = f64(args[0])
     ip = np.trunc(x)
     r = np.where(np.isinf(x), np.copysign(0.0, x), x - ip)
@@ -207,37 +212,42 @@ def _modf(call: Any, fr: Any, args: list[Any]) -> Any:
     return fix(r, call.ret)
 
 
-def _sincos(call: Any, fr: Any, args: list[Any]) -> Any:
+def _sincos(call: Call, fr: Frame, args: list[Any]) -> Any:
     x = f64(args[0])
     store_through(call, fr, args[1], fix(np.cos(x), call.ret))
     return fix(np.sin(x), call.ret)
 
 
-def _frexp(call: Any, fr: Any, args: list[Any]) -> Any:
+def _pointee(t: Type) -> Type:
+    assert isinstance(t, PointerType)
+    return t.elem
+
+
+def _frexp(call: Call, fr: Frame, args: list[Any]) -> Any:
     x = f64(args[0])
     m, e = np.frexp(x)
     e = np.where(np.isfinite(x), e, 0)
-    store_through(call, fr, args[1], fix(e, call.params[1].elem))
+    store_through(call, fr, args[1], fix(e, _pointee(call.params[1])))
     return fix(m, call.ret)
 
 
-def _lgamma_r(call: Any, fr: Any, args: list[Any]) -> Any:
+def _lgamma_r(call: Call, fr: Frame, args: list[Any]) -> Any:
     x = f64(args[0])
     lg = _lgamma(x)
     g = _tgamma(x)
     sign = np.where(np.isnan(g) | (g >= 0), 1, -1)
     sign = np.where((x <= 0) & (x == np.floor(x)), 0, sign)
-    store_through(call, fr, args[1], fix(sign, call.params[1].elem))
+    store_through(call, fr, args[1], fix(sign, _pointee(call.params[1])))
     return fix(lg, call.ret)
 
 
-def _remquo(call: Any, fr: Any, args: list[Any]) -> Any:
+def _remquo(call: Call, fr: Frame, args: list[Any]) -> Any:
     x, y = f64(args[0]), f64(args[1])
     r = _remainder(x, y)
     q = np.rint((x - r) / np.where(y == 0, 1.0, y))
     q = np.where(np.isfinite(q), q, 0.0)
     qi = (np.abs(q) % 128).astype(np.int64) * np.where(q < 0, -1, 1)
-    store_through(call, fr, args[2], fix(qi, call.params[2].elem))
+    store_through(call, fr, args[2], fix(qi, _pointee(call.params[2])))
     return fix(r, call.ret)
 
 

@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from clpy.types.core import VectorType, element_of
 from sim.builtins import fix
 
+if TYPE_CHECKING:
+    from sim.call import Call
+    from sim.frame import Frame
 
-def _truth(call: Any, r: Any) -> Any:
+
+def _truth(call: Call, r: Any) -> Any:
     if isinstance(call.ret, VectorType):
         return fix(-np.asarray(r).astype(np.int64), call.ret)
     return fix(np.asarray(r).astype(np.int64), call.ret)
 
 
 def _cmp(fn: Any) -> Any:
-    def impl(call: Any, fr: Any, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         return _truth(call, fn(np.asarray(args[0]), np.asarray(args[1])))
     return impl
 
 
 def _test(fn: Any) -> Any:
-    def impl(call: Any, fr: Any, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         return _truth(call, fn(np.asarray(args[0])))
     return impl
 
@@ -33,17 +37,17 @@ def _isnormal(x: Any) -> Any:
     return np.isfinite(x) & (np.abs(x) >= tiny)
 
 
-def _msb(call: Any, x: Any) -> Any:
+def _msb(call: Call, x: Any) -> Any:
     return np.asarray(x) < 0
 
 
-def _any(call: Any, fr: Any, args: list[Any]) -> Any:
+def _any(call: Call, fr: Frame, args: list[Any]) -> Any:
     m = _msb(call, args[0])
     r = m.any(axis=0) if isinstance(call.params[0], VectorType) else m
     return fix(np.asarray(r).astype(np.int32), call.ret)
 
 
-def _all(call: Any, fr: Any, args: list[Any]) -> Any:
+def _all(call: Call, fr: Frame, args: list[Any]) -> Any:
     m = _msb(call, args[0])
     r = m.all(axis=0) if isinstance(call.params[0], VectorType) else m
     return fix(np.asarray(r).astype(np.int32), call.ret)
@@ -55,7 +59,7 @@ def _bits(a: Any) -> Any:
         a.reshape(1).view(np.dtype(f"uint{a.dtype.itemsize * 8}"))[0]
 
 
-def _bitselect(call: Any, fr: Any, args: list[Any]) -> Any:
+def _bitselect(call: Call, fr: Frame, args: list[Any]) -> Any:
     e = element_of(call.ret)
     a, b, c = (_bits(np.asarray(x, dtype=e.dtype)) for x in args)
     a, b, c = np.broadcast_arrays(a, b, c)
@@ -63,7 +67,7 @@ def _bitselect(call: Any, fr: Any, args: list[Any]) -> Any:
     return fix(np.ascontiguousarray(r).view(e.dtype), call.ret)
 
 
-def _select(call: Any, fr: Any, args: list[Any]) -> Any:
+def _select(call: Call, fr: Frame, args: list[Any]) -> Any:
     a, b, c = (np.asarray(x) for x in args)
     if isinstance(call.params[2], VectorType):
         pick = c < 0 if element_of(call.params[2]).is_signed else \

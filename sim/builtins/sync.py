@@ -6,14 +6,17 @@ that also share global data within a group). Fences are no-ops in lockstep execu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sim.frame import Frame
 
+if TYPE_CHECKING:
+    from sim.call import Call
 
-def barrier(call: Any, fr: Frame, args: list[Any]) -> None:
+
+def barrier(call: Call, fr: Frame, args: list[Any]) -> None:
     batch = fr.batch
     launch = batch.launch
     gs = np.asarray(fr.gslot)
@@ -41,7 +44,7 @@ def barrier(call: Any, fr: Frame, args: list[Any]) -> None:
             mem.shadow.reset(groups)
 
 
-def _fence(call: Any, fr: Frame, args: list[Any]) -> None:
+def _fence(call: Call, fr: Frame, args: list[Any]) -> None:
     return None
 
 

@@ -4,7 +4,7 @@ race checks), one component at a time."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,9 +15,13 @@ from sim.builtins import fix
 from sim.builtins.conversions import directed_float
 from sim.frame import PtrVal
 
+if TYPE_CHECKING:
+    from sim.call import Call
+    from sim.frame import Frame
+
 
 def _vload(n: int, stride: int, to_float: bool) -> Any:
-    def impl(call: Any, fr: Any, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         off, p = args
         base = np.asarray(off).astype(np.int64) * stride + np.asarray(p.off, dtype=np.int64)
         comps = [np.asarray(p.mem.load(fr, base + k, call.loc)) for k in range(n)]
@@ -32,7 +36,7 @@ def _vload(n: int, stride: int, to_float: bool) -> Any:
 
 
 def _vstore(n: int, stride: int, half: str | None) -> Any:
-    def impl(call: Any, fr: Any, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         data, off, p = args
         d = np.asarray(data)
         if half is not None:
@@ -47,7 +51,7 @@ def _vstore(n: int, stride: int, half: str | None) -> Any:
     return impl
 
 
-def _shuffle(call: Any, fr: Any, args: list[Any]) -> Any:
+def _shuffle(call: Call, fr: Frame, args: list[Any]) -> Any:
     *xs, mask = (np.asarray(a) for a in args)
     x = np.concatenate([np.asarray(v) for v in np.broadcast_arrays(*xs)]) if len(xs) > 1 \
         else xs[0]
@@ -59,7 +63,7 @@ def _shuffle(call: Any, fr: Any, args: list[Any]) -> Any:
     return fix(np.take_along_axis(xb, ib, axis=0), call.ret)
 
 
-def _vec_step(call: Any, fr: Any, args: list[Any]) -> Any:
+def _vec_step(call: Call, fr: Frame, args: list[Any]) -> Any:
     t = call.expr.args[0].type
     n = (4 if t.n == 3 else t.n) if isinstance(t, VectorType) else 1
     return np.int32(n)
@@ -71,7 +75,7 @@ def _space_of(p: Any) -> str | None:
 
 
 def _to_space(space: str) -> Any:
-    def impl(call: Any, fr: Any, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         p = args[0]
         s = _space_of(p)
         ok = s == space or (space == "global" and s == "constant")
@@ -79,7 +83,7 @@ def _to_space(space: str) -> Any:
     return impl
 
 
-def _get_fence(call: Any, fr: Any, args: list[Any]) -> Any:
+def _get_fence(call: Call, fr: Frame, args: list[Any]) -> Any:
     return np.uint32(1 if _space_of(args[0]) == "local" else 2)
 
 

@@ -5,12 +5,15 @@ the spec's defaults (ids 0, sizes 1)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from clpy.ir.nodes import Const
 from sim.frame import Frame
+
+if TYPE_CHECKING:
+    from sim.call import Call
 
 _U64 = np.uint64
 
@@ -75,7 +78,7 @@ def global_id(fr: Frame, d: int) -> Any:
 
 
 def _sizes(attr: str, default: int) -> Callable[[Any, Frame, list[Any]], Any]:
-    def impl(call: Any, fr: Frame, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         L = fr.batch.launch
         d = _dim(fr, args)
         vals = getattr(L, attr)
@@ -95,15 +98,15 @@ def actual_local_size(fr: Frame, d: int) -> Any:
     return L.group_local_sizes(glin)[d].astype(_U64)
 
 
-def _local_size(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _local_size(call: Call, fr: Frame, args: list[Any]) -> Any:
     return actual_local_size(fr, _dim(fr, args))
 
 
 def _ids(fn: Callable[[Frame, int], Any]) -> Callable[[Any, Frame, list[Any]], Any]:
-    def impl(call: Any, fr: Frame, args: list[Any]) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         return fn(fr, _dim(fr, args))
 
-    def specialize(call: Any, arg_fns: list[Any]) -> Any:
+    def specialize(call: Call, arg_fns: list[Any]) -> Any:
         a = call.expr.args[0]
         if isinstance(a, Const):
             d = int(a.value)
@@ -113,11 +116,11 @@ def _ids(fn: Callable[[Frame, int], Any]) -> Callable[[Any, Frame, list[Any]], A
     return impl
 
 
-def _work_dim(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _work_dim(call: Call, fr: Frame, args: list[Any]) -> Any:
     return np.uint32(fr.batch.launch.dims)
 
 
-def _global_linear(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _global_linear(call: Call, fr: Frame, args: list[Any]) -> Any:
     L = fr.batch.launch
     out: Any = _U64(0)
     stride = 1
@@ -127,7 +130,7 @@ def _global_linear(call: Any, fr: Frame, args: list[Any]) -> Any:
     return out
 
 
-def _local_linear(call: Any, fr: Frame, args: list[Any]) -> Any:
+def _local_linear(call: Call, fr: Frame, args: list[Any]) -> Any:
     L = fr.batch.launch
     if L.uniform:
         return np.asarray(fr.llid).astype(_U64)
