@@ -16,7 +16,6 @@ from typing import Any
 from clpy.ir.nodes import CallBuiltin, CallFunc, Function
 from clpy.types.structs import StructType
 from sim import ops
-from sim.builtins import lookup
 from sim.call import Call
 from sim.exprs import ExprCompiler
 from sim.frame import Frame
@@ -49,15 +48,8 @@ class PlanBuilder:
 
     def builtin_call(self, e: CallBuiltin, args: list[Callable[[Frame], Value]]
                      ) -> Callable[[Frame], Value]:
-        impl = lookup(e.builtin.name)
+        impl = e.builtin.sim_impl()  # named by the registry entry (tests/test_registry_complete.py)
         call = Call(e, self.checks)
-        if impl is None:
-            msg = (f"the simulator has no implementation of built-in {e.builtin.name} "
-                   f"(family {e.builtin.family})")
-
-            def missing(fr: Frame) -> Value:
-                fr.batch.launch.fail("unsupported", msg, e.loc)
-            return missing
         special = getattr(impl, "specialize", None)
         if special is not None:
             fast: Callable[[Frame], Value] | None = special(call, args)

@@ -53,17 +53,6 @@ def table() -> dict[str, Impl]:
     return {name: b.sim_impl() for name, b in REGISTRY.items()}
 
 
-def lookup(name: str) -> Impl | None:
-    """The implementation of the registered built-in ``name`` (None if it has none)."""
-    b = REGISTRY.get(name)
-    if b is None:
-        return None
-    try:
-        return b.sim_impl()
-    except LookupError:
-        return None
-
-
 # ----------------------------------------------------------------------------- helpers
 
 
