@@ -19,6 +19,7 @@ from clpy.frontend.context import CompileSession, PyValue
 from clpy.frontend.source import ParsedFunction, parse_function
 from clpy.ir.nodes import CallFunc, Expr, Function
 from clpy.runtime.launch import KernelLaunches, Launcher, arg_type
+from clpy.runtime.subgroup_info import sub_group_info
 from clpy.types import catalog as C
 from clpy.types.annotations import _Constexpr, const_key, constexpr, resolve_annotation
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
@@ -212,8 +213,6 @@ class Kernel(_Callable):
 
     def sub_group_info(self, device: Any, local_size: Any, **types: Any) -> tuple[int, int]:
         """``(max sub-group size, sub-group count)`` for a launch with ``local_size``."""
-        from clpy.builtins.subgroup import sub_group_info
-
         return sub_group_info(self, device, local_size, **types)
 
     def clear_cache(self) -> None:

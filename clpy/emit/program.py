@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from clpy.builtins.registry import REGISTRY
 from clpy.emit.c_exprs import ExprEmitter, type_name
 from clpy.emit.c_stmts import StmtEmitter, declaration
 from clpy.emit.helpers import helper_source
-from clpy.emit.names import Namer
+from clpy.emit.lowering import call_hook_for, needs_lowering_call
+from clpy.emit.names import RESERVED, Namer
 from clpy.emit.targets import Target, target_of
 from clpy.emit.writer import Writer
 from clpy.errors import FeatureError
@@ -125,8 +127,6 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
 
 def _native_use(fns: list[Function], tgt: Target, feature: str) -> bool:
     """Some call of a built-in needing ``feature`` is emitted natively (not lowered)."""
-    from clpy.emit.lowering import needs_lowering_call
-
     return any(isinstance(n, CallBuiltin) and feature in n.builtin.features
                and not needs_lowering_call(n, tgt)
                for fn in fns for n in walk(fn.body))
@@ -152,9 +152,6 @@ def function_names(fns: list[Function]) -> dict[Function, str]:
     keeps the user's name unless it clashes with an OpenCL built-in, a C keyword or another
     function (``dot`` → ``dot_``). Specializations of one ``@clpy.func`` are told apart by
     their parameter types (``square_float``, ``square_int``)."""
-    from clpy.builtins.registry import REGISTRY
-    from clpy.emit.names import RESERVED
-
     used: set[str] = {f.name for f in fns if f.is_kernel}
     out: dict[Function, str] = {f: f.name for f in fns if f.is_kernel}
     by_name: dict[str, list[Function]] = {}
@@ -194,8 +191,6 @@ def _called_names(fns: list[Function]) -> frozenset[str]:
 
 def _lowering_hook(tgt: Target, fn: Function) -> Any:
     """Per-target lowering of built-in calls (collectives, atomics) plugs in here."""
-    from clpy.emit.lowering import call_hook_for
-
     return call_hook_for(tgt, fn)
 
 
