@@ -31,7 +31,7 @@ from clpy.errors import (
     UndefinedNameError,
     UnsupportedSyntaxError,
 )
-from clpy.kernel import Func, Kernel, Specialization, func, kernel
+from clpy.kernel import Func, Kernel, Specialization, func, kernel, reduction
 from clpy.runtime import api as _api
 from clpy.runtime.arrays import empty, to_device, zeros, zeros_like
 from clpy.runtime.pipes import Pipe
@@ -87,7 +87,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "kernel", "func", "struct", "constexpr", "Global", "Local", "Constant", "Private", "Ptr",
+    "kernel", "func", "reduction", "struct", "constexpr", "Global", "Local", "Constant",
+    "Private", "Ptr",
     "Kernel", "Func", "Specialization", "StructType", "Type", "Target", "local_array",
     "private_array", "CompileError", "UnsupportedSyntaxError", "UndefinedNameError",
     "KernelTypeError", "ConstantError", "RecursionNotAllowedError", "FeatureError",

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from clpy.abi import Param, kernel_params
+from clpy.builtins.reductions import Reduction
 from clpy.emit.program import emit_program
 from clpy.errors import CompileError, KernelTypeError, RecursionNotAllowedError
 from clpy.frontend.build import build_function, check_signature
@@ -304,6 +305,17 @@ def kernel(fn: Callable[..., Any]) -> Kernel:
     if not callable(fn):
         raise TypeError("@clpy.kernel decorates a function")
     return Kernel(fn)
+
+
+def reduction(identity: Any) -> Callable[[Callable[..., Any]], Reduction]:
+    """Declare a user-defined reduction (like OpenMP's ``declare reduction``) on a combiner
+    ``(a: T, b: T) -> T``; ``identity`` is a host value of ``T`` (number, vector lanes, or a
+    struct value such as ``ValIdx(-np.inf, 0)``)."""
+
+    def wrap(fn: Callable[..., Any]) -> Reduction:
+        return Reduction(fn if isinstance(fn, Func) else Func(fn), identity)
+
+    return wrap
 
 
 def func(fn: Callable[..., Any]) -> Func:

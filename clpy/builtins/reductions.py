@@ -25,7 +25,7 @@ index, which makes it both.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -126,13 +126,11 @@ OPERATOR_FORMS = _declare_operator_forms()
 
 
 class Reduction:
-    """A user-defined reduction: a ``@clpy.func``-style combiner ``(a, b) -> T`` and its
-    identity (``@clpy.reduction(identity=...)``)."""
+    """A user-defined reduction: a ``@clpy.func`` combiner ``(a, b) -> T`` and its identity
+    (``@clpy.reduction(identity=...)``, declared in clpy/kernel.py next to ``clpy.func``)."""
 
     def __init__(self, combiner: Any, identity: Any) -> None:
-        from clpy.kernel import Func
-
-        self.func = combiner if isinstance(combiner, Func) else Func(combiner)
+        self.func = combiner
         self.identity = identity
         self.__name__ = self.func.__name__
         self.__doc__ = self.func.__doc__
@@ -143,17 +141,6 @@ class Reduction:
 
     def __repr__(self) -> str:
         return f"<clpy.reduction {self.__name__}>"
-
-
-def reduction(identity: Any) -> Callable[[Any], Reduction]:
-    """Declare a user-defined reduction (like OpenMP's ``declare reduction``) on a combiner
-    ``(a: T, b: T) -> T``; ``identity`` is a host value of ``T`` (number, vector lanes, or a
-    struct value such as ``ValIdx(-np.inf, 0)``)."""
-
-    def wrap(fn: Any) -> Reduction:
-        return Reduction(fn, identity)
-
-    return wrap
 
 
 class CollectiveWithOp:
@@ -258,7 +245,7 @@ sub_group_scan_inclusive = CollectiveWithOp("sg", "scan_inclusive")
 sub_group_scan_exclusive = CollectiveWithOp("sg", "scan_exclusive")
 
 API: dict[str, Any] = {
-    "reduction": reduction, "work_group_reduce": work_group_reduce,
+    "work_group_reduce": work_group_reduce,
     "work_group_scan_inclusive": work_group_scan_inclusive,
     "work_group_scan_exclusive": work_group_scan_exclusive,
     "sub_group_reduce": sub_group_reduce, "sub_group_scan_inclusive": sub_group_scan_inclusive,
