@@ -1,12 +1,12 @@
 """clpy: OpenCL kernels written in Python.
 
-    @clpy.kernel
-    def saxpy(a: float32, x: Global[float32], y: Global[float32]):
-        i = clpy.get_global_id(0)
-        y[i] = a * x[i] + y[i]
+@clpy.kernel
+def saxpy(a: float32, x: Global[float32], y: Global[float32]):
+    i = clpy.get_global_id(0)
+    y[i] = a * x[i] + y[i]
 
-    print(saxpy.source)                      # OpenCL C 2.0
-    saxpy[(n,), (64,)](2.0, x, y)            # run on the default device
+print(saxpy.source)                      # OpenCL C 2.0
+saxpy[(n,), (64,)](2.0, x, y)            # run on the default device
 """
 
 from __future__ import annotations
@@ -66,8 +66,15 @@ def __getattr__(name: str) -> Any:
     b = _REGISTRY.get(name)
     if b is not None:
         return b
-    if name in ("devices", "use_device", "clear_caches", "default_device",
-                "get_device", "LaunchHandle", "LaunchError"):
+    if name in (
+        "devices",
+        "use_device",
+        "clear_caches",
+        "default_device",
+        "get_device",
+        "LaunchHandle",
+        "LaunchError",
+    ):
         return getattr(_api, name)
     if name == "sim":  # lazy: importing clpy never imports the simulator
         import importlib
@@ -78,8 +85,7 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module("clpy.vectors")
     hint = missing_conversion_hint(name)
-    raise AttributeError(f"module 'clpy' has no attribute {name!r}" + (f": {hint}" if hint
-                                                                        else ""))
+    raise AttributeError(f"module 'clpy' has no attribute {name!r}" + (f": {hint}" if hint else ""))
 
 
 def __dir__() -> list[str]:
@@ -87,11 +93,40 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "kernel", "func", "reduction", "struct", "constexpr", "Global", "Local", "Constant",
-    "Private", "Ptr",
-    "Kernel", "Func", "Specialization", "StructType", "Type", "Target", "local_array",
-    "private_array", "CompileError", "UnsupportedSyntaxError", "UndefinedNameError",
-    "KernelTypeError", "ConstantError", "RecursionNotAllowedError", "FeatureError",
-    "BuildError", "vector", "Pipe", "WritePipe", "reserve_id_t", "LocalMemory", "DeviceArray",
-    "to_device", "empty", "zeros", "zeros_like",
+    "kernel",
+    "func",
+    "reduction",
+    "struct",
+    "constexpr",
+    "Global",
+    "Local",
+    "Constant",
+    "Private",
+    "Ptr",
+    "Kernel",
+    "Func",
+    "Specialization",
+    "StructType",
+    "Type",
+    "Target",
+    "local_array",
+    "private_array",
+    "CompileError",
+    "UnsupportedSyntaxError",
+    "UndefinedNameError",
+    "KernelTypeError",
+    "ConstantError",
+    "RecursionNotAllowedError",
+    "FeatureError",
+    "BuildError",
+    "vector",
+    "Pipe",
+    "WritePipe",
+    "reserve_id_t",
+    "LocalMemory",
+    "DeviceArray",
+    "to_device",
+    "empty",
+    "zeros",
+    "zeros_like",
 ]

@@ -84,8 +84,9 @@ class _Callable:
         try:
             return eval(compile(ast.Expression(node), parsed.file, "eval"), env)  # noqa: S307
         except Exception as e:
-            raise KernelTypeError(f"cannot evaluate annotation {ast.unparse(node)!r}: {e}",
-                                  parsed.loc(node)) from None
+            raise KernelTypeError(
+                f"cannot evaluate annotation {ast.unparse(node)!r}: {e}", parsed.loc(node)
+            ) from None
 
     def _resolve(self, ann: Any, node: ast.AST) -> Any:
         if isinstance(ann, _Constexpr):
@@ -114,7 +115,7 @@ class Specialization:
         return self.source_for("opencl-c-2.0")
 
     def source_for(self, target: Any, line_directives: bool = True) -> str:
-        key = (target, line_directives)   # a Target (info included) is hashable
+        key = (target, line_directives)  # a Target (info included) is hashable
         text = self._sources.get(key)
         if text is None:
             text = emit_program(self.function, target, line_directives=line_directives)
@@ -148,30 +149,35 @@ class Kernel(_Callable):
         names = self.param_names
         unknown = set(kwargs) - set(names)
         if unknown:
-            raise TypeError(f"{self.__name__}.specialize(): no parameter named "
-                            f"{sorted(unknown)[0]!r}; parameters are {', '.join(names)}")
+            raise TypeError(
+                f"{self.__name__}.specialize(): no parameter named "
+                f"{sorted(unknown)[0]!r}; parameters are {', '.join(names)}"
+            )
         types: list[tuple[str, Type]] = []
         consts: list[tuple[str, Any]] = []
         for name in names:
             ann = anns.get(name)
             if isinstance(ann, _Constexpr):
                 if name not in kwargs:
-                    raise TypeError(f"{self.__name__}: constexpr parameter {name!r} needs a "
-                                    "value: pass it to specialize() or at launch")
+                    raise TypeError(
+                        f"{self.__name__}: constexpr parameter {name!r} needs a "
+                        "value: pass it to specialize() or at launch"
+                    )
                 consts.append((name, _constexpr_value(name, kwargs[name])))
                 continue
             given = kwargs.get(name, ann)
             if given is None:
-                raise TypeError(f"{self.__name__}: parameter {name!r} has no annotation; give "
-                                f"its type: {self.__name__}.specialize({name}=...) or launch it "
-                                "with arguments")
+                raise TypeError(
+                    f"{self.__name__}: parameter {name!r} has no annotation; give "
+                    f"its type: {self.__name__}.specialize({name}=...) or launch it "
+                    "with arguments"
+                )
             try:
                 t = resolve_annotation(given)
             except TypeError as e:
                 raise TypeError(f"{self.__name__}: parameter {name!r}: {e}") from None
             if ann is not None and name in kwargs and ann is not t:
-                raise TypeError(f"{self.__name__}: parameter {name!r} is annotated {ann}, "
-                                f"not {t}")
+                raise TypeError(f"{self.__name__}: parameter {name!r} is annotated {ann}, not {t}")
             try:
                 types.append((name, _check_param_type(self.__name__, name, t)))
             except TypeError as e:
@@ -179,8 +185,9 @@ class Kernel(_Callable):
                 raise KernelTypeError(str(e), self.parsed.loc(node)) from None
         return self._specialization(tuple(types), tuple(consts))
 
-    def _specialization(self, types: tuple[tuple[str, Type], ...],
-                        consts: tuple[tuple[str, Any], ...]) -> Specialization:
+    def _specialization(
+        self, types: tuple[tuple[str, Type], ...], consts: tuple[tuple[str, Any], ...]
+    ) -> Specialization:
         key = (types, tuple((n, const_key(v)) for n, v in consts))
         spec = self._cache.get(key)
         if spec is None:
@@ -225,8 +232,10 @@ class Kernel(_Callable):
         return Launcher(self, sizes)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(f"kernel {self.__name__} is launched with sizes: "
-                        f"{self.__name__}[global_size, local_size](...)")
+        raise TypeError(
+            f"kernel {self.__name__} is launched with sizes: "
+            f"{self.__name__}[global_size, local_size](...)"
+        )
 
     def __repr__(self) -> str:
         return f"<clpy.kernel {self.__name__}>"
@@ -267,8 +276,9 @@ class Func(_Callable):
                 st.callees.append(f)
         return CallFunc(fn.ret, st.loc(node), fn, cargs)
 
-    def build_for(self, types: tuple[tuple[str, Type], ...], session: CompileSession,
-                  loc: Any) -> Function:
+    def build_for(
+        self, types: tuple[tuple[str, Type], ...], session: CompileSession, loc: Any
+    ) -> Function:
         key = tuple(t for _, t in types)
         fn = self._cache.get(key)
         if fn is not None:
@@ -276,13 +286,13 @@ class Func(_Callable):
         if self in session.stack:
             chain = " → ".join(f.__name__ for f in (*session.stack, self))
             raise RecursionNotAllowedError(
-                f"recursive call {chain}: OpenCL C does not allow recursion (spec §1.9)", loc)
+                f"recursive call {chain}: OpenCL C does not allow recursion (spec §1.9)", loc
+            )
         session.stack.append(self)
         try:
             ret = self.annotations().get("return")
             # Specializations share the user's name; the emitter makes C names unique.
-            fn = build_function(self.parsed, types, {}, False, session, ret,
-                                name=self.__name__)
+            fn = build_function(self.parsed, types, {}, False, session, ret, name=self.__name__)
         finally:
             session.stack.pop()
         self._cache[key] = fn
@@ -356,20 +366,29 @@ def _check_param_type(kname: str, name: str, t: Type) -> Type:
     if t is C.void:
         raise TypeError(f"{kname}: parameter {name!r}: void is not a parameter type")
     if isinstance(t, PointerType) and isinstance(t.elem, PointerType):
-        raise TypeError(f"{kname}: parameter {name!r}: kernel parameters cannot be pointers "
-                        "to pointers (spec §1.9)")
+        raise TypeError(
+            f"{kname}: parameter {name!r}: kernel parameters cannot be pointers "
+            "to pointers (spec §1.9)"
+        )
     if isinstance(t, ArrayType):
-        raise TypeError(f"{kname}: parameter {name!r}: arrays are not parameters; pass a "
-                        "pointer (Global[...])")
+        raise TypeError(
+            f"{kname}: parameter {name!r}: arrays are not parameters; pass a pointer (Global[...])"
+        )
     if isinstance(t, PointerType) and t.space is AddressSpace.PRIVATE:
-        raise TypeError(f"{kname}: parameter {name!r}: kernel pointer parameters must be "
-                        "Global, Constant or Local (spec §1.5)")
+        raise TypeError(
+            f"{kname}: parameter {name!r}: kernel pointer parameters must be "
+            "Global, Constant or Local (spec §1.5)"
+        )
     if isinstance(t, ScalarType) and t is C.bool_:
-        raise TypeError(f"{kname}: parameter {name!r}: bool kernel parameters are not allowed "
-                        "(spec §1.9); use int")
+        raise TypeError(
+            f"{kname}: parameter {name!r}: bool kernel parameters are not allowed "
+            "(spec §1.9); use int"
+        )
     if isinstance(t, ScalarType) and t in C.SIZE_SCALARS:
-        raise TypeError(f"{kname}: parameter {name!r}: {t} kernel parameters are not allowed "
-                        "(spec §1.9); use long or ulong")
+        raise TypeError(
+            f"{kname}: parameter {name!r}: {t} kernel parameters are not allowed "
+            "(spec §1.9); use long or ulong"
+        )
     return t
 
 
@@ -379,5 +398,13 @@ def _constexpr_value(name: str, v: Any) -> Any:
     raise TypeError(f"constexpr parameter {name!r}: {v!r} is not a number or a clpy type")
 
 
-__all__ = ["Kernel", "Func", "Specialization", "kernel", "func", "constexpr", "arg_type",
-           "CompileError"]
+__all__ = [
+    "Kernel",
+    "Func",
+    "Specialization",
+    "kernel",
+    "func",
+    "constexpr",
+    "arg_type",
+    "CompileError",
+]

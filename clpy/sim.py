@@ -10,8 +10,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_NAMES = ("launch", "config", "current", "SimConfig", "CHECKS", "SimulationError",
-          "SimulationWarning", "Report")
+_NAMES = (
+    "launch",
+    "config",
+    "current",
+    "SimConfig",
+    "CHECKS",
+    "SimulationError",
+    "SimulationWarning",
+    "Report",
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -14,5 +14,13 @@ from sim.launch import launch
 
 SUPPORTS_NON_UNIFORM = True  # global sizes need not be multiples of the local size (CL 2.0)
 
-__all__ = ["launch", "config", "current", "SimConfig", "CHECKS", "SimulationError",
-           "SimulationWarning", "Report"]
+__all__ = [
+    "launch",
+    "config",
+    "current",
+    "SimConfig",
+    "CHECKS",
+    "SimulationError",
+    "SimulationWarning",
+    "Report",
+]

@@ -31,7 +31,8 @@ SEQUENTIAL_SEGMENTS = 256
 
 # Read-modify-write operators: NumPy ufuncs from the operator table (clpy/ir/operators.py).
 _COMBINE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    name: BINARY[name].ufunc for name in ("add", "min", "max", "and", "or", "xor")}
+    name: BINARY[name].ufunc for name in ("add", "min", "max", "and", "or", "xor")
+}
 
 
 def _order_key(call: Call, fr: Frame, n: int) -> np.ndarray:
@@ -40,8 +41,9 @@ def _order_key(call: Call, fr: Frame, n: int) -> np.ndarray:
     if cfg.atomic_order != "shuffled":
         return wid
     # reproducible per seed, batch, call site and barrier interval
-    rng = np.random.default_rng((int(cfg.seed), fr.batch.gfirst, call.loc.line, call.loc.col,
-                                 fr.batch.barriers))
+    rng = np.random.default_rng(
+        (int(cfg.seed), fr.batch.gfirst, call.loc.line, call.loc.col, fr.batch.barriers)
+    )
     return rng.permutation(n)[np.argsort(np.argsort(wid))]
 
 
@@ -122,7 +124,7 @@ def _fetch_op(op: str, data: np.ndarray, s: _Sorted, operand: np.ndarray) -> np.
                 old = np.empty(s.n, dt)
                 bounds = np.append(starts, s.n)
                 for a, b in zip(bounds[:-1], bounds[1:]):  # per address, not per lane
-                    cs = np.cumsum(np.concatenate([init[a:a + 1], operand[a:b]]), dtype=dt)
+                    cs = np.cumsum(np.concatenate([init[a : a + 1], operand[a:b]]), dtype=dt)
                     old[a:b] = cs[:-1]
                     data[s.addr[a]] = cs[-1]
                 return old
@@ -153,8 +155,11 @@ def _fetch_op(op: str, data: np.ndarray, s: _Sorted, operand: np.ndarray) -> np.
 def _cmpxchg(data: np.ndarray, s: _Sorted, cmp: np.ndarray, val: np.ndarray) -> np.ndarray:
     """Sequential compare-exchange per address, resolved in rounds of one success each."""
     dt = data.dtype
-    as_bits = (lambda a: a.view(np.uint64 if dt.itemsize == 8 else np.uint32)) \
-        if dt.kind == "f" else (lambda a: a)
+    as_bits = (
+        (lambda a: a.view(np.uint64 if dt.itemsize == 8 else np.uint32))
+        if dt.kind == "f"
+        else (lambda a: a)
+    )
     nseg = int(s.seg[-1]) + 1 if s.n else 0
     cur = data[s.addr[s.start]].copy()  # per segment
     ptr = np.flatnonzero(s.start)  # next unresolved lane of each segment
@@ -187,14 +192,17 @@ def _atomic(call: Call, fr: Frame, args: list[Any]) -> Any:
     indexed = not spec.explicit and len(params) == 2 + spec.nvals
     p = args[0]
     off = p.off + np.asarray(args[1], np.int64) if indexed else p.off
-    rest = args[2 if indexed else 1:]
+    rest = args[2 if indexed else 1 :]
     idx = p.mem.element_indices(fr, off, call.loc)
     data = p.mem.flat_data()
     dt = data.dtype
     shape = fr.shape
     op = spec.op
-    if getattr(call.expr.type, "cl_name", "") == "void" and spec.ret == "old" and \
-            _discarded(op, data, idx, rest, shape):
+    if (
+        getattr(call.expr.type, "cl_name", "") == "void"
+        and spec.ret == "old"
+        and _discarded(op, data, idx, rest, shape)
+    ):
         return dt.type(0)
     s = _Sorted(call, fr, idx)
     if op == "load":
@@ -212,8 +220,9 @@ def _atomic(call: Call, fr: Frame, args: list[Any]) -> Any:
     if op in ("cas_strong", "cas_weak"):
         ep = rest[0]
         expected = np.broadcast_to(np.asarray(ep.mem.load(fr, ep.off, call.loc), dt), shape)
-        old = s.unsort(_cmpxchg(data, s, s.sort(expected, dt, shape),
-                                s.sort(rest[1], dt, shape)), shape)
+        old = s.unsort(
+            _cmpxchg(data, s, s.sort(expected, dt, shape), s.sort(rest[1], dt, shape)), shape
+        )
         if dt.kind == "f":
             bits = np.uint64 if dt.itemsize == 8 else np.uint32
             ok = old.view(bits) == np.ascontiguousarray(expected).view(bits)
@@ -228,8 +237,9 @@ def _atomic(call: Call, fr: Frame, args: list[Any]) -> Any:
 _AT = {name: BINARY[name].ufunc for name in ("min", "max", "and", "or", "xor")}
 
 
-def _discarded(op: str, data: np.ndarray, idx: np.ndarray, vals: list[Any],
-               shape: tuple[int, int]) -> bool:
+def _discarded(
+    op: str, data: np.ndarray, idx: np.ndarray, vals: list[Any], shape: tuple[int, int]
+) -> bool:
     """Integer read-modify-writes whose results are unused: order-free final values (no
     sort). Returns False where the general path is needed."""
     dt = data.dtype

@@ -61,6 +61,7 @@ def builtin_combiner(op: str) -> Callable[[Tree, Tree], Tree]:
 
     def comb(a: Any, b: Any) -> Any:
         return lanes(np.asarray(a), np.asarray(b))
+
     comb.ufunc = bop.ufunc  # type: ignore[attr-defined]
     return comb
 
@@ -72,15 +73,18 @@ def user_combiner(fn: Any, fr: Frame, checks: frozenset[str]) -> Callable[[Tree,
 
     def comb(a: Tree, b: Tree) -> Tree:
         shape = _leaf(a).shape[-2:]
-        sub = Frame(fr.batch, shape, np.zeros((shape[0], 1), np.int64),
-                    np.zeros((1, shape[1]), np.int64))
+        sub = Frame(
+            fr.batch, shape, np.zeros((shape[0], 1), np.int64), np.zeros((1, shape[1]), np.int64)
+        )
         sub.env[pa] = a
         sub.env[pb] = b
         sub.env[RET] = tmap(np.copy, a)
         plan.body(sub)
         r = sub.env[RET]
-        return tmap(lambda x, ref: np.broadcast_to(np.asarray(x, dtype=ref.dtype),
-                                                   ref.shape).copy(), r, a)
+        return tmap(
+            lambda x, ref: np.broadcast_to(np.asarray(x, dtype=ref.dtype), ref.shape).copy(), r, a
+        )
+
     return comb
 
 
@@ -94,8 +98,13 @@ def _isqrt_ceil(n: int) -> int:
     return k
 
 
-def chunked(v: Tree, mode: str, comb: Callable[[Tree, Tree], Tree], ident: Tree | None,
-            normalize: bool = False) -> Tree:
+def chunked(
+    v: Tree,
+    mode: str,
+    comb: Callable[[Tree, Tree], Tree],
+    ident: Tree | None,
+    normalize: bool = False,
+) -> Tree:
     """Reduce or scan along the last axis (the items of each group, in local id order)."""
     n = _leaf(v).shape[-1]
     k = _isqrt_ceil(n)
@@ -124,11 +133,13 @@ def chunked(v: Tree, mode: str, comb: Callable[[Tree, Tree], Tree], ident: Tree 
             tmap(lambda p, a, j=j: p.__setitem__((..., j), a), prefix, acc)
     totals = acc  # (..., G, c)
     for i in range(1, c):
-        t = comb(tmap(lambda x, i=i: x[..., i - 1:i], totals),
-                 tmap(lambda x, i=i: x[..., i:i + 1], totals))
+        t = comb(
+            tmap(lambda x, i=i: x[..., i - 1 : i], totals),
+            tmap(lambda x, i=i: x[..., i : i + 1], totals),
+        )
         tmap(lambda x, y, i=i: x.__setitem__((..., slice(i, i + 1)), y), totals, t)
     if mode == "reduce":
-        return tmap(lambda x: np.repeat(x[..., c - 1:c], n, -1), totals)
+        return tmap(lambda x: np.repeat(x[..., c - 1 : c], n, -1), totals)
     pre = tmap(lambda x: x.reshape(x.shape[:-2] + (c * k,))[..., :n], prefix)
     ch = np.arange(n) // k
     if mode == "scan_inclusive":
@@ -139,26 +150,27 @@ def chunked(v: Tree, mode: str, comb: Callable[[Tree, Tree], Tree], ident: Tree 
             tmap(lambda o, x: o.__setitem__((..., m), x), out, r)
         return out
     # exclusive
-    out = tmap(lambda x, e: np.broadcast_to(np.asarray(e, x.dtype), x.shape).copy(),
-               pre, ident)
+    out = tmap(lambda x, e: np.broadcast_to(np.asarray(e, x.dtype), x.shape).copy(), pre, ident)
     lid = np.arange(n)
     inner = (lid % k != 0) & (ch > 0)
     first_in = (lid % k != 0) & (ch == 0)
     starts_m = (lid % k == 0) & (ch > 0)
     if inner.any():
-        r = comb(tmap(lambda x: x[..., ch[inner] - 1], totals),
-                 tmap(lambda x: x[..., lid[inner] - 1], pre))
+        r = comb(
+            tmap(lambda x: x[..., ch[inner] - 1], totals),
+            tmap(lambda x: x[..., lid[inner] - 1], pre),
+        )
         tmap(lambda o, x: o.__setitem__((..., inner), x), out, r)
     if first_in.any():
         tmap(lambda o, x: o.__setitem__((..., first_in), x[..., lid[first_in] - 1]), out, pre)
     if starts_m.any():
-        tmap(lambda o, x: o.__setitem__((..., starts_m), x[..., ch[starts_m] - 1]), out,
-             totals)
+        tmap(lambda o, x: o.__setitem__((..., starts_m), x[..., ch[starts_m] - 1]), out, totals)
     return out
 
 
-def _chunked_ufunc(w: np.ndarray, mode: str, comb: Any, uf: Any, ident: Any, n: int, k: int,
-                   c: int) -> np.ndarray:
+def _chunked_ufunc(
+    w: np.ndarray, mode: str, comb: Any, uf: Any, ident: Any, n: int, k: int, c: int
+) -> np.ndarray:
     """``chunked`` for built-in operators without Python loops: ``accumulate`` within chunks
     and over chunk totals is the same sequential order as the lowered C. Works on
     ``(..., c, k)`` blocks; padding (zeros) only ever follows the last item."""
@@ -172,7 +184,7 @@ def _chunked_ufunc(w: np.ndarray, mode: str, comb: Any, uf: Any, ident: Any, n: 
     totals = uf.accumulate(tot, axis=-1, dtype=dt)  # (..., c)
     lead = w.shape[:-2]
     if mode == "reduce":
-        return np.broadcast_to(totals[..., c - 1:c], lead + (n,)).copy()
+        return np.broadcast_to(totals[..., c - 1 : c], lead + (n,)).copy()
     if mode == "scan_inclusive":
         out = prefix
         if c > 1:
@@ -219,16 +231,22 @@ def groups_of(fr: Frame, unit: int | None) -> tuple[np.ndarray, np.ndarray, np.n
     return order, key[order], counts
 
 
-def apply_grouped(fr: Frame, v: Tree, t: Type | None, fn: Callable[[Tree], Tree],
-                  unit: int | None = None) -> Tree:
+def apply_grouped(
+    fr: Frame, v: Tree, t: Type | None, fn: Callable[[Tree], Tree], unit: int | None = None
+) -> Tree:
     """Run ``fn`` (last axis = items of one group) on the frame's lanes grouped by work-group
     (or sub-group of ``unit`` lanes) and put the results back in lane order. ``t`` None: the
     leaves are already full lane arrays."""
     shape = fr.shape
     if t is not None:
         v = _full(v, t, shape)
-    if unit is None and fr.complete and np.shape(fr.gslot) == (shape[0], 1) and \
-            np.shape(fr.llid) == (1, shape[1]) and shape[1] == fr.batch.launch.W:
+    if (
+        unit is None
+        and fr.complete
+        and np.shape(fr.gslot) == (shape[0], 1)
+        and np.shape(fr.llid) == (1, shape[1])
+        and shape[1] == fr.batch.launch.W
+    ):
         return fn(v)  # the root layout: one row per work-group, in local id order
     order, _, counts = groups_of(fr, unit)
     total = shape[0] * shape[1]
@@ -238,7 +256,7 @@ def apply_grouped(fr: Frame, v: Tree, t: Type | None, fn: Callable[[Tree], Tree]
     bounds = np.concatenate([[0], np.cumsum(counts)])
     for m in sizes:  # groups of equal size together
         sel = np.flatnonzero(counts == m)
-        idx = (bounds[sel][:, None] + np.arange(m)[None, :])
+        idx = bounds[sel][:, None] + np.arange(m)[None, :]
         r = fn(tmap(lambda x, idx=idx: x[..., idx], flat))
         tmap(lambda o, x, idx=idx: o.__setitem__((..., order[idx]), x), out, r)
     return tmap(lambda x: x.reshape(x.shape[:-1] + shape), out)
@@ -256,10 +274,14 @@ def check_complete(call: Call, fr: Frame, what: str) -> None:
     if partial.any() and "barriers" in call.checks:
         g = int(np.flatnonzero(partial)[0])
         batch.launch.fail_lanes(
-            fr, partial[gs], "barrier-divergence",
+            fr,
+            partial[gs],
+            "barrier-divergence",
             f"{what} reached by {int(counts[g])} of the "
             f"{int(np.broadcast_to(full, counts.shape)[g])} work-items of a work-group: "
-            "collectives must be reached by every work-item (spec §1.13.15)", call.loc)
+            "collectives must be reached by every work-item (spec §1.13.15)",
+            call.loc,
+        )
 
 
 # ----------------------------------------------------------------------------- built-ins
@@ -291,15 +313,25 @@ def _collective(call: Call, fr: Frame, args: list[Any]) -> Any:
     if op == "user":
         fn = call.expr.combiner
         if fn is None:
-            fr.batch.launch.fail("unsupported", f"clpy.{call.builtin.name} is what "
-                                 f"clpy.{call.builtin.name[:-len('_user')]}(x, r) compiles to "
-                                 "for a @clpy.reduction r; call that form", call.loc)
+            fr.batch.launch.fail(
+                "unsupported",
+                f"clpy.{call.builtin.name} is what "
+                f"clpy.{call.builtin.name[: -len('_user')]}(x, r) compiles to "
+                "for a @clpy.reduction r; call that form",
+                call.loc,
+            )
             return x
         comb = user_combiner(fn, fr, call.checks)
         ident = args[1]
         if mode == "scan_exclusive":
-            ident = tmap(lambda a: _leaf(a).reshape(-1)[0] if _leaf(a).ndim == 0 or
-                         isinstance(t, ScalarType) else a, ident)
+            ident = tmap(
+                lambda a: (
+                    _leaf(a).reshape(-1)[0]
+                    if _leaf(a).ndim == 0 or isinstance(t, ScalarType)
+                    else a
+                ),
+                ident,
+            )
     else:
         if mode in ("all", "any"):
             mode = "reduce"
@@ -350,6 +382,7 @@ def _select_by_lin(v: Tree) -> Tree:
     def take(a: np.ndarray) -> np.ndarray:
         p = np.broadcast_to(pos, a.shape[:-1] + (1,))
         return np.repeat(np.take_along_axis(a, p, -1), a.shape[-1], -1)
+
     return {"v": tmap(take, x), "lin": v["lin"]}
 
 
@@ -381,5 +414,6 @@ IMPLS: dict[str, Any] = {}
 for _name, _b in REGISTRY.items():  # every collective declaration, by its mode
     _c = _b.collective
     if _c is not None:
-        IMPLS[_name] = (_info if _c.mode == "info" else _sg_barrier if _c.mode == "barrier"
-                        else _collective)
+        IMPLS[_name] = (
+            _info if _c.mode == "info" else _sg_barrier if _c.mode == "barrier" else _collective
+        )

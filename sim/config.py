@@ -40,7 +40,9 @@ class SimConfig:
 
 
 _CURRENT: contextvars.ContextVar[SimConfig] = contextvars.ContextVar(
-    "clpy_sim_config", default=SimConfig())  # noqa: B039 - SimConfig is frozen
+    "clpy_sim_config",
+    default=SimConfig(),  # noqa: B039 - SimConfig is frozen
+)
 
 
 def current() -> SimConfig:
@@ -63,10 +65,16 @@ class _ConfigHandle:
         return f"<clpy.sim.config {self.settings}>"
 
 
-def config(checks: bool | str | Iterable[str] | None = None, *, on_error: str | None = None,
-           atomic_order: str | None = None, sub_group_size: int | None = None,
-           spin_limit: int | None = None, max_lanes: int | None = None,
-           seed: int | None = None) -> _ConfigHandle:
+def config(
+    checks: bool | str | Iterable[str] | None = None,
+    *,
+    on_error: str | None = None,
+    atomic_order: str | None = None,
+    sub_group_size: int | None = None,
+    spin_limit: int | None = None,
+    max_lanes: int | None = None,
+    seed: int | None = None,
+) -> _ConfigHandle:
     """Change simulator settings (see ``SimConfig``); ``checks=True``/``False`` turns every
     checker on/off, or name them: ``checks={"bounds", "races"}``."""
     cfg = _CURRENT.get()
@@ -80,8 +88,10 @@ def config(checks: bool | str | Iterable[str] | None = None, *, on_error: str | 
             names = frozenset([checks] if isinstance(checks, str) else checks)
             unknown = names - CHECKS
             if unknown:
-                raise ValueError(f"config(checks=...): unknown check(s) {sorted(unknown)}; "
-                                 f"valid: {sorted(CHECKS)}")
+                raise ValueError(
+                    f"config(checks=...): unknown check(s) {sorted(unknown)}; "
+                    f"valid: {sorted(CHECKS)}"
+                )
             kw["checks"] = names
     if on_error is not None:
         if on_error not in ("raise", "warn"):
@@ -91,8 +101,12 @@ def config(checks: bool | str | Iterable[str] | None = None, *, on_error: str | 
         if atomic_order not in ("work-item", "shuffled"):
             raise ValueError("config(atomic_order=...) must be 'work-item' or 'shuffled'")
         kw["atomic_order"] = atomic_order
-    for name, v in (("sub_group_size", sub_group_size), ("spin_limit", spin_limit),
-                    ("max_lanes", max_lanes), ("seed", seed)):
+    for name, v in (
+        ("sub_group_size", sub_group_size),
+        ("spin_limit", spin_limit),
+        ("max_lanes", max_lanes),
+        ("seed", seed),
+    ):
         if v is not None:
             if not isinstance(v, int) or isinstance(v, bool) or (v <= 0 and name != "seed"):
                 raise ValueError(f"config({name}=...) must be a positive int, got {v!r}")

@@ -11,8 +11,16 @@ from dataclasses import dataclass
 
 from clpy.ir.nodes import Loc
 
-KINDS = ("out-of-bounds", "data-race", "barrier-divergence", "uninitialized-read",
-         "division-by-zero", "no-progress", "assertion", "unsupported")
+KINDS = (
+    "out-of-bounds",
+    "data-race",
+    "barrier-divergence",
+    "uninitialized-read",
+    "division-by-zero",
+    "no-progress",
+    "assertion",
+    "unsupported",
+)
 
 
 @dataclass(frozen=True)
@@ -43,8 +51,10 @@ class Report:
         out = [f"{self.kind}: {self.message}", f"  at {self.loc}"]
         out.extend(_source(self.loc, caret=True))
         if self.global_id is not None:
-            out.append(f"  work-item global id {_ids(self.global_id)}, local id "
-                       f"{_ids(self.local_id)}, group {_ids(self.group_id)}")
+            out.append(
+                f"  work-item global id {_ids(self.global_id)}, local id "
+                f"{_ids(self.local_id)}, group {_ids(self.group_id)}"
+            )
         if self.memory is not None:
             where = self.memory if self.index is None else f"{self.memory}[{self.index}]"
             out.append(f"  memory: {where}")

@@ -50,8 +50,19 @@ Fn = Callable[[Frame], Value]
 
 _INT_DIV = ("/", "%", "floordiv", "floormod")
 LOADED = "<compound lhs>"  # frame-cache key of the left side that ``compound`` combines
-SAFE_FAMILIES = frozenset({"math", "common", "geometric", "relational", "integer", "work-item",
-                           "conversions", "integer/common", "misc-vector"})
+SAFE_FAMILIES = frozenset(
+    {
+        "math",
+        "common",
+        "geometric",
+        "relational",
+        "integer",
+        "work-item",
+        "conversions",
+        "integer/common",
+        "misc-vector",
+    }
+)
 
 
 def is_safe(e: Expr) -> bool:
@@ -60,8 +71,11 @@ def is_safe(e: Expr) -> bool:
     if isinstance(e, (Const, NamedConst, VarRef)):
         return True
     if isinstance(e, Binary):
-        if e.op in _INT_DIV and isinstance(e.type, (ScalarType, VectorType)) and \
-                not ops.element_of(e.type).is_float:
+        if (
+            e.op in _INT_DIV
+            and isinstance(e.type, (ScalarType, VectorType))
+            and not ops.element_of(e.type).is_float
+        ):
             return False
         return is_safe(e.left) and is_safe(e.right)
     if isinstance(e, (Compare, Logical)):
@@ -80,9 +94,12 @@ def is_safe(e: Expr) -> bool:
         return all(is_safe(p) for p in e.fields)
     if isinstance(e, CallBuiltin):
         b = e.builtin
-        return b.family in SAFE_FAMILIES and not b.writes_args and \
-            not any(isinstance(a.type, PointerType) for a in e.args) and \
-            all(is_safe(a) for a in e.args)
+        return (
+            b.family in SAFE_FAMILIES
+            and not b.writes_args
+            and not any(isinstance(a.type, PointerType) for a in e.args)
+            and all(is_safe(a) for a in e.args)
+        )
     return False
 
 
@@ -149,6 +166,7 @@ class ExprCompiler:
             if var in env:
                 return env[var]
             return fr.get(var)
+
         return f
 
     # ------------------------------------------------------------------ operators
@@ -168,8 +186,11 @@ class ExprCompiler:
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self._pointer_binary(e, L, R)
         elem = ops.element_of(t)
-        if op in _INT_DIV and not elem.is_float and not (
-                isinstance(e.right, Const) and e.right.value != 0):
+        if (
+            op in _INT_DIV
+            and not elem.is_float
+            and not (isinstance(e.right, Const) and e.right.value != 0)
+        ):
             loc = e.loc
             check = "div_zero" in self.checks
 
@@ -178,12 +199,17 @@ class ExprCompiler:
                 zero = b == 0
                 if np.any(zero):
                     if check:
-                        zl = zero if not isinstance(zero, np.ndarray) or zero.ndim < 3 else \
-                            zero.any(axis=0)
-                        fr.batch.launch.fail_lanes(fr, zl, "division-by-zero",
-                                                   f"integer {_opname(op)} by zero", loc)
+                        zl = (
+                            zero
+                            if not isinstance(zero, np.ndarray) or zero.ndim < 3
+                            else zero.any(axis=0)
+                        )
+                        fr.batch.launch.fail_lanes(
+                            fr, zl, "division-by-zero", f"integer {_opname(op)} by zero", loc
+                        )
                     b = np.where(zero, elem.dtype.type(1), b).astype(elem.dtype)
                 return ops.binary(op, t, a, b)
+
             return div
         if elem.is_float:
             fb = ops.float_binary
@@ -194,6 +220,7 @@ class ExprCompiler:
                 if getattr(r, "dtype", None) != dt:
                     return ops.fix_dtype(r, elem)
                 return r
+
             return fop
         ib = ops.int_binary
         dt = elem.dtype
@@ -212,6 +239,7 @@ class ExprCompiler:
                     if first is not None:
                         fr.batch.note_run(r, first + sign * int(b))
                 return r
+
             return iop_run
 
         def iop(fr: Frame) -> Value:
@@ -219,15 +247,21 @@ class ExprCompiler:
             if getattr(r, "dtype", None) != dt:
                 return ops.fix_dtype(r, elem)
             return r
+
         return iop
 
     def _pointer_binary(self, e: Binary, L: Fn, R: Fn) -> Fn:
         op = e.op
         if isinstance(e.left.type, PointerType) and isinstance(e.right.type, PointerType):
+
             def diff(fr: Frame) -> Value:
                 a, b = L(fr), R(fr)
-                return np.asarray(a.off - b.off, dtype=np.int64)[()] if np.ndim(
-                    a.off - b.off) == 0 else np.asarray(a.off - b.off, dtype=np.int64)
+                return (
+                    np.asarray(a.off - b.off, dtype=np.int64)[()]
+                    if np.ndim(a.off - b.off) == 0
+                    else np.asarray(a.off - b.off, dtype=np.int64)
+                )
+
             return diff
         sign = 1 if op == "+" else -1
 
@@ -235,6 +269,7 @@ class ExprCompiler:
             p, k = L(fr), R(fr)
             off = np.asarray(p.off, dtype=np.int64) + sign * np.asarray(k).astype(np.int64)
             return PtrVal(p.mem, off[()] if off.ndim == 0 else off)
+
         return arith
 
     def x_Unary(self, e: Unary) -> Fn:
@@ -274,6 +309,7 @@ class ExprCompiler:
             sub = fr.sub(sel)
             b = R(sub)
             return scatter_value(fr.shape, sel, np.broadcast_to(a, fr.shape), b)
+
         return short
 
     def cond(self, e: Expr) -> Fn:
@@ -287,8 +323,11 @@ class ExprCompiler:
 
     def x_Select(self, e: Select) -> Fn:
         C_, T, F = self.cond(e.cond), self.expr(e.if_true), self.expr(e.if_false)
-        if is_safe(e.if_true) and is_safe(e.if_false) and not isinstance(
-                e.type, (StructType, PointerType)):
+        if (
+            is_safe(e.if_true)
+            and is_safe(e.if_false)
+            and not isinstance(e.type, (StructType, PointerType))
+        ):
             vec = isinstance(e.type, VectorType)
 
             def blend(fr: Frame) -> Value:
@@ -297,6 +336,7 @@ class ExprCompiler:
                     return T(fr) if c else F(fr)
                 r = np.where(c, T(fr), F(fr)) if not vec else np.where(c[None], T(fr), F(fr))
                 return r
+
             return blend
         shape_of = _value_template(e.type)
 
@@ -313,6 +353,7 @@ class ExprCompiler:
             vf = F(fr.sub(nsel))
             base = scatter_value(fr.shape, sel, shape_of(vt), vt)
             return scatter_value(fr.shape, nsel, base, vf)
+
         return select
 
     def x_Cast(self, e: Cast) -> Fn:
@@ -350,6 +391,7 @@ class ExprCompiler:
                 v = np.asarray(P(fr), dtype=dt)
                 v2 = v.reshape(1, 1) if v.ndim == 0 else v
                 return np.broadcast_to(v2, (n, *v2.shape))
+
             return bcast
 
         def cons(fr: Frame) -> Value:
@@ -361,6 +403,7 @@ class ExprCompiler:
                 vals.append(v)
             shape = np.broadcast_shapes(*(v.shape[1:] for v in vals))
             return np.concatenate([np.broadcast_to(v, (v.shape[0], *shape)) for v in vals])
+
         return cons
 
     def x_Field(self, e: Field) -> Fn:
@@ -413,22 +456,32 @@ def _fast_cast(src: Type, dst: Type) -> Callable[[Value, Frame], Value] | None:
             if first is not None:
                 fr.batch.note_run(r, first)
         return r
+
     return cast
 
 
 def _opname(op: str) -> str:
-    return {"/": "division", "%": "remainder", "floordiv": "floor division //",
-            "floormod": "modulo %"}[op]
+    return {
+        "/": "division",
+        "%": "remainder",
+        "floordiv": "floor division //",
+        "floormod": "modulo %",
+    }[op]
 
 
 def _value_template(t: Type) -> Callable[[Value], Value]:
     """A blank value shaped like ``v`` (for scattering the two sides of ``?:``)."""
+
     def tmpl(v: Value) -> Value:
         if isinstance(v, dict):
             return {k: tmpl(x) for k, x in v.items()}
         if isinstance(v, PtrVal):
             return PtrVal(v.mem, np.int64(0))
         a = np.asarray(v)
-        return np.zeros(a.shape[:-2] if a.ndim > 2 else (), dtype=a.dtype)[
-            (...,) + (None,) * 2] if a.ndim > 2 else a.dtype.type(0)
+        return (
+            np.zeros(a.shape[:-2] if a.ndim > 2 else (), dtype=a.dtype)[(...,) + (None,) * 2]
+            if a.ndim > 2
+            else a.dtype.type(0)
+        )
+
     return tmpl

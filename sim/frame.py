@@ -72,8 +72,11 @@ class Cols(Sel):
         self.shape = (g, len(cols))
         # a contiguous run is a slice: views instead of copies
         n = len(cols)
-        self.slice = slice(int(cols[0]), int(cols[0]) + n) if n and \
-            int(cols[-1]) - int(cols[0]) == n - 1 else None
+        self.slice = (
+            slice(int(cols[0]), int(cols[0]) + n)
+            if n and int(cols[-1]) - int(cols[0]) == n - 1
+            else None
+        )
 
     def gather(self, v: Value) -> Value:
         if not isinstance(v, np.ndarray) or v.ndim < 2 or v.shape[-1] == 1:
@@ -152,12 +155,14 @@ def _owned(old: Any, shape: tuple[int, int], new: Any) -> bool:
 
 def _calibrate_owned() -> int:
     """What ``_owned`` sees for an array only the caller's local variable holds."""
+
     def count(old: Any) -> int:
         return sys.getrefcount(old)
 
     def caller() -> int:
         old = np.zeros(2)
         return count(old)
+
     return caller()
 
 
@@ -165,8 +170,15 @@ _OWNED_REFS = _calibrate_owned()
 
 
 def _pointer_mix() -> Exception:
-    return SimulationError([Report("unsupported", "a pointer variable points into different "
-                                   "memory objects in different work-items", NOWHERE)])
+    return SimulationError(
+        [
+            Report(
+                "unsupported",
+                "a pointer variable points into different memory objects in different work-items",
+                NOWHERE,
+            )
+        ]
+    )
 
 
 def select_lanes(c: Value, shape: tuple[int, int]) -> Sel | bool:
@@ -210,12 +222,29 @@ class Frame:
     has all its work-items here (a barrier may be reached).
     """
 
-    __slots__ = ("batch", "parent", "sel", "shape", "env", "gslot", "llid", "cache",
-                 "complete", "views")
+    __slots__ = (
+        "batch",
+        "parent",
+        "sel",
+        "shape",
+        "env",
+        "gslot",
+        "llid",
+        "cache",
+        "complete",
+        "views",
+    )
 
-    def __init__(self, batch: Batch, shape: tuple[int, int], gslot: Value, llid: Value,
-                 parent: Frame | None = None, sel: Sel | None = None,
-                 complete: bool = True) -> None:
+    def __init__(
+        self,
+        batch: Batch,
+        shape: tuple[int, int],
+        gslot: Value,
+        llid: Value,
+        parent: Frame | None = None,
+        sel: Sel | None = None,
+        complete: bool = True,
+    ) -> None:
         self.batch = batch
         self.parent = parent
         self.sel = sel
@@ -240,8 +269,7 @@ class Frame:
         assert sel is not None
         pv = p.get(key)
         v = gather(sel, pv)
-        if type(sel) is Cols and sel.slice is not None and type(pv) is np.ndarray and \
-                v is not pv:
+        if type(sel) is Cols and sel.slice is not None and type(pv) is np.ndarray and v is not pv:
             if pv.base is None:
                 self.views[key] = v
             if pv.ndim == 2 and pv.shape[0] == 1:
@@ -261,8 +289,15 @@ class Frame:
 
     def sub(self, sel: Sel) -> Frame:
         complete = self.complete and isinstance(sel, Rows)
-        return Frame(self.batch, sel.shape, sel.gather(self.gslot), sel.gather(self.llid),
-                     self, sel, complete)
+        return Frame(
+            self.batch,
+            sel.shape,
+            sel.gather(self.gslot),
+            sel.gather(self.llid),
+            self,
+            sel,
+            complete,
+        )
 
     def scope(self) -> Frame:
         """A frame with the same lanes and a fresh variable scope (device function call)."""

@@ -43,8 +43,9 @@ class _Binder:
         self.st = st
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
-        mem = make_global(self.st, param.name, param.elem, array, param.constant,
-                          written=param.written)
+        mem = make_global(
+            self.st, param.name, param.elem, array, param.constant, written=param.written
+        )
         return PtrVal(mem, np.int64(0))
 
     def local_buffer(self, param: LocalBuffer, count: int) -> Any:
@@ -57,9 +58,14 @@ class _Binder:
         return pipe  # a clpy.Pipe: its packets live in the object
 
 
-def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[int] | int,
-           args: Sequence[Any], offset: Sequence[int] | None = None,
-           params: Sequence[Param] | None = None) -> None:
+def launch(
+    fn: Function,
+    global_size: Sequence[int] | int,
+    local_size: Sequence[int] | int,
+    args: Sequence[Any],
+    offset: Sequence[int] | None = None,
+    params: Sequence[Param] | None = None,
+) -> None:
     """Execute kernel ``fn`` (a typed ``clpy.ir.nodes.Function``) on NumPy arrays in place.
 
     ``args`` follow docs/ARCHITECTURE.md "Runtime ↔ simulator contract", one per
@@ -77,8 +83,7 @@ def launch(fn: Function, global_size: Sequence[int] | int, local_size: Sequence[
     if len(off) != len(gs):
         raise ValueError(f"sim.launch: offset {off} must have {len(gs)} entries")
     if len(args) != len(fn.params):
-        raise TypeError(f"sim.launch: {fn.name} takes {len(fn.params)} arguments, got "
-                        f"{len(args)}")
+        raise TypeError(f"sim.launch: {fn.name} takes {len(fn.params)} arguments, got {len(args)}")
     cfg = current()
     st = Launch(cfg, gs, ls, off)
     plan = get_plan(fn, cfg.checks)

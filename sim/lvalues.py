@@ -62,17 +62,27 @@ class PrivMem:
         bad = (a < 0) | (a >= self.count)
         if np.any(bad):
             if "bounds" in fr.batch.launch.checks:
-                fr.batch.launch.fail_lanes(fr, bad, "out-of-bounds",
-                                           f"{'write to' if write else 'read of'} "
-                                           f"{self.describe()} out of bounds", loc, self.name, a)
+                fr.batch.launch.fail_lanes(
+                    fr,
+                    bad,
+                    "out-of-bounds",
+                    f"{'write to' if write else 'read of'} {self.describe()} out of bounds",
+                    loc,
+                    self.name,
+                    a,
+                )
             a = np.where(bad, 0, a)
         return np.broadcast_to(a, fr.shape)
 
     def _array(self, fr: Frame, loc: Any) -> np.ndarray:
         if not fr.has(self.var):
-            fr.batch.launch.fail("unsupported", f"private array `{self.name}` is used through "
-                                 "a pointer in a device function; the simulator supports such "
-                                 "pointers only in the function that declares the array", loc)
+            fr.batch.launch.fail(
+                "unsupported",
+                f"private array `{self.name}` is used through "
+                "a pointer in a device function; the simulator supports such "
+                "pointers only in the function that declares the array",
+                loc,
+            )
         arr: np.ndarray = fr.get(self.var)
         return arr
 
@@ -107,6 +117,7 @@ class LvalueCompiler:
 
             def vstore(fr: Frame, h: Any, v: Value) -> None:
                 fr.env[var] = v
+
             return (lambda fr: None), (lambda fr, h: fr.get(var)), vstore
         if isinstance(e, Index):
             return self._index(e, copy)
@@ -121,6 +132,7 @@ class LvalueCompiler:
                 whole = dict(load(fr, h))
                 whole[name] = v
                 store(fr, h, whole)
+
             return ref, fload, fstore
         if isinstance(e, Swizzle):
             ref, load, store = self.lvalue(e.base)
@@ -134,14 +146,16 @@ class LvalueCompiler:
 
             def sstore(fr: Frame, h: Any, v: Value) -> None:
                 old = np.asarray(load(fr, h))
-                shape = np.broadcast_shapes(old.shape[1:], np.shape(v)[-2:] if np.ndim(v) >= 2
-                                            else ())
+                shape = np.broadcast_shapes(
+                    old.shape[1:], np.shape(v)[-2:] if np.ndim(v) >= 2 else ()
+                )
                 new = np.array(np.broadcast_to(old, (old.shape[0], *shape)))
                 if len(lanes) == 1:
                     new[lanes[0]] = v
                 else:
                     new[lanes] = v
                 store(fr, h, new)
+
             return ref, sload, sstore
         raise NotImplementedError(f"cannot assign to {type(e).__name__}")
 
@@ -165,13 +179,15 @@ class LvalueCompiler:
             def pload(fr: Frame, h: Any) -> Value:
                 mem, a = h
                 if mem is None:
-                    fr.batch.launch.fail("unsupported", "dereference of a pointer that was "
-                                         "never assigned", loc)
+                    fr.batch.launch.fail(
+                        "unsupported", "dereference of a pointer that was never assigned", loc
+                    )
                 return mem.load(fr, a, loc, copy)
 
             def pstore(fr: Frame, h: Any, v: Value) -> None:
                 mem, a = h
                 mem.store(fr, a, v, loc)
+
             return pref, pload, pstore
         assert isinstance(bt, ArrayType)
         aref = self.array_ref(e)
@@ -196,6 +212,7 @@ class LvalueCompiler:
                 np.put_along_axis(arr, ix, vv, axis=0)
                 fr.env[key.var] = arr
                 fr.batch.launch.stores += 1
+
             return aref, prload, prstore
 
         def lload(fr: Frame, h: Any) -> Value:
@@ -205,6 +222,7 @@ class LvalueCompiler:
         def lstore(fr: Frame, h: Any, v: Value) -> None:
             mem, off = h
             mem.store(fr, off, v, loc)
+
         return aref, lload, lstore
 
     def array_ref(self, e: Expr) -> Ref:
@@ -221,6 +239,7 @@ class LvalueCompiler:
                 p = fr.get(var)
                 assert isinstance(p, PtrVal)
                 return p.mem, p.off
+
             return lref
         assert isinstance(e, Index)
         bt = e.base.type
@@ -240,6 +259,7 @@ class LvalueCompiler:
             def ref1(fr: Frame) -> Any:
                 p = fr.get(arr_var)
                 return p.mem, idx(fr)
+
             return ref1
 
         def ref(fr: Frame) -> Any:
@@ -249,10 +269,17 @@ class LvalueCompiler:
             if np.any(bad):
                 if check:
                     fr.batch.launch.fail_lanes(
-                        fr, bad, "out-of-bounds", f"index out of bounds for array `{name}` "
-                        f"(dimension of {dim})", loc, name, i)
+                        fr,
+                        bad,
+                        "out-of-bounds",
+                        f"index out of bounds for array `{name}` (dimension of {dim})",
+                        loc,
+                        name,
+                        i,
+                    )
                 i = np.where(bad, 0, i)
             return storage, (off + i * stride) if stride != 1 else off + i
+
         return ref
 
 

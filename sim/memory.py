@@ -54,8 +54,15 @@ class Where:
 
     __slots__ = ("kind", "rows", "sl", "idx", "shape", "local_count")
 
-    def __init__(self, kind: str, shape: tuple[int, int], rows: Any = None, sl: Any = None,
-                 idx: Any = None, local_count: int = 0) -> None:
+    def __init__(
+        self,
+        kind: str,
+        shape: tuple[int, int],
+        rows: Any = None,
+        sl: Any = None,
+        idx: Any = None,
+        local_count: int = 0,
+    ) -> None:
         self.kind = kind
         self.shape = shape
         self.rows = rows
@@ -70,7 +77,7 @@ class Where:
         trail = arr.shape[2:] if self.local_count else arr.shape[1:]
         if k == "run":
             n = self.shape[0] * self.shape[1]
-            v = arr[self.sl: self.sl + n].reshape(*self.shape, *trail)
+            v = arr[self.sl : self.sl + n].reshape(*self.shape, *trail)
             return v.copy() if copy else v
         if k == "slice":
             if isinstance(self.rows, slice):
@@ -90,7 +97,7 @@ class Where:
         if k == "run":
             n = self.shape[0] * self.shape[1]
             trail = arr.shape[1:]
-            arr[self.sl: self.sl + n].reshape(*self.shape, *trail)[...] = v
+            arr[self.sl : self.sl + n].reshape(*self.shape, *trail)[...] = v
             return
         if k == "slice":
             arr[self.rows, self.sl] = v
@@ -161,21 +168,31 @@ class Memory:
         launch = self.launch
         bad = (a < 0) | (a >= self.count)
         if "bounds" in launch.checks:
-            launch.fail_lanes(fr, bad, "out-of-bounds",
-                              f"{'write to' if write else 'read of'} {self.describe()} "
-                              f"out of bounds (it has {self.count} elements)", loc, self.name, a)
+            launch.fail_lanes(
+                fr,
+                bad,
+                "out-of-bounds",
+                f"{'write to' if write else 'read of'} {self.describe()} "
+                f"out of bounds (it has {self.count} elements)",
+                loc,
+                self.name,
+                a,
+            )
         return np.where(bad, 0, a)
 
     def where(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Where:
         first = fr.batch.run_of(addr)
-        if first is not None and first >= 0 and first + addr.size <= self.count and \
-                addr.shape == fr.shape:
+        if (
+            first is not None
+            and first >= 0
+            and first + addr.size <= self.count
+            and addr.shape == fr.shape
+        ):
             return Where("run", fr.shape, sl=first)
         a = self._check(fr, addr, loc, write)
         return Where("flat", fr.shape, idx=np.broadcast_to(a, fr.shape))
 
-    def element_indices(self, fr: Frame, addr: Value, loc: Loc, write: bool = True
-                        ) -> np.ndarray:
+    def element_indices(self, fr: Frame, addr: Value, loc: Loc, write: bool = True) -> np.ndarray:
         """Bounds-checked indices, one per lane (shape ``fr.shape``), into ``flat_data()``.
         For built-ins that access memory themselves (atomics: exempt from race checks)."""
         return np.broadcast_to(self.where(fr, addr, loc, write).flat(), fr.shape)
@@ -259,11 +276,19 @@ class LocalMem(Memory):
         (``sim.stmts.exclusive``, ``Frame.merge``), and the next write into this memory copies
         ``data`` first while anything else refers to it (``_unshare``)."""
         data = self.data
-        if type(v) is not np.ndarray or w.kind != "slice" or type(w.rows) is not slice or \
-                w.rows != _ALL or \
-                w.sl != slice(0, self.count) or v.shape != data.shape or \
-                v.dtype != data.dtype or v.base is not None or not v.flags.c_contiguous or \
-                not v.flags.writeable or not isinstance(self.elem, ScalarType):
+        if (
+            type(v) is not np.ndarray
+            or w.kind != "slice"
+            or type(w.rows) is not slice
+            or w.rows != _ALL
+            or w.sl != slice(0, self.count)
+            or v.shape != data.shape
+            or v.dtype != data.dtype
+            or v.base is not None
+            or not v.flags.c_contiguous
+            or not v.flags.writeable
+            or not isinstance(self.elem, ScalarType)
+        ):
             return False
         fr.batch.forget_run(v)
         self.data = v
@@ -282,25 +307,36 @@ class LocalMem(Memory):
         c = self.count
         gs = fr.gslot
         first = fr.batch.run_of(addr)
-        if first is not None and addr.shape[0] == 1 and first >= 0 and \
-                first + addr.shape[1] <= c and gs.shape[1] == 1:
+        if (
+            first is not None
+            and addr.shape[0] == 1
+            and first >= 0
+            and first + addr.shape[1] <= c
+            and gs.shape[1] == 1
+        ):
             rows0: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
-            return Where("slice", fr.shape, rows=rows0, sl=slice(first, first + addr.shape[1]),
-                         local_count=c)
+            return Where(
+                "slice", fr.shape, rows=rows0, sl=slice(first, first + addr.shape[1]), local_count=c
+            )
         a = self._check(fr, addr, loc, write)
         if isinstance(gs, np.ndarray) and gs.ndim == 2 and gs.shape[1] == 1:
             rows: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
             if not isinstance(a, np.ndarray) or a.ndim == 0:
-                return Where("col", fr.shape, rows=rows if not isinstance(rows, slice) else
-                             np.arange(gs.shape[0]), idx=int(a), local_count=c)
+                return Where(
+                    "col",
+                    fr.shape,
+                    rows=rows if not isinstance(rows, slice) else np.arange(gs.shape[0]),
+                    idx=int(a),
+                    local_count=c,
+                )
             if a.shape[0] == 1:
                 sl = _row_slice(a[0])
                 if sl is not None:
                     return Where("slice", fr.shape, rows=rows, sl=sl, local_count=c)
-                return Where("take", fr.shape, rows=rows, idx=a[0].astype(np.intp),
-                             local_count=c)
-        flat = np.broadcast_to(np.asarray(gs, dtype=np.int64) * c + np.asarray(a, np.int64),
-                               fr.shape)
+                return Where("take", fr.shape, rows=rows, idx=a[0].astype(np.intp), local_count=c)
+        flat = np.broadcast_to(
+            np.asarray(gs, dtype=np.int64) * c + np.asarray(a, np.int64), fr.shape
+        )
         return Where("flat", fr.shape, idx=flat, local_count=c)
 
 
@@ -309,12 +345,14 @@ _ALL = slice(None)
 
 def _calibrate_attr() -> int:
     """What ``_unshare`` sees for an array that only an attribute refers to."""
+
     class Holder:
         def __init__(self) -> None:
             self.data = np.zeros(2)
 
         def count(self) -> int:
             return sys.getrefcount(self.data)
+
     return Holder().count()
 
 
@@ -334,8 +372,9 @@ def make_local(launch: Launch, name: str, elem: Type, count: int, G: int) -> Loc
     return mem
 
 
-def make_global(launch: Launch, name: str, elem: Type, arr: np.ndarray, constant: bool,
-                written: bool = True) -> Memory:
+def make_global(
+    launch: Launch, name: str, elem: Type, arr: np.ndarray, constant: bool, written: bool = True
+) -> Memory:
     data: np.ndarray
     if isinstance(elem, VectorType):
         data = arr.reshape(-1, 4 if elem.n == 3 else elem.n)

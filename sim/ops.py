@@ -34,8 +34,9 @@ def const_value(value: Any, t: Type) -> Value:
     """An IR constant as a lane value (uniform): NumPy scalar or ``(n, 1, 1)`` vector."""
     if isinstance(t, VectorType):
         vals = value if isinstance(value, (tuple, list)) else (value,) * t.n
-        return _to_dtype(np.asarray(vals, dtype=np.float64 if t.elem.is_float else object),
-                         t.elem).reshape(t.n, 1, 1)
+        return _to_dtype(
+            np.asarray(vals, dtype=np.float64 if t.elem.is_float else object), t.elem
+        ).reshape(t.n, 1, 1)
     if isinstance(t, ScalarType):
         if t.is_bool:
             return np.bool_(bool(value))
@@ -133,8 +134,14 @@ def fix_dtype(r: Value, e: ScalarType) -> Value:
     return r
 
 
-_CMP = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
-        ">": np.greater, ">=": np.greater_equal}
+_CMP = {
+    "==": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+}
 
 
 def compare(op: str, result: Type, a: Value, b: Value) -> Value:
@@ -221,10 +228,6 @@ def float_to_int(v: Value, de: ScalarType) -> Value:
     return r[()] if r.ndim == 0 else r
 
 
-
-
-
-
 def ufunc_inplace(ufunc: np.ufunc, old: np.ndarray, y: Value) -> None:
     """``ufunc(old, y, out=old)``, fast for column slices of wider rows.
 
@@ -237,20 +240,31 @@ def ufunc_inplace(ufunc: np.ufunc, old: np.ndarray, y: Value) -> None:
     floating-point warnings off, so the discarded gap results cannot warn; the integer ufuncs
     used here wrap without error.
     """
-    if type(y) is np.ndarray and old.ndim == 2 and y.shape == old.shape and \
-            y.dtype == old.dtype and y.strides == old.strides:
+    if (
+        type(y) is np.ndarray
+        and old.ndim == 2
+        and y.shape == old.shape
+        and y.dtype == old.dtype
+        and y.strides == old.strides
+    ):
         g, k = old.shape
         isz = old.itemsize
         s0, s1 = old.strides
-        if g * k >= _FLAT_MIN and s1 == isz and s0 > k * isz and s0 % isz == 0 and \
-                2 * (s0 - k * isz) <= k * isz and not np.may_share_memory(old, y):
+        if (
+            g * k >= _FLAT_MIN
+            and s1 == isz
+            and s0 > k * isz
+            and s0 % isz == 0
+            and 2 * (s0 - k * isz) <= k * isz
+            and not np.may_share_memory(old, y)
+        ):
             rs = s0 // isz
             span = (g - 1) * rs + k
             flat_o = _flat_span(old, span)
             flat_y = _flat_span(y, span) if flat_o is not None else None
             if flat_y is not None:
                 assert flat_o is not None
-                gaps = flat_o[k: k + (g - 1) * rs].reshape(g - 1, rs)[:, : rs - k]
+                gaps = flat_o[k : k + (g - 1) * rs].reshape(g - 1, rs)[:, : rs - k]
                 saved = gaps.copy()
                 ufunc(flat_o, flat_y, out=flat_o)
                 gaps[...] = saved
@@ -271,5 +285,5 @@ def _flat_span(a: np.ndarray, span: int) -> np.ndarray | None:
     off, rem = divmod(a.ctypes.data - b.ctypes.data, a.itemsize)
     if rem or off < 0 or off + span > b.size:
         return None
-    flat: np.ndarray = b.reshape(-1)[off: off + span]
+    flat: np.ndarray = b.reshape(-1)[off : off + span]
     return flat

@@ -36,8 +36,9 @@ _SHIFT = np.int64(32)  # reserve id: start sequence number << 32 | packet count;
 
 def _pipe(call: Call, fr: Frame, p: Any) -> Any:
     if p.slots is None:
-        fr.batch.launch.fail("unsupported", f"the simulator cannot hold packets of {p.elem}",
-                             call.loc)
+        fr.batch.launch.fail(
+            "unsupported", f"the simulator cannot hold packets of {p.elem}", call.loc
+        )
     return p
 
 
@@ -96,8 +97,7 @@ def _store_where(call: Call, fr: Frame, ok: np.ndarray, ptr: PtrVal, vals: np.nd
         ptr.mem.store(fr, ptr.off, vals, call.loc)
         return
     sub = fr.sub(sel)
-    ptr.mem.store(sub, gather(sel, np.broadcast_to(ptr.off, fr.shape)),
-                  gather(sel, vals), call.loc)
+    ptr.mem.store(sub, gather(sel, np.broadcast_to(ptr.off, fr.shape)), gather(sel, vals), call.loc)
 
 
 def _status(ok: np.ndarray) -> np.ndarray:
@@ -144,8 +144,9 @@ def _reserved_rw(call: Call, fr: Frame, p: Any, args: list[Any], read: bool) -> 
     count = rid & np.int64(0xFFFFFFFF)
     bad = valid & (index >= count)
     if bad.any():
-        fr.batch.launch.fail_lanes(fr, bad, "pipe", f"{call.name}: packet index out of the "
-                                   "reservation's range", call.loc)
+        fr.batch.launch.fail_lanes(
+            fr, bad, "pipe", f"{call.name}: packet index out of the reservation's range", call.loc
+        )
     ok = valid & ~bad
     slot = ((rid >> _SHIFT) + index) % p.max_packets
     ptr = _ptr(args, 3)
@@ -183,9 +184,13 @@ def _reserve(call: Call, fr: Frame, args: list[Any]) -> Any:
     if len(ukeys) < len(keys):
         differs = sizes[inverse] != want
         if differs.any():
-            fr.batch.launch.fail_lanes(fr, differs.reshape(fr.shape), "pipe",
-                                       f"{call.name}: the work-items of a group ask for "
-                                       "different packet counts", call.loc)
+            fr.batch.launch.fail_lanes(
+                fr,
+                differs.reshape(fr.shape),
+                "pipe",
+                f"{call.name}: the work-items of a group ask for different packet counts",
+                call.loc,
+            )
     room = p.num_packets if read else p.max_packets - p.num_packets
     ends = np.cumsum(sizes)
     fits = np.cumprod(ends <= room).astype(bool)  # one that fails ends the call's reservations
@@ -218,8 +223,11 @@ def _max_packets(call: Call, fr: Frame, args: list[Any]) -> Any:
 
 
 IMPLS: dict[str, Any] = {
-    "read_pipe": _read_pipe, "write_pipe": _write_pipe, "is_valid_reserve_id": _is_valid,
-    "get_pipe_num_packets": _num_packets, "get_pipe_max_packets": _max_packets,
+    "read_pipe": _read_pipe,
+    "write_pipe": _write_pipe,
+    "is_valid_reserve_id": _is_valid,
+    "get_pipe_num_packets": _num_packets,
+    "get_pipe_max_packets": _max_packets,
 }
 for _pre in ("", "work_group_", "sub_group_"):
     for _dir in ("read", "write"):

@@ -23,8 +23,9 @@ from sim.stmts import StmtCompiler
 from sim.values import RET, struct_zero
 
 Value = Any
-_PLANS: weakref.WeakKeyDictionary[Function, dict[frozenset[str], Plan]] = \
+_PLANS: weakref.WeakKeyDictionary[Function, dict[frozenset[str], Plan]] = (
     weakref.WeakKeyDictionary()
+)
 
 
 class Plan:
@@ -46,8 +47,9 @@ class PlanBuilder:
     def build(self) -> Plan:
         return Plan(self.fn, self.stmts.block(self.fn.body))
 
-    def builtin_call(self, e: CallBuiltin, args: list[Callable[[Frame], Value]]
-                     ) -> Callable[[Frame], Value]:
+    def builtin_call(
+        self, e: CallBuiltin, args: list[Callable[[Frame], Value]]
+    ) -> Callable[[Frame], Value]:
         impl = e.builtin.sim_impl()  # named by the registry entry (tests/test_registry_complete.py)
         call = Call(e, self.checks)
         special = getattr(impl, "specialize", None)
@@ -62,15 +64,19 @@ class PlanBuilder:
             return lambda fr: impl(call, fr, [a0(fr)])
         return lambda fr: impl(call, fr, [a(fr) for a in args])
 
-    def func_call(self, e: CallFunc, args: list[Callable[[Frame], Value]]
-                  ) -> Callable[[Frame], Value]:
+    def func_call(
+        self, e: CallFunc, args: list[Callable[[Frame], Value]]
+    ) -> Callable[[Frame], Value]:
         callee = e.func
         plan = get_plan(callee, self.checks)
         params = callee.params
         ret_t = callee.ret
         void = getattr(ret_t, "cl_name", "void") == "void"
-        zero = None if void else (struct_zero(ret_t) if isinstance(ret_t, StructType)
-                                  else ops.zeros(ret_t))
+        zero = (
+            None
+            if void
+            else (struct_zero(ret_t) if isinstance(ret_t, StructType) else ops.zeros(ret_t))
+        )
 
         def call(fr: Frame) -> Value:
             vals = [a(fr) for a in args]
@@ -82,6 +88,7 @@ class PlanBuilder:
                 env[RET] = zero
             plan.body(sub)
             return None if void else env[RET]
+
         return call
 
 

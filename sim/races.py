@@ -43,9 +43,18 @@ class _Shadow:
     mem: Any
     log: list[Any]
 
-    def _race(self, fr: Frame, w: Any, bad: np.ndarray, loc: Loc, mine: str, theirs: str,
-              other_ids: np.ndarray | None, other_locs: Any, other_wid_of: Any
-              ) -> None:
+    def _race(
+        self,
+        fr: Frame,
+        w: Any,
+        bad: np.ndarray,
+        loc: Loc,
+        mine: str,
+        theirs: str,
+        other_ids: np.ndarray | None,
+        other_locs: Any,
+        other_wid_of: Any,
+    ) -> None:
         k = _first(fr, bad)
         flat = np.broadcast_to(w.flat(), fr.shape).ravel()
         addr = int(flat[k])
@@ -54,14 +63,25 @@ class _Shadow:
         other_wid = other_wid_of(other, wid) if other is not None else None
         other_loc = other_locs(addr, theirs)
         W = self.launch.W
-        where = "in different work-groups" if other_wid is not None and \
-            other_wid // W != wid // W else "between the same barriers"
+        where = (
+            "in different work-groups"
+            if other_wid is not None and other_wid // W != wid // W
+            else "between the same barriers"
+        )
         count = int(np.count_nonzero(np.broadcast_to(bad, fr.shape)))
         index = addr % self.mem.count if getattr(w, "local_count", 0) else addr
         self.launch.fail(
-            "data-race", f"{mine}/{theirs} data race on {self.mem.describe()}: this {mine} and "
+            "data-race",
+            f"{mine}/{theirs} data race on {self.mem.describe()}: this {mine} and "
             f"another work-item's {theirs} of the same element are unordered ({where})",
-            loc, wid, self.mem.name, index, other_loc, other_wid, count=count)
+            loc,
+            wid,
+            self.mem.name,
+            index,
+            other_loc,
+            other_wid,
+            count=count,
+        )
 
     def _note(self, kind: str, loc: Loc, w: Any) -> None:
         """Remember a recent access (its compiled index) to name the other line of a race."""
@@ -147,6 +167,7 @@ class LocalShadow(_Shadow):
 
         def of(other1: int, wid: int) -> int | None:
             return (wid // W) * W + other1 - 1 if other1 > 0 else None
+
         return of
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
@@ -157,18 +178,24 @@ class LocalShadow(_Shadow):
                 bad = ~ini
                 k = _first(fr, bad)
                 addr = int(np.broadcast_to(w.flat(), fr.shape).ravel()[k])
-                self.launch.fail_lanes(fr, bad, "uninitialized-read",
-                                       f"read of {self.mem.describe()} that no work-item of the "
-                                       "group has written", loc, self.mem.name,
-                                       addr % self.mem.count)
+                self.launch.fail_lanes(
+                    fr,
+                    bad,
+                    "uninitialized-read",
+                    f"read of {self.mem.describe()} that no work-item of the group has written",
+                    loc,
+                    self.mem.name,
+                    addr % self.mem.count,
+                )
         if not self.races:
             return
         if self.wrote:
             wo = w.gather(self.w_own, False)
             bad = (wo != 0) & (wo != me)
             if bad.any():
-                self._race(fr, w, bad, loc, "read", "write", self.w_own, self._line_of,
-                           self._other(fr))
+                self._race(
+                    fr, w, bad, loc, "read", "write", self.w_own, self._line_of, self._other(fr)
+                )
         self.read_ = True
         self.pending.append((w, np.broadcast_to(me, fr.shape)))
         if len(self.pending) > 16:
@@ -182,15 +209,25 @@ class LocalShadow(_Shadow):
                 wo = w.gather(self.w_own, False)
                 bad = (wo != 0) & (wo != me)
                 if bad.any():
-                    self._race(fr, w, bad, loc, "write", "write", self.w_own, self._line_of,
-                               self._other(fr))
+                    self._race(
+                        fr,
+                        w,
+                        bad,
+                        loc,
+                        "write",
+                        "write",
+                        self.w_own,
+                        self._line_of,
+                        self._other(fr),
+                    )
             if self.read_:
                 self._replay()
                 ro = w.gather(self.r_own, False)
                 bad = (ro != 0) & (ro != me)
                 if bad.any():
-                    self._race(fr, w, bad, loc, "write", "read", self.r_own, self._line_of,
-                               self._other(fr))
+                    self._race(
+                        fr, w, bad, loc, "write", "read", self.r_own, self._line_of, self._other(fr)
+                    )
             self.wrote = True
             w.put(self.w_own, np.broadcast_to(me, fr.shape))
             self._note("write", loc, w)
@@ -200,8 +237,9 @@ class LocalShadow(_Shadow):
         if self.races and w.kind not in _UNIQUE:
             dup = w.gather(self.w_own, False) != me
             if dup.any():
-                self._race(fr, w, dup, loc, "write", "write", self.w_own, self._line_of,
-                           self._other(fr))
+                self._race(
+                    fr, w, dup, loc, "write", "write", self.w_own, self._line_of, self._other(fr)
+                )
 
 
 _SHIFT = np.int64(24)
@@ -241,10 +279,12 @@ class GlobalShadow(_Shadow):
     def _wid_of(self, packed: np.ndarray) -> Any:
         def of(other: int, wid: int) -> int | None:
             return int(other >> 24) - 1 if other > 0 else None
+
         return of
 
-    def _conflict_single(self, x: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray,
-                         ep: np.ndarray) -> np.ndarray:
+    def _conflict_single(
+        self, x: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray, ep: np.ndarray
+    ) -> np.ndarray:
         """Lanes whose recorded single accessor ``x`` (> 0) is concurrent with them."""
         other1 = x >> _SHIFT
         mine1 = me_hi >> _SHIFT
@@ -258,8 +298,9 @@ class GlobalShadow(_Shadow):
         if wv.any():
             bad = self._conflict_single(wv, me_hi, grp1, ep)
             if bad.any():
-                self._race(fr, w, bad, loc, "read", "write", self.w, self._line_of,
-                           self._wid_of(self.w))
+                self._race(
+                    fr, w, bad, loc, "read", "write", self.w, self._line_of, self._wid_of(self.w)
+                )
         rv = w.gather(self.r, False)
         if not rv.any() and w.kind in ("run", "slice"):
             new = np.broadcast_to(mine, fr.shape)
@@ -275,8 +316,9 @@ class GlobalShadow(_Shadow):
                 self.r[flat] = -((grp << _SHIFT) | e)
         self._note("read", loc, w)
 
-    def _merge_readers(self, rv: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray,
-                       ep: np.ndarray, mine: np.ndarray) -> np.ndarray:
+    def _merge_readers(
+        self, rv: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray, ep: np.ndarray, mine: np.ndarray
+    ) -> np.ndarray:
         single = rv > 0
         other1 = rv >> _SHIFT
         og1 = np.where(single, (other1 - 1) // self.W + 1, (-rv) >> _SHIFT)
@@ -294,8 +336,9 @@ class GlobalShadow(_Shadow):
         if wv.any():
             bad = self._conflict_single(wv, me_hi, grp1, ep)
             if bad.any():
-                self._race(fr, w, bad, loc, "write", "write", self.w, self._line_of,
-                           self._wid_of(self.w))
+                self._race(
+                    fr, w, bad, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
+                )
         rv = w.gather(self.r, False) if self.any_read else None
         if rv is not None and rv.any():
             single = self._conflict_single(rv, me_hi, grp1, ep)
@@ -303,12 +346,14 @@ class GlobalShadow(_Shadow):
             multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
             bad = single | multi
             if bad.any():
-                self._race(fr, w, bad, loc, "write", "read", self.r, self._line_of,
-                           self._wid_of(self.r))
+                self._race(
+                    fr, w, bad, loc, "write", "read", self.r, self._line_of, self._wid_of(self.r)
+                )
         w.put(self.w, np.broadcast_to(mine, fr.shape))
         self._note("write", loc, w)
         if w.kind not in ("run", "slice"):
             dup = w.gather(self.w, False) != np.broadcast_to(mine, fr.shape)
             if dup.any():
-                self._race(fr, w, dup, loc, "write", "write", self.w, self._line_of,
-                           self._wid_of(self.w))
+                self._race(
+                    fr, w, dup, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
+                )

@@ -19,8 +19,13 @@ if TYPE_CHECKING:
 class Launch:
     """One ``sim.launch``: the NDRange geometry, settings, findings and printf output."""
 
-    def __init__(self, cfg: SimConfig, gsize: tuple[int, ...], lsize: tuple[int, ...],
-                 offset: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        cfg: SimConfig,
+        gsize: tuple[int, ...],
+        lsize: tuple[int, ...],
+        offset: tuple[int, ...],
+    ) -> None:
         self.cfg = cfg
         self.gsize = gsize
         self.lsize = lsize
@@ -94,15 +99,24 @@ class Launch:
 
     # ------------------------------------------------------------------ findings
 
-    def fail(self, kind: str, message: str, loc: Loc, wid: int | None = None,
-             memory: str | None = None, index: int | None = None,
-             other_loc: Loc | None = None, other_wid: int | None = None,
-             count: int = 1) -> None:
+    def fail(
+        self,
+        kind: str,
+        message: str,
+        loc: Loc,
+        wid: int | None = None,
+        memory: str | None = None,
+        index: int | None = None,
+        other_loc: Loc | None = None,
+        other_wid: int | None = None,
+        count: int = 1,
+    ) -> None:
         """Record a finding; raises ``SimulationError`` unless ``on_error="warn"``."""
         ids = self.ids_of(wid) if wid is not None and wid >= 0 else (None, None, None)
         other = self.ids_of(other_wid)[0] if other_wid is not None and other_wid >= 0 else None
-        r = Report(kind, message, loc, ids[0], ids[1], ids[2], memory, index, other_loc, other,
-                   count)
+        r = Report(
+            kind, message, loc, ids[0], ids[1], ids[2], memory, index, other_loc, other, count
+        )
         self.reports.append(r)
         if self.cfg.on_error == "raise" or kind == "unsupported":
             raise SimulationError([r])
@@ -111,8 +125,16 @@ class Launch:
             self.warned.add(key)
             warnings.warn(r.render(), SimulationWarning, stacklevel=4)
 
-    def fail_lanes(self, fr: Frame, bad: Any, kind: str, message: str, loc: Loc,
-                   memory: str | None = None, index: Any = None) -> None:
+    def fail_lanes(
+        self,
+        fr: Frame,
+        bad: Any,
+        kind: str,
+        message: str,
+        loc: Loc,
+        memory: str | None = None,
+        index: Any = None,
+    ) -> None:
         """Report the first work-item (in work-item order) among the lanes where ``bad``."""
         bad = np.broadcast_to(np.asarray(bad, dtype=bool), fr.shape)
         wids = np.broadcast_to(frame_wids(fr), fr.shape)[bad]
@@ -134,8 +156,9 @@ class Batch:
         self.G = G
         self.epoch = np.zeros(G, dtype=np.int64)
         # work-items per work-group (the last groups of non-uniform NDRanges are smaller)
-        self.group_sizes: np.ndarray | None = None if launch.uniform else \
-            launch.group_sizes(np.arange(gfirst, gfirst + G))
+        self.group_sizes: np.ndarray | None = (
+            None if launch.uniform else launch.group_sizes(np.arange(gfirst, gfirst + G))
+        )
         self.barriers = 0  # barriers executed in this batch (cache key for epoch values)
         self.locals: dict[Any, Any] = {}
         # index arrays known to be runs of consecutive ints: id -> (weak ref, first index).
@@ -170,8 +193,9 @@ def frame_wids(fr: Frame) -> np.ndarray:
     w = fr.cache.get("wid")
     if w is None or np.shape(w)[-2:] != fr.shape:
         b = fr.batch
-        w = (np.asarray(fr.gslot, dtype=np.int64) + b.gfirst) * b.launch.W + \
-            np.asarray(fr.llid, dtype=np.int64)
+        w = (np.asarray(fr.gslot, dtype=np.int64) + b.gfirst) * b.launch.W + np.asarray(
+            fr.llid, dtype=np.int64
+        )
         w = np.broadcast_to(w, fr.shape)
         fr.cache["wid"] = w
     return w

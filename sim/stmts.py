@@ -76,6 +76,7 @@ class Jump:
     def expand(self, parent: Frame, sub: Frame) -> Jump:
         def ex(x: Any) -> Any:
             return None if x is None else parent.expand(sub, x)
+
         return Jump(ex(self.brk), ex(self.cont), ex(self.ret))
 
 
@@ -119,8 +120,9 @@ def _is_memory(e: Expr) -> bool:
     if not isinstance(e, Index):
         return False
     bt = e.base.type
-    return isinstance(bt, PointerType) or (isinstance(bt, ArrayType) and
-                                           bt.space is not AddressSpace.PRIVATE)
+    return isinstance(bt, PointerType) or (
+        isinstance(bt, ArrayType) and bt.space is not AddressSpace.PRIVATE
+    )
 
 
 def _root_var(e: Expr) -> Any:
@@ -175,6 +177,7 @@ class StmtCompiler:
                 fr.merge(sub, suffix[i + 1])
                 return j if j2 is None else union(j, j2.expand(fr, sub))
             return None
+
         return run
 
     def stmt(self, s: Stmt) -> StmtFn:
@@ -201,6 +204,7 @@ class StmtCompiler:
                         mem = make_local(b.launch, var.name, elem, count, b.G)
                         b.locals[var] = mem
                     fr.env[var] = PtrVal(mem, np.int64(0))
+
                 return local
             count = int(np.prod(t.shape))
             elem_t = t.elem
@@ -208,15 +212,21 @@ class StmtCompiler:
                 loc = s.loc
 
                 def unsupported(fr: Frame) -> None:
-                    fr.batch.launch.fail("unsupported", f"private array `{var.name}` of "
-                                         f"{elem_t}: the simulator holds private arrays of "
-                                         "scalars and vectors only", loc)
+                    fr.batch.launch.fail(
+                        "unsupported",
+                        f"private array `{var.name}` of "
+                        f"{elem_t}: the simulator holds private arrays of "
+                        "scalars and vectors only",
+                        loc,
+                    )
+
                 return unsupported
             lead = (elem_t.n,) if isinstance(elem_t, VectorType) else ()
             dt = ops.dtype_of(elem_t)
 
             def private(fr: Frame) -> None:
                 fr.env[var] = np.zeros((count, *lead, *fr.shape), dtype=dt)
+
             return private
         if s.init is None:
             if isinstance(t, PointerType):
@@ -228,11 +238,13 @@ class StmtCompiler:
 
             def decl0(fr: Frame) -> None:
                 fr.env[var] = z
+
             return decl0
         init = self.exprs.expr(s.init)
 
         def decl(fr: Frame) -> None:
             fr.env[var] = init(fr)
+
         return decl
 
     def s_Assign(self, s: Assign) -> StmtFn:
@@ -243,6 +255,7 @@ class StmtCompiler:
 
             def setvar(fr: Frame) -> None:
                 fr.env[var] = value(fr)
+
             return setvar
         ref, load, store = exprs.lvalue(s.target, copy=False)
         if s.op is None:
@@ -252,6 +265,7 @@ class StmtCompiler:
             def assign(fr: Frame) -> None:
                 h = ref(fr)
                 store(fr, h, value(fr))
+
             return assign
         op, t = s.op, s.target.type
         comb = exprs.compound(op, t, s.loc, s.value)
@@ -260,9 +274,14 @@ class StmtCompiler:
             h = ref(fr)
             fr.cache[LOADED] = load(fr, h)
             store(fr, h, comb(fr))
+
         ufunc = _INPLACE.get(op)
-        if not (isinstance(s.target, VarRef) and ufunc is not None and
-                isinstance(t, (ScalarType, VectorType)) and s.value.type is t):
+        if not (
+            isinstance(s.target, VarRef)
+            and ufunc is not None
+            and isinstance(t, (ScalarType, VectorType))
+            and s.value.type is t
+        ):
             return aug
         var = s.target.var
         rhs = exprs.operand(s.value)
@@ -270,9 +289,13 @@ class StmtCompiler:
 
         def aug_inplace(fr: Frame) -> None:
             old = fr.get(var)
-            if type(old) is np.ndarray and old.dtype == dt and old.flags.writeable and \
-                    old.shape[-2:] == fr.shape and \
-                    exclusive(old, 1 if fr.views.get(var) is old else 0):
+            if (
+                type(old) is np.ndarray
+                and old.dtype == dt
+                and old.flags.writeable
+                and old.shape[-2:] == fr.shape
+                and exclusive(old, 1 if fr.views.get(var) is old else 0)
+            ):
                 y = rhs(fr)
                 if np.ndim(y) <= old.ndim:
                     fr.batch.forget_run(old)
@@ -283,6 +306,7 @@ class StmtCompiler:
                 fr.env[var] = ops.binary(op, t, old, y)
                 return
             aug(fr)
+
         return aug_inplace
 
     def s_ExprStmt(self, s: ExprStmt) -> StmtFn:
@@ -294,12 +318,16 @@ class StmtCompiler:
 
         def run(fr: Frame) -> None:
             f(fr)
+
         return run
 
     def s_Print(self, s: Print) -> StmtFn:
         parts: list[tuple[Any, Any]] = [
-            (None, a.value) if isinstance(a, Const) and a.type.cl_name == "void" else
-            (self.exprs.expr(a), a.type) for a in s.args]
+            (None, a.value)
+            if isinstance(a, Const) and a.type.cl_name == "void"
+            else (self.exprs.expr(a), a.type)
+            for a in s.args
+        ]
         sep, end = s.sep, s.end
         return lambda fr: format_print(fr, parts, sep, end)
 
@@ -313,8 +341,10 @@ class StmtCompiler:
                 return
             c = cond(fr)
             if not np.all(c):
-                fr.batch.launch.fail_lanes(fr, np.logical_not(c), "assertion",
-                                           f"assertion failed: {msg}", loc)
+                fr.batch.launch.fail_lanes(
+                    fr, np.logical_not(c), "assertion", f"assertion failed: {msg}", loc
+                )
+
         return run
 
     # ------------------------------------------------------------------ jumps
@@ -336,6 +366,7 @@ class StmtCompiler:
         def ret(fr: Frame) -> Jump:
             fr.env[RET] = value(fr)
             return j
+
         return ret
 
     # ------------------------------------------------------------------ control flow
@@ -367,6 +398,7 @@ class StmtCompiler:
                 if jf is not None:
                     out = union(out, jf.expand(fr, sub2))
             return out
+
         return run
 
     def s_While(self, s: While) -> StmtFn:
@@ -396,14 +428,20 @@ class StmtCompiler:
 
         def incr(fr: Frame) -> None:
             fr.env[var] = ops.binary("+", t, fr.get(var), fr.get(kstep))
+
         return self.loop(s, cond, s.body, (init, incr))
 
-    def loop(self, s: Stmt, cond: Callable[[Frame], Value], body_stmts: Sequence[Stmt],
-             for_parts: tuple[Callable[[Frame], None], Callable[[Frame], None]] | None
-             ) -> StmtFn:
+    def loop(
+        self,
+        s: Stmt,
+        cond: Callable[[Frame], Value],
+        body_stmts: Sequence[Stmt],
+        for_parts: tuple[Callable[[Frame], None], Callable[[Frame], None]] | None,
+    ) -> StmtFn:
         body = self.block(body_stmts)
-        keys = assigned_keys(body_stmts) | (frozenset({s.var}) if isinstance(s, For) else
-                                            frozenset())
+        keys = assigned_keys(body_stmts) | (
+            frozenset({s.var}) if isinstance(s, For) else frozenset()
+        )
         is_while = for_parts is None
         progress = "progress" in self.checks and is_while
         loc = s.loc
@@ -430,8 +468,9 @@ class StmtCompiler:
                 if j is not None:
                     if j.ret is not None:
                         r = j.ret if cur is fr else fr.expand(cur, j.ret)
-                        ret_acc = _or(ret_acc, r if r is not True else
-                                      np.ones(fr.shape, dtype=bool))
+                        ret_acc = _or(
+                            ret_acc, r if r is not True else np.ones(fr.shape, dtype=bool)
+                        )
                     leave = _or(j.brk, j.ret)
                     if leave is not None:
                         if leave is True:
@@ -444,14 +483,18 @@ class StmtCompiler:
                 if for_parts is not None:
                     for_parts[1](cur)
                 if progress:
-                    if launch.stores == stores and snap is not None and \
-                            _same(cur, snap, keys):
+                    if launch.stores == stores and snap is not None and _same(cur, snap, keys):
                         stalls += 1
                         if stalls >= limit:
-                            launch.fail_lanes(cur, True, "no-progress",
-                                              f"loop made no progress for {limit} iterations "
-                                              "(no variable or memory changed): it would spin "
-                                              "forever", loc)
+                            launch.fail_lanes(
+                                cur,
+                                True,
+                                "no-progress",
+                                f"loop made no progress for {limit} iterations "
+                                "(no variable or memory changed): it would spin "
+                                "forever",
+                                loc,
+                            )
                             break
                     else:
                         stalls = 0
@@ -459,6 +502,7 @@ class StmtCompiler:
             if cur is not fr:
                 fr.merge(cur, keys)
             return Jump(ret=ret_acc) if ret_acc is not None else None
+
         return run
 
 
@@ -489,8 +533,14 @@ def _same(fr: Frame, snap: dict[Any, Value], keys: frozenset[Any]) -> bool:
     return True
 
 
-_INPLACE = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and,
-            "|": np.bitwise_or, "^": np.bitwise_xor}
+_INPLACE = {
+    "+": np.add,
+    "-": np.subtract,
+    "*": np.multiply,
+    "&": np.bitwise_and,
+    "|": np.bitwise_or,
+    "^": np.bitwise_xor,
+}
 
 
 def exclusive(old: np.ndarray, known: int = 0) -> bool:
@@ -502,14 +552,20 @@ def exclusive(old: np.ndarray, known: int = 0) -> bool:
     base = old.base
     if base is None:
         return sys.getrefcount(old) <= _OWN_REFS + known
-    return type(base) is np.ndarray and base.base is None and base.flags.writeable and \
-        sys.getrefcount(old) <= _OWN_REFS + known and sys.getrefcount(base) <= _BASE_REFS
+    return (
+        type(base) is np.ndarray
+        and base.base is None
+        and base.flags.writeable
+        and sys.getrefcount(old) <= _OWN_REFS + known
+        and sys.getrefcount(base) <= _BASE_REFS
+    )
 
 
 def _calibrate() -> tuple[int, int]:
     """The reference counts ``exclusive`` sees for values nothing else refers to, measured
     through the same call pattern (an env dict, a caller's local, this module's function), so
     that interpreters that count references differently stay on the safe side."""
+
     def count(o: np.ndarray) -> tuple[int, int]:
         b = o.base
         return sys.getrefcount(o), (sys.getrefcount(b) if b is not None else 0)

@@ -7,7 +7,23 @@ from clpy.abi.params import kernel_params, param_class, param_of
 from clpy.abi.pipes import PipeParam
 from clpy.abi.values import StructValue, Value
 
-__all__ = ["Param", "Buffer", "LocalBuffer", "Value", "StructValue", "PipeParam", "CLSite",
-           "SimBinder", "HeaderArg", "Converter", "SimDeferred", "LocalMemory",
-           "ForeignContext", "DeviceArray", "kernel_params", "param_class", "param_of",
-           "arg_count_error"]
+__all__ = [
+    "Param",
+    "Buffer",
+    "LocalBuffer",
+    "Value",
+    "StructValue",
+    "PipeParam",
+    "CLSite",
+    "SimBinder",
+    "HeaderArg",
+    "Converter",
+    "SimDeferred",
+    "LocalMemory",
+    "ForeignContext",
+    "DeviceArray",
+    "kernel_params",
+    "param_class",
+    "param_of",
+    "arg_count_error",
+]

@@ -123,7 +123,8 @@ def arg_count_error(kernel: str, names: list[str], got: int) -> TypeError:
     """The error for a launch with the wrong number of arguments, naming what is missing."""
     if got < len(names):
         missing = ", ".join(repr(n) for n in names[got:])
-        return TypeError(f"{kernel}() takes {len(names)} argument(s) ({', '.join(names)}), "
-                         f"got {got}: missing {missing}")
-    return TypeError(f"{kernel}() takes {len(names)} argument(s) ({', '.join(names)}), "
-                     f"got {got}")
+        return TypeError(
+            f"{kernel}() takes {len(names)} argument(s) ({', '.join(names)}), "
+            f"got {got}: missing {missing}"
+        )
+    return TypeError(f"{kernel}() takes {len(names)} argument(s) ({', '.join(names)}), got {got}")

@@ -105,37 +105,46 @@ class Buffer(Param):
     def header_arg(self) -> HeaderArg:
         space = "__constant" if self.constant else "__global"
         use = "written by the kernel" if self.written else "read only"
-        return HeaderArg("cl_mem", "sizeof(cl_mem)",
-                         f"{space} {self.elem.cl_name} buffer, {use}")
+        return HeaderArg("cl_mem", "sizeof(cl_mem)", f"{space} {self.elem.cl_name} buffer, {use}")
 
     def check_array(self, a: Any) -> None:
         """dtype, shape, contiguity and writability of an array argument."""
         dtype, lanes = element_layout(self, self.elem)
         if a.dtype != dtype:
             hint = f" (use {self.elem.name}.dtype)" if isinstance(self.elem, StructType) else ""
-            raise TypeError(f"{self.where()}: expected an array of {dtype}{hint}, got "
-                            f"{tname(a)}")
+            raise TypeError(f"{self.where()}: expected an array of {dtype}{hint}, got {tname(a)}")
         if lanes:
             if a.ndim < 2 or a.shape[-1] != lanes:
-                pad = " (3-vectors are stored padded to 4 lanes)" if lanes == 4 and \
-                    isinstance(self.elem, VectorType) and self.elem.n == 3 else ""
-                raise ValueError(f"{self.where()}: expected shape (count, {lanes}){pad}, got "
-                                 f"shape {a.shape}")
+                pad = (
+                    " (3-vectors are stored padded to 4 lanes)"
+                    if lanes == 4 and isinstance(self.elem, VectorType) and self.elem.n == 3
+                    else ""
+                )
+                raise ValueError(
+                    f"{self.where()}: expected shape (count, {lanes}){pad}, got shape {a.shape}"
+                )
         elif a.ndim == 0:
-            raise ValueError(f"{self.where()}: expected an array with at least one dimension, "
-                             "got a 0-d array")
+            raise ValueError(
+                f"{self.where()}: expected an array with at least one dimension, got a 0-d array"
+            )
         if not a.flags.c_contiguous:
-            raise ValueError(f"{self.where()}: the array is not C-contiguous; pass "
-                             "np.ascontiguousarray(...) (a copy) instead")
+            raise ValueError(
+                f"{self.where()}: the array is not C-contiguous; pass "
+                "np.ascontiguousarray(...) (a copy) instead"
+            )
         if self.written and isinstance(a, np.ndarray) and not a.flags.writeable:
-            raise ValueError(f"{self.where()}: the kernel writes through this pointer but the "
-                             "array is read-only (flags.writeable is False)")
+            raise ValueError(
+                f"{self.where()}: the kernel writes through this pointer but the "
+                "array is read-only (flags.writeable is False)"
+            )
 
     def _check_buffer_size(self, size: int) -> int:
         elem_size = self.elem.size
         if size % elem_size:
-            raise ValueError(f"{self.where()}: buffer size {size} is not a multiple of the "
-                             f"element size {elem_size}")
+            raise ValueError(
+                f"{self.where()}: buffer size {size} is not a multiple of the "
+                f"element size {elem_size}"
+            )
         return size // elem_size
 
     # ------------------------------------------------------------------ OpenCL
@@ -150,7 +159,7 @@ class Buffer(Param):
         flags = (mf.READ_WRITE if written else mf.READ_ONLY) | mf.COPY_HOST_PTR
         ndarray, ClBuffer, Array, SVMPointer = np.ndarray, cl.Buffer, cla.Array, cl.SVMPointer
         const_limit = site.max_constant_buffer_size if self.constant else None
-        memo: list[tuple[Any, Any]] = [(_NOTHING, None)]   # last device object checked
+        memo: list[tuple[Any, Any]] = [(_NOTHING, None)]  # last device object checked
 
         def conv(a: Any, pending: list[Any]) -> Any:
             m = memo[0]
@@ -159,14 +168,18 @@ class Buffer(Param):
             if type(a) is ndarray:
                 self.check_array(a)
                 if const_limit is not None and a.nbytes > const_limit:
-                    raise ValueError(f"{self.where()}: {a.nbytes} bytes exceed the device's "
-                                     f"constant buffer size {const_limit}")
+                    raise ValueError(
+                        f"{self.where()}: {a.nbytes} bytes exceed the device's "
+                        f"constant buffer size {const_limit}"
+                    )
                 pending.append(a)
                 return HostUpload(a, flags, written)
             if type(a) is DeviceArray:
                 if a.cl_array is None:
-                    raise ValueError(f"{self.where()}: the DeviceArray lives on {a.device}; "
-                                     "pass a.get() or clpy.to_device(a, <device>)")
+                    raise ValueError(
+                        f"{self.where()}: the DeviceArray lives on {a.device}; "
+                        "pass a.get() or clpy.to_device(a, <device>)"
+                    )
                 out = conv(a.cl_array, pending)
                 memo[0] = (a, out)
                 return out
@@ -175,8 +188,10 @@ class Buffer(Param):
                     raise ForeignContext(a.context, a.queue, self.name)
                 self.check_array(a)
                 if a.offset:
-                    raise ValueError(f"{self.where()}: pyopencl array views with an offset "
-                                     "are not supported; pass a copy")
+                    raise ValueError(
+                        f"{self.where()}: pyopencl array views with an offset "
+                        "are not supported; pass a copy"
+                    )
                 memo[0] = (a, a.base_data)
                 return a.base_data
             if isinstance(a, ClBuffer):
@@ -189,13 +204,17 @@ class Buffer(Param):
                 site.on_svm()
                 memo[0] = (a, a)
                 return a
-            if isinstance(a, np.ndarray):         # a subclass (np.matrix, memmap ...)
+            if isinstance(a, np.ndarray):  # a subclass (np.matrix, memmap ...)
                 if written:
-                    raise TypeError(f"{self.where()}: pass a plain NumPy array, not "
-                                    f"{type(a).__name__}")
+                    raise TypeError(
+                        f"{self.where()}: pass a plain NumPy array, not {type(a).__name__}"
+                    )
                 return conv(np.asarray(a), pending)
-            raise self._wrong(a, "NumPy array, clpy.DeviceArray, pyopencl.array.Array, "
-                                 "pyopencl.Buffer or SVM pointer")
+            raise self._wrong(
+                a,
+                "NumPy array, clpy.DeviceArray, pyopencl.array.Array, "
+                "pyopencl.Buffer or SVM pointer",
+            )
 
         return conv
 
@@ -221,7 +240,7 @@ class Buffer(Param):
                 if host is None:
                     return conv(a.cl_array, deferred)
                 self.check_array(host)
-                if written:             # in place; a failing launch restores the snapshot
+                if written:  # in place; a failing launch restores the snapshot
                     saved = host.copy()
                     deferred.append(SimDeferred(rollback=lambda: np.copyto(host, saved)))
                 return host
@@ -250,8 +269,9 @@ class Buffer(Param):
             if self.written:
                 deferred.append(SimDeferred(commit=lambda: cl.enqueue_copy(queue, a, work)))
             return work
-        raise self._wrong(a, "NumPy array, clpy.DeviceArray, pyopencl.array.Array or "
-                             "pyopencl.Buffer")
+        raise self._wrong(
+            a, "NumPy array, clpy.DeviceArray, pyopencl.array.Array or pyopencl.Buffer"
+        )
 
     def bind_sim(self, binder: SimBinder, value: Any) -> Any:
         if not isinstance(value, np.ndarray):
@@ -276,19 +296,25 @@ class LocalBuffer(Param):
         return f"{t.with_const(t.const or not self.written).cl_name} {c_name}"
 
     def header_arg(self) -> HeaderArg:
-        return HeaderArg("NULL", f"count * sizeof(cl_{self.elem.cl_name})"
-                         if isinstance(self.elem, (ScalarType, VectorType))
-                         else f"count * {self.elem.size}",
-                         f"__local {self.elem.cl_name} array: pass its size in bytes and "
-                         "a NULL value")
+        return HeaderArg(
+            "NULL",
+            f"count * sizeof(cl_{self.elem.cl_name})"
+            if isinstance(self.elem, (ScalarType, VectorType))
+            else f"count * {self.elem.size}",
+            f"__local {self.elem.cl_name} array: pass its size in bytes and a NULL value",
+        )
 
     def check(self, a: Any, limit: int | None) -> LocalMemory:
         if not isinstance(a, LocalMemory):
-            raise TypeError(f"{self.where()}: local memory is sized with "
-                            f"clpy.LocalMemory(count), got {tname(a)}")
+            raise TypeError(
+                f"{self.where()}: local memory is sized with "
+                f"clpy.LocalMemory(count), got {tname(a)}"
+            )
         if limit is not None and a.nbytes(self.elem) > limit:
-            raise ValueError(f"{self.where()}: LocalMemory({a.count}) needs "
-                             f"{a.nbytes(self.elem)} bytes; the device has {limit}")
+            raise ValueError(
+                f"{self.where()}: LocalMemory({a.count}) needs "
+                f"{a.nbytes(self.elem)} bytes; the device has {limit}"
+            )
         return a
 
     def cl_converter(self, site: CLSite) -> Converter:
@@ -308,8 +334,9 @@ class LocalBuffer(Param):
                 return binder.local_buffer(self, int(v))
         if isinstance(value, (int, np.integer)):
             return binder.local_buffer(self, int(value))
-        raise TypeError(f"sim.launch: Local argument {self.name!r} must be a "
-                        "clpy.LocalMemory(count)")
+        raise TypeError(
+            f"sim.launch: Local argument {self.name!r} must be a clpy.LocalMemory(count)"
+        )
 
 
 class HostUpload:
@@ -323,6 +350,6 @@ class HostUpload:
         self.written = written
 
     def upload(self, ctx: Any, cl: Any) -> Any:
-        if self.array.nbytes == 0:                   # OpenCL has no empty buffers
+        if self.array.nbytes == 0:  # OpenCL has no empty buffers
             return cl.Buffer(ctx, cl.mem_flags.READ_WRITE, max(self.array.itemsize, 1))
         return cl.Buffer(ctx, self.flags, hostbuf=self.array)

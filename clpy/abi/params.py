@@ -33,13 +33,16 @@ def param_of(fn: Function, v: Var, index: int, kernel: str | None = None) -> Par
     return cls(v.name, v.type, v.name in fn.written, kernel or fn.name, index)
 
 
-def kernel_params(fn: Function, names: Sequence[str] | None = None,
-                  kernel: str | None = None) -> tuple[Param, ...]:
+def kernel_params(
+    fn: Function, names: Sequence[str] | None = None, kernel: str | None = None
+) -> tuple[Param, ...]:
     """The ABI of every parameter the compiled kernel receives, in ``fn.params`` order.
 
     ``names`` are the launch arguments in order (the Python signature, constexprs included);
     each ``Param.index`` is its position there. ``kernel`` names the kernel in errors.
     """
     pos = {n: i for i, n in enumerate(names)} if names is not None else None
-    return tuple(param_of(fn, v, pos[v.name] if pos is not None else i, kernel)
-                 for i, v in enumerate(fn.params))
+    return tuple(
+        param_of(fn, v, pos[v.name] if pos is not None else i, kernel)
+        for i, v in enumerate(fn.params)
+    )

@@ -20,18 +20,22 @@ class PipeParam(Param):
 
     def header_arg(self) -> HeaderArg:
         assert isinstance(self.type, PipeType)
-        return HeaderArg("cl_mem", "sizeof(cl_mem)",
-                         f"{self.type.cl_name}: a pipe made with clCreatePipe")
+        return HeaderArg(
+            "cl_mem", "sizeof(cl_mem)", f"{self.type.cl_name}: a pipe made with clCreatePipe"
+        )
 
     def check(self, a: Any) -> Pipe:
         t = self.type
         assert isinstance(t, PipeType)
         if not isinstance(a, Pipe):
-            raise TypeError(f"{self.where()}: a {t.cl_name} parameter takes a clpy.Pipe(dtype, "
-                            f"max_packets), got {tname(a)}")
+            raise TypeError(
+                f"{self.where()}: a {t.cl_name} parameter takes a clpy.Pipe(dtype, "
+                f"max_packets), got {tname(a)}"
+            )
         if a.elem is not t.elem:
-            raise TypeError(f"{self.where()}: the pipe carries {a.elem} packets, the parameter "
-                            f"{t.elem} packets")
+            raise TypeError(
+                f"{self.where()}: the pipe carries {a.elem} packets, the parameter {t.elem} packets"
+            )
         return a
 
     def cl_converter(self, site: CLSite) -> Converter:

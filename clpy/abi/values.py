@@ -91,8 +91,9 @@ class StructValue(Param):
 
     def header_arg(self) -> HeaderArg:
         assert isinstance(self.type, StructType)
-        return HeaderArg(self.type.name, f"sizeof({self.type.name})",
-                         f"struct {self.type.name} value")
+        return HeaderArg(
+            self.type.name, f"sizeof({self.type.name})", f"struct {self.type.name} value"
+        )
 
     def convert(self) -> Callable[[Any], np.ndarray]:
         t = self.type
@@ -102,8 +103,10 @@ class StructValue(Param):
         def conv(a: Any) -> np.ndarray:
             if isinstance(a, (np.void, np.ndarray)) and a.dtype == dtype and np.ndim(a) == 0:
                 return np.array(a, dtype=dtype)
-            raise TypeError(f"{self.where()}: expected a {t.name} value ({t.name}(...) or a "
-                            f"NumPy scalar of {t.name}.dtype), got {tname(a)}")
+            raise TypeError(
+                f"{self.where()}: expected a {t.name} value ({t.name}(...) or a "
+                f"NumPy scalar of {t.name}.dtype), got {tname(a)}"
+            )
 
         return conv
 
@@ -130,27 +133,34 @@ def _scalar_converter(p: Param, t: ScalarType) -> Callable[[Any], Any]:
                 if lo <= a <= hi:
                     return make(a)
             elif isinstance(a, (bool, np.bool_, np.integer)) or (
-                    isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "biu"):
+                isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "biu"
+            ):
                 v = int(a)
                 if lo <= v <= hi:
                     return make(v)
                 a = v
             else:
-                raise TypeError(f"{p.where()}: expected an integer, got {tname(a)} {a!r}"
-                                if isinstance(a, (float, np.floating)) else
-                                f"{p.where()}: expected an integer, got {tname(a)}")
+                raise TypeError(
+                    f"{p.where()}: expected an integer, got {tname(a)} {a!r}"
+                    if isinstance(a, (float, np.floating))
+                    else f"{p.where()}: expected an integer, got {tname(a)}"
+                )
             raise ValueError(f"{p.where()}: {a} is out of range for {t} ({lo}..{hi})")
 
         return conv_int
     big = float(np.finfo(t.dtype).max)
 
     def conv_float(a: Any) -> Any:
-        if type(a) is float or isinstance(a, (int, np.integer, np.floating, np.bool_)) or (
-                isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "biuf"):
+        if (
+            type(a) is float
+            or isinstance(a, (int, np.integer, np.floating, np.bool_))
+            or (isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "biuf")
+        ):
             v = float(a)
             if abs(v) > big and not math.isinf(v):
-                raise ValueError(f"{p.where()}: {a!r} is out of range for {t} "
-                                 f"(largest finite value {big:g})")
+                raise ValueError(
+                    f"{p.where()}: {a!r} is out of range for {t} (largest finite value {big:g})"
+                )
             return make(v)
         raise TypeError(f"{p.where()}: expected a number, got {tname(a)}")
 
@@ -165,8 +175,9 @@ def _vector_converter(p: Param, t: VectorType) -> Callable[[Any], np.ndarray]:
 
     def conv(a: Any) -> np.ndarray:
         if isinstance(a, (int, float, np.generic)) or a is None or isinstance(a, str):
-            raise TypeError(f"{p.where()}: expected {t.n} lanes (a sequence or an array), "
-                            f"got {tname(a)}")
+            raise TypeError(
+                f"{p.where()}: expected {t.n} lanes (a sequence or an array), got {tname(a)}"
+            )
         arr = np.asarray(a)
         if arr.shape not in ((t.n,), (lanes,)):
             raise ValueError(f"{p.where()}: expected {t.n} lanes, got shape {arr.shape}")
@@ -174,10 +185,11 @@ def _vector_converter(p: Param, t: VectorType) -> Callable[[Any], np.ndarray]:
             if arr.dtype.kind not in "biu":
                 raise TypeError(f"{p.where()}: expected integer lanes, got {arr.dtype}")
             if arr.size and (int(arr.min()) < lo_hi[0] or int(arr.max()) > lo_hi[1]):
-                raise ValueError(f"{p.where()}: a lane is out of range for {t.elem} "
-                                 f"({lo_hi[0]}..{lo_hi[1]})")
+                raise ValueError(
+                    f"{p.where()}: a lane is out of range for {t.elem} ({lo_hi[0]}..{lo_hi[1]})"
+                )
         out = np.zeros(lanes, dtype)
-        out[:arr.size] = arr
+        out[: arr.size] = arr
         return out
 
     return conv

@@ -30,8 +30,10 @@ def _pointer_arg(b: Builtin, args: Sequence[ArgInfo]) -> tuple[Type, AddressSpac
         return t.elem, t.space, False
     if isinstance(t, PointerType):
         if t.space is _S.CONSTANT:
-            raise NoMatch(f"{b.name}: a Constant pointer is not in the generic address space "
-                          "(spec §1.5); only global, local and private pointers are")
+            raise NoMatch(
+                f"{b.name}: a Constant pointer is not in the generic address space "
+                "(spec §1.5); only global, local and private pointers are"
+            )
         return t.elem, t.space, t.const
     raise NoMatch(f"{b.name} takes a pointer (Ptr[T], Global[T], Local[T], Private[T]), got {t}")
 
@@ -49,14 +51,26 @@ def _get_fence_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
 
 
 _SIG = "(Ptr[T]) -> {}[T] (any global, local or private pointer)"
-for _name, _space in (("to_global", _S.GLOBAL), ("to_local", _S.LOCAL),
-                      ("to_private", _S.PRIVATE)):
-    declare(_name, family="address-space", rule=_to_space_rule, features=_GENERIC,
-            space=_space, lowering=Lowering("to_space"), signature=_SIG.format(_space.title),
-            doc=f"The pointer as a {_space.title}[T] pointer if it points into "
-                f"{_space.value.strip('_')} memory, otherwise a null pointer (spec §1.13.9).")
-declare("get_fence", family="address-space", rule=_get_fence_rule, features=_GENERIC,
-        lowering=Lowering("get_fence"), signature="(Ptr[T]) -> uint (cl_mem_fence_flags)",
-        doc="A memory fence flag valid for the memory the pointer points into: "
-            "CLK_LOCAL_MEM_FENCE for local memory, CLK_GLOBAL_MEM_FENCE otherwise "
-            "(spec §1.13.9).")
+for _name, _space in (("to_global", _S.GLOBAL), ("to_local", _S.LOCAL), ("to_private", _S.PRIVATE)):
+    declare(
+        _name,
+        family="address-space",
+        rule=_to_space_rule,
+        features=_GENERIC,
+        space=_space,
+        lowering=Lowering("to_space"),
+        signature=_SIG.format(_space.title),
+        doc=f"The pointer as a {_space.title}[T] pointer if it points into "
+        f"{_space.value.strip('_')} memory, otherwise a null pointer (spec §1.13.9).",
+    )
+declare(
+    "get_fence",
+    family="address-space",
+    rule=_get_fence_rule,
+    features=_GENERIC,
+    lowering=Lowering("get_fence"),
+    signature="(Ptr[T]) -> uint (cl_mem_fence_flags)",
+    doc="A memory fence flag valid for the memory the pointer points into: "
+    "CLK_LOCAL_MEM_FENCE for local memory, CLK_GLOBAL_MEM_FENCE otherwise "
+    "(spec §1.13.9).",
+)

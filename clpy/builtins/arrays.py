@@ -12,8 +12,10 @@ class _ArrayDecl:
     def __init__(self, kind: str) -> None:
         self.__clpy_array__ = kind
         self.__name__ = f"{kind}_array"
-        self.__doc__ = (f"Declare a __{kind} array: ``{kind}_array(dtype, shape)``; shape is an "
-                        "int or a tuple of ints known at compile time.")
+        self.__doc__ = (
+            f"Declare a __{kind} array: ``{kind}_array(dtype, shape)``; shape is an "
+            "int or a tuple of ints known at compile time."
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"clpy.{self.__name__} can only be used inside kernels")

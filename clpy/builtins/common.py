@@ -23,40 +23,69 @@ def _vectors(ts: list[Type]) -> list[VectorType]:
     return [t for t in ts if isinstance(t, VectorType)]
 
 
-declare("min", family="integer/common",
-        overloads=[Overload((t, t), t) for t in _ALL]
-        + [Overload((t, t.elem), t) for t in _vectors(_ALL)],
-        doc="y if y < x, otherwise x (component-wise; the second argument may be a scalar "
-            "for vector x). For floats the result is undefined for NaN or infinite arguments "
-            "(spec §1.13.4); use fmin for IEEE NaN handling.")
-declare("max", family="integer/common",
-        overloads=[Overload((t, t), t) for t in _ALL]
-        + [Overload((t, t.elem), t) for t in _vectors(_ALL)],
-        doc="y if x < y, otherwise x (component-wise; the second argument may be a scalar "
-            "for vector x). For floats the result is undefined for NaN or infinite arguments "
-            "(spec §1.13.4); use fmax for IEEE NaN handling.")
-declare("clamp", family="integer/common",
-        overloads=[Overload((t, t, t), t) for t in _ALL]
-        + [Overload((t, t.elem, t.elem), t) for t in _vectors(_ALL)],
-        doc="min(max(x, minval), maxval) (fmin/fmax for floats); undefined if minval > "
-            "maxval. The bounds may be scalars for vector x.")
+declare(
+    "min",
+    family="integer/common",
+    overloads=[Overload((t, t), t) for t in _ALL]
+    + [Overload((t, t.elem), t) for t in _vectors(_ALL)],
+    doc="y if y < x, otherwise x (component-wise; the second argument may be a scalar "
+    "for vector x). For floats the result is undefined for NaN or infinite arguments "
+    "(spec §1.13.4); use fmin for IEEE NaN handling.",
+)
+declare(
+    "max",
+    family="integer/common",
+    overloads=[Overload((t, t), t) for t in _ALL]
+    + [Overload((t, t.elem), t) for t in _vectors(_ALL)],
+    doc="y if x < y, otherwise x (component-wise; the second argument may be a scalar "
+    "for vector x). For floats the result is undefined for NaN or infinite arguments "
+    "(spec §1.13.4); use fmax for IEEE NaN handling.",
+)
+declare(
+    "clamp",
+    family="integer/common",
+    overloads=[Overload((t, t, t), t) for t in _ALL]
+    + [Overload((t, t.elem, t.elem), t) for t in _vectors(_ALL)],
+    doc="min(max(x, minval), maxval) (fmin/fmax for floats); undefined if minval > "
+    "maxval. The bounds may be scalars for vector x.",
+)
 
-declare("degrees", family="common", overloads=[Overload((t,), t) for t in F],
-        doc="Radians to degrees: (180 / pi) * radians.")
-declare("radians", family="common", overloads=[Overload((t,), t) for t in F],
-        doc="Degrees to radians: (pi / 180) * degrees.")
-declare("sign", family="common", overloads=[Overload((t,), t) for t in F],
-        doc="1.0 if x > 0, -1.0 if x < 0, x itself for +0.0 and -0.0, and 0.0 for NaN.")
-declare("mix", family="common",
-        overloads=[Overload((t, t, t), t) for t in F]
-        + [Overload((t, t, t.elem), t) for t in _vectors(F)],
-        doc="Linear blend x + (y - x) * a, a in [0, 1] (a may be a scalar for vector x, y).")
-declare("step", family="common",
-        overloads=[Overload((t, t), t) for t in F]
-        + [Overload((t.elem, t), t) for t in _vectors(F)],
-        doc="0.0 if x < edge, otherwise 1.0 (edge may be a scalar for vector x).")
-declare("smoothstep", family="common",
-        overloads=[Overload((t, t, t), t) for t in F]
-        + [Overload((t.elem, t.elem, t), t) for t in _vectors(F)],
-        doc="Hermite interpolation t*t*(3 - 2*t), t = clamp((x - edge0) / (edge1 - edge0), 0, "
-            "1): 0.0 at or below edge0, 1.0 at or above edge1 (edges may be scalars).")
+declare(
+    "degrees",
+    family="common",
+    overloads=[Overload((t,), t) for t in F],
+    doc="Radians to degrees: (180 / pi) * radians.",
+)
+declare(
+    "radians",
+    family="common",
+    overloads=[Overload((t,), t) for t in F],
+    doc="Degrees to radians: (pi / 180) * degrees.",
+)
+declare(
+    "sign",
+    family="common",
+    overloads=[Overload((t,), t) for t in F],
+    doc="1.0 if x > 0, -1.0 if x < 0, x itself for +0.0 and -0.0, and 0.0 for NaN.",
+)
+declare(
+    "mix",
+    family="common",
+    overloads=[Overload((t, t, t), t) for t in F]
+    + [Overload((t, t, t.elem), t) for t in _vectors(F)],
+    doc="Linear blend x + (y - x) * a, a in [0, 1] (a may be a scalar for vector x, y).",
+)
+declare(
+    "step",
+    family="common",
+    overloads=[Overload((t, t), t) for t in F] + [Overload((t.elem, t), t) for t in _vectors(F)],
+    doc="0.0 if x < edge, otherwise 1.0 (edge may be a scalar for vector x).",
+)
+declare(
+    "smoothstep",
+    family="common",
+    overloads=[Overload((t, t, t), t) for t in F]
+    + [Overload((t.elem, t.elem, t), t) for t in _vectors(F)],
+    doc="Hermite interpolation t*t*(3 - 2*t), t = clamp((x - edge0) / (edge1 - edge0), 0, "
+    "1): 0.0 at or below edge0, 1.0 at or above edge1 (edges may be scalars).",
+)

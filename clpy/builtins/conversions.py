@@ -27,11 +27,27 @@ from clpy.builtins.registry import (
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type, VectorType, element_of, lanes
 
-_ELEMS: tuple[ScalarType, ...] = (C.char, C.uchar, C.short, C.ushort, C.int_, C.uint, C.long,
-                                  C.ulong, C.half, C.float_, C.double)
+_ELEMS: tuple[ScalarType, ...] = (
+    C.char,
+    C.uchar,
+    C.short,
+    C.ushort,
+    C.int_,
+    C.uint,
+    C.long,
+    C.ulong,
+    C.half,
+    C.float_,
+    C.double,
+)
 DESTINATIONS: list[Type] = gentypes(_ELEMS)
-ROUNDING = {"": "", "_rte": "round to nearest even", "_rtz": "round toward zero",
-            "_rtp": "round toward +infinity", "_rtn": "round toward -infinity"}
+ROUNDING = {
+    "": "",
+    "_rte": "round to nearest even",
+    "_rtz": "round toward zero",
+    "_rtp": "round toward +infinity",
+    "_rtn": "round toward -infinity",
+}
 
 
 def _source_ok(b: Builtin, args: Sequence[ArgInfo]) -> Type:
@@ -49,9 +65,11 @@ def _convert_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
     dst = b.conversion.dest
     src = _source_ok(b, args)
     if lanes(src) != lanes(dst):
-        raise NoMatch(f"{b.name} converts a value with {lanes(dst)} component(s) to {dst}; "
-                      f"the argument is {src} with {lanes(src)} (spec §1.2.3: the number of "
-                      "elements must match)")
+        raise NoMatch(
+            f"{b.name} converts a value with {lanes(dst)} component(s) to {dst}; "
+            f"the argument is {src} with {lanes(src)} (spec §1.2.3: the number of "
+            "elements must match)"
+        )
     if src is C.bool_:
         return Overload((C.int_,), dst)  # convert through int: C has no bool overloads
     return Overload((src,), dst)
@@ -64,9 +82,11 @@ def _as_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
     if src is C.bool_:
         raise NoMatch(f"{b.name} cannot reinterpret bool (spec §1.2.4); use int(...) first")
     if src.size != dst.size:
-        raise NoMatch(f"{b.name} reinterprets {dst.size} bytes as {dst}, but {src} has "
-                      f"{src.size} bytes (spec §1.2.4: operand and result must have the same "
-                      "size)")
+        raise NoMatch(
+            f"{b.name} reinterprets {dst.size} bytes as {dst}, but {src} has "
+            f"{src.size} bytes (spec §1.2.4: operand and result must have the same "
+            "size)"
+        )
     return Overload((src,), dst)
 
 
@@ -95,17 +115,26 @@ def _declare_all() -> None:
                     what.append("rounding floats toward zero")
                 else:
                     what.append("rounding to nearest even")
-                declare(f"convert_{name}{sat}{rnd}", family="conversions",
-                        overloads=same_lanes, rule=_convert_rule,
-                        conversion=Conversion(dst, sat=bool(sat), rounding=rnd[1:] or None),
-                        doc=f"Converts a value with {lanes(dst)} component(s)"
-                            f" of any number type to {name}, "
-                            f"{', '.join(what)} (spec §1.2.3).")
-        declare(f"as_{name}", family="conversions", overloads=same_size, rule=_as_rule,
-                conversion=Conversion(dst, reinterpret=True),
-                doc=f"Reinterprets the {dst.size} bytes of a value of the same size as {name} "
-                    "(no conversion; spec §1.2.4). Which bits land where is "
-                    "implementation-defined when the lane counts differ, except 4 -> 3 lanes.")
+                declare(
+                    f"convert_{name}{sat}{rnd}",
+                    family="conversions",
+                    overloads=same_lanes,
+                    rule=_convert_rule,
+                    conversion=Conversion(dst, sat=bool(sat), rounding=rnd[1:] or None),
+                    doc=f"Converts a value with {lanes(dst)} component(s)"
+                    f" of any number type to {name}, "
+                    f"{', '.join(what)} (spec §1.2.3).",
+                )
+        declare(
+            f"as_{name}",
+            family="conversions",
+            overloads=same_size,
+            rule=_as_rule,
+            conversion=Conversion(dst, reinterpret=True),
+            doc=f"Reinterprets the {dst.size} bytes of a value of the same size as {name} "
+            "(no conversion; spec §1.2.4). Which bits land where is "
+            "implementation-defined when the lane counts differ, except 4 -> 3 lanes.",
+        )
 
 
 _declare_all()
@@ -115,10 +144,14 @@ def missing_conversion_hint(name: str) -> str | None:
     """Why ``name`` (``convert_float_sat``, ``convert_int5``) is not a conversion built-in."""
     if not name.startswith("convert_"):
         return None
-    if "_sat" in name and any(name.startswith(f"convert_{e.name}") for e in
-                              (C.half, C.float_, C.double)):
-        return ("_sat is only valid for conversions to integer types (spec §1.2.3); "
-                "float conversions never saturate")
-    return ("conversions are convert_<type>[_sat][_rte|_rtz|_rtp|_rtn] for the types char … "
-            "ulong, half, float, double and their 2, 3, 4, 8, 16 vectors (spec §1.2.3)")
-
+    if "_sat" in name and any(
+        name.startswith(f"convert_{e.name}") for e in (C.half, C.float_, C.double)
+    ):
+        return (
+            "_sat is only valid for conversions to integer types (spec §1.2.3); "
+            "float conversions never saturate"
+        )
+    return (
+        "conversions are convert_<type>[_sat][_rte|_rtz|_rtp|_rtn] for the types char … "
+        "ulong, half, float, double and their 2, 3, 4, 8, 16 vectors (spec §1.2.3)"
+    )

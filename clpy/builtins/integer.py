@@ -32,7 +32,7 @@ _BINARY = {
     "rhadd": "(x + y + 1) >> 1 computed without overflow of the intermediate sum.",
     "mul_hi": "The high half of the full product x * y.",
     "rotate": "Each element of v rotated left by the matching element of i (modulo the bit "
-              "width); bits shifted off the left come back on the right.",
+    "width); bits shifted off the left come back on the right.",
     "sub_sat": "x - y, saturated to the range of the type.",
 }
 _TERNARY = {
@@ -47,31 +47,61 @@ for _name, _doc in _BINARY.items():
 for _name, _doc in _TERNARY.items():
     declare(_name, family="integer", doc=_doc, overloads=[Overload((t, t, t), t) for t in I])
 
-declare("abs", family="integer", overloads=[Overload((t,), _unsigned(t)) for t in I],
-        doc="|x| as the unsigned type of the same width (so abs(INT_MIN) is exact). Python's "
-            "abs() in kernels keeps the argument type and uses fabs for floats.")
-declare("abs_diff", family="integer",
-        overloads=[Overload((t, t), _unsigned(t)) for t in I],
-        doc="|x - y| as the unsigned type, without modulo overflow.")
+declare(
+    "abs",
+    family="integer",
+    overloads=[Overload((t,), _unsigned(t)) for t in I],
+    doc="|x| as the unsigned type of the same width (so abs(INT_MIN) is exact). Python's "
+    "abs() in kernels keeps the argument type and uses fabs for floats.",
+)
+declare(
+    "abs_diff",
+    family="integer",
+    overloads=[Overload((t, t), _unsigned(t)) for t in I],
+    doc="|x - y| as the unsigned type, without modulo overflow.",
+)
 
 
-declare("ctz", family="integer", overloads=[Overload((t,), t) for t in I],
-        lowering=Lowering("ctz", min_version=(2, 0)),
-        doc="Number of trailing 0-bits of x; the bit width of the element type if x is 0 "
-            "(OpenCL C 2.0; lowered to popcount on 1.x targets).")
+declare(
+    "ctz",
+    family="integer",
+    overloads=[Overload((t,), t) for t in I],
+    lowering=Lowering("ctz", min_version=(2, 0)),
+    doc="Number of trailing 0-bits of x; the bit width of the element type if x is 0 "
+    "(OpenCL C 2.0; lowered to popcount on 1.x targets).",
+)
 
-_UPSAMPLE = ((C.char, C.uchar, C.short), (C.uchar, C.uchar, C.ushort),
-             (C.short, C.ushort, C.int_), (C.ushort, C.ushort, C.uint),
-             (C.int_, C.uint, C.long), (C.uint, C.uint, C.ulong))
-declare("upsample", family="integer",
-        overloads=[Overload((like(t, hi), like(t, lo)), like(t, out))
-                   for hi, lo, out in _UPSAMPLE
-                   for t in I if element_of(t) is hi],
-        doc="(hi << bits) | lo in the integer type of twice the width: upsample(char, uchar) "
-            "-> short, upsample(uint, uint) -> ulong, component-wise for vectors.")
+_UPSAMPLE = (
+    (C.char, C.uchar, C.short),
+    (C.uchar, C.uchar, C.ushort),
+    (C.short, C.ushort, C.int_),
+    (C.ushort, C.ushort, C.uint),
+    (C.int_, C.uint, C.long),
+    (C.uint, C.uint, C.ulong),
+)
+declare(
+    "upsample",
+    family="integer",
+    overloads=[
+        Overload((like(t, hi), like(t, lo)), like(t, out))
+        for hi, lo, out in _UPSAMPLE
+        for t in I
+        if element_of(t) is hi
+    ],
+    doc="(hi << bits) | lo in the integer type of twice the width: upsample(char, uchar) "
+    "-> short, upsample(uint, uint) -> ulong, component-wise for vectors.",
+)
 
-declare("mad24", family="integer", overloads=[Overload((t, t, t), t) for t in I32],
-        doc="mul24(x, y) + z for 32-bit integers (table 11).")
-declare("mul24", family="integer", overloads=[Overload((t, t), t) for t in I32],
-        doc="x * y using only the low 24 bits of x and y; the result is implementation-"
-            "defined outside [-2**23, 2**23 - 1] (signed) or [0, 2**24 - 1] (unsigned).")
+declare(
+    "mad24",
+    family="integer",
+    overloads=[Overload((t, t, t), t) for t in I32],
+    doc="mul24(x, y) + z for 32-bit integers (table 11).",
+)
+declare(
+    "mul24",
+    family="integer",
+    overloads=[Overload((t, t), t) for t in I32],
+    doc="x * y using only the low 24 bits of x and y; the result is implementation-"
+    "defined outside [-2**23, 2**23 - 1] (signed) or [0, 2**24 - 1] (unsigned).",
+)

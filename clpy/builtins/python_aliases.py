@@ -13,8 +13,12 @@ import math
 from typing import Any
 
 PYTHON_ALIASES: dict[Any, str] = {
-    builtins.abs: "abs", builtins.min: "min", builtins.max: "max", builtins.int: "int",
-    builtins.float: "float", builtins.bool: "bool",
+    builtins.abs: "abs",
+    builtins.min: "min",
+    builtins.max: "max",
+    builtins.int: "int",
+    builtins.float: "float",
+    builtins.bool: "bool",
 }
 
 _MATH_SAME = (

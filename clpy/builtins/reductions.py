@@ -50,8 +50,11 @@ from clpy.types.structs import StructType
 
 _SCOPES = {"wg": ("work_group", "work-group"), "sg": ("sub_group", "sub-group")}
 _MODES = ("reduce", "scan_inclusive", "scan_exclusive")
-_WHAT = {"reduce": "Reduction", "scan_inclusive": "Inclusive scan",
-         "scan_exclusive": "Exclusive scan"}
+_WHAT = {
+    "reduce": "Reduction",
+    "scan_inclusive": "Inclusive scan",
+    "scan_exclusive": "Exclusive scan",
+}
 
 
 def _op_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
@@ -66,8 +69,10 @@ def _op_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
         t = C.int_
     elem = t.elem if isinstance(t, VectorType) else t
     if not isinstance(elem, ScalarType) or elem.kind.value in ("void", "bool"):
-        raise NoMatch(f"{b.name} reduces scalars and vectors of numbers, not {t} (use a "
-                      "@clpy.reduction for structs)")
+        raise NoMatch(
+            f"{b.name} reduces scalars and vectors of numbers, not {t} (use a "
+            "@clpy.reduction for structs)"
+        )
     if op in ("and", "or", "xor") and not elem.is_int:
         raise NoMatch(f"operator {op!r} needs an integer type, not {t}")
     if op.startswith("logical") and isinstance(t, VectorType):
@@ -79,9 +84,11 @@ def _op_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
 
 def _user_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
     if len(args) != 2 or args[0].type is not args[1].type:
-        raise NoMatch(f"{b.name}(x, identity) takes a value and the identity of its type; it "
-                      f"is what clpy.{b.name.rsplit('_', 1)[0]}(x, r) compiles to for a "
-                      "@clpy.reduction r")
+        raise NoMatch(
+            f"{b.name}(x, identity) takes a value and the identity of its type; it "
+            f"is what clpy.{b.name.rsplit('_', 1)[0]}(x, r) compiles to for a "
+            "@clpy.reduction r"
+        )
     t = args[0].type
     return Overload((t, t), t)
 
@@ -97,28 +104,39 @@ def _declare_operator_forms() -> dict[tuple[str, str, str], Builtin]:
                 name = f"{prefix}_{mode}_{red.name}" + ("_lowered" if red.native else "")
                 if (scope, mode, red.name) in out:
                     continue  # "-" combines like "+"
-                types = ("any number type" if not red.op.int_only else "any integer type")
-                note = (f"; clpy.{prefix}_{mode}(x, {red.ident!r}) on the types OpenCL has "
-                        f"{prefix}_{mode}_{red.name} for uses the native built-in"
-                        if red.native else "")
+                types = "any number type" if not red.op.int_only else "any integer type"
+                note = (
+                    f"; clpy.{prefix}_{mode}(x, {red.ident!r}) on the types OpenCL has "
+                    f"{prefix}_{mode}_{red.name} for uses the native built-in"
+                    if red.native
+                    else ""
+                )
                 out[(scope, mode, red.name)] = declare(
-                    name, family=unit, uniform=True, rule=_op_rule,
+                    name,
+                    family=unit,
+                    uniform=True,
+                    rule=_op_rule,
                     collective=Collective(scope, mode, red.name),
                     lowering=Lowering("collective", always=True),
                     signature=f"{name}(x: T) -> T  (T: {types}"
-                              + (", scalars only)" if red.op.logical else ")"),
+                    + (", scalars only)" if red.op.logical else ")"),
                     doc=f"{_WHAT[mode]} over the {unit} with operator {red.ident!r} "
-                        f"(``clpy.{prefix}_{mode}(x, {red.ident!r})``) for {types}, always "
-                        f"lowered to local-memory code{note}.")
+                    f"(``clpy.{prefix}_{mode}(x, {red.ident!r})``) for {types}, always "
+                    f"lowered to local-memory code{note}.",
+                )
             name = f"{prefix}_{mode}_user"
             out[(scope, mode, "user")] = declare(
-                name, family=unit, uniform=True, rule=_user_rule,
+                name,
+                family=unit,
+                uniform=True,
+                rule=_user_rule,
                 collective=Collective(scope, mode, "user"),
                 lowering=Lowering("collective", always=True),
                 signature=f"{name}(x: T, identity: T) -> T  (the call carries the combiner)",
                 doc=f"{_WHAT[mode]} over the {unit} with a @clpy.reduction: what "
-                    f"``clpy.{prefix}_{mode}(x, r)`` compiles to (the call carries r's "
-                    "combiner, the identity is an argument); always lowered.")
+                f"``clpy.{prefix}_{mode}(x, r)`` compiles to (the call carries r's "
+                "combiner, the identity is an argument); always lowered.",
+            )
     return out
 
 
@@ -136,8 +154,10 @@ class Reduction:
         self.__doc__ = self.func.__doc__
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(f"reduction {self.__name__} is used as the operator of "
-                        "clpy.work_group_reduce(x, op) and friends inside kernels")
+        raise TypeError(
+            f"reduction {self.__name__} is used as the operator of "
+            "clpy.work_group_reduce(x, op) and friends inside kernels"
+        )
 
     def __repr__(self) -> str:
         return f"<clpy.reduction {self.__name__}>"
@@ -153,9 +173,11 @@ class CollectiveWithOp:
         self.scope = scope
         self.mode = mode
         self.__name__ = f"{prefix}_{mode}"
-        self.__doc__ = (f"``clpy.{self.__name__}(x, op)``: {mode.replace('_', ' ')} of ``x`` "
-                        f"over the {unit} with ``op`` one of "
-                        f"{' '.join(repr(o) for o in REDUCTIONS)} or a @clpy.reduction.")
+        self.__doc__ = (
+            f"``clpy.{self.__name__}(x, op)``: {mode.replace('_', ' ')} of ``x`` "
+            f"over the {unit} with ``op`` one of "
+            f"{' '.join(repr(o) for o in REDUCTIONS)} or a @clpy.reduction."
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"clpy.{self.__name__} can only be called inside a @clpy.kernel")
@@ -166,17 +188,19 @@ class CollectiveWithOp:
     def __clpy_call__(self, builder: Any, node: ast.Call) -> Any:
         st = builder.state
         if len(node.args) != 2:
-            st.fail(node, f"clpy.{self.__name__}(x, op) takes 2 arguments, got "
-                          f"{len(node.args)}")
+            st.fail(node, f"clpy.{self.__name__}(x, op) takes 2 arguments, got {len(node.args)}")
         x = builder.expr(node.args[0])
         opv = builder.value(node.args[1])
         op = None if isinstance(opv, Expr) else opv.value  # a compile-time Python value
         if isinstance(op, Reduction):
             return self._user(builder, node, x, op)
         if not isinstance(op, str) or op not in REDUCTIONS:
-            st.fail(node.args[1], f"the operator of clpy.{self.__name__} must be a constant "
-                    f"string among {' '.join(repr(o) for o in REDUCTIONS)} or a "
-                    f"@clpy.reduction, not {ast.unparse(node.args[1])}")
+            st.fail(
+                node.args[1],
+                f"the operator of clpy.{self.__name__} must be a constant "
+                f"string among {' '.join(repr(o) for o in REDUCTIONS)} or a "
+                f"@clpy.reduction, not {ast.unparse(node.args[1])}",
+            )
         assert isinstance(op, str)
         red = REDUCTIONS[op]
         if red.native and x.type in COLLECTIVE_TYPES:
@@ -195,8 +219,11 @@ class CollectiveWithOp:
         types = tuple((n, anns.get(n) or t) for n in names)
         fn = red.func.build_for(types, st.session, st.loc(node))
         if fn.params[0].type is not fn.params[1].type or fn.ret is not fn.params[0].type:
-            st.fail(node, f"reduction {red.__name__} must have type (T, T) -> T, got "
-                    f"({fn.params[0].type}, {fn.params[1].type}) -> {fn.ret}")
+            st.fail(
+                node,
+                f"reduction {red.__name__} must have type (T, T) -> T, got "
+                f"({fn.params[0].type}, {fn.params[1].type}) -> {fn.ret}",
+            )
         t = fn.ret
         for f in (*fn.callees, fn):
             if f not in st.callees:
@@ -217,8 +244,11 @@ def identity_expr(value: Any, t: Type, loc: Loc) -> Expr:
         v = np.asarray(value).astype(t.dtype).item() if not t.is_bool else bool(value)
         return Const(t, loc, v)
     if isinstance(t, VectorType):
-        lanes = np.broadcast_to(np.asarray(value, dtype=t.elem.dtype).ravel(), (t.n,)) \
-            if np.size(value) in (1, t.n) else None
+        lanes = (
+            np.broadcast_to(np.asarray(value, dtype=t.elem.dtype).ravel(), (t.n,))
+            if np.size(value) in (1, t.n)
+            else None
+        )
         if lanes is None:
             raise ValueError(f"needs 1 or {t.n} components for {t}")
         return VectorCons(t, loc, tuple(Const(t.elem, loc, v.item()) for v in lanes))
@@ -232,8 +262,9 @@ def identity_expr(value: Any, t: Type, loc: Loc) -> Expr:
             vals = list(value)
         if len(vals) != len(names):
             raise ValueError(f"{t.name} has {len(names)} fields, got {len(vals)} values")
-        return StructCons(t, loc, tuple(identity_expr(v, ft, loc)
-                                        for v, (_, ft) in zip(vals, t.fields)))
+        return StructCons(
+            t, loc, tuple(identity_expr(v, ft, loc) for v, (_, ft) in zip(vals, t.fields))
+        )
     raise TypeError(f"cannot build a constant of type {t}")
 
 
@@ -248,6 +279,7 @@ API: dict[str, Any] = {
     "work_group_reduce": work_group_reduce,
     "work_group_scan_inclusive": work_group_scan_inclusive,
     "work_group_scan_exclusive": work_group_scan_exclusive,
-    "sub_group_reduce": sub_group_reduce, "sub_group_scan_inclusive": sub_group_scan_inclusive,
+    "sub_group_reduce": sub_group_reduce,
+    "sub_group_scan_inclusive": sub_group_scan_inclusive,
     "sub_group_scan_exclusive": sub_group_scan_exclusive,
 }

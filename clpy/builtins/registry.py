@@ -63,14 +63,22 @@ FoldType = Callable[["Builtin", Type], int]
 
 # The simulator module implementing each family (its ``IMPLS`` is keyed by built-in name).
 SIM_MODULES: dict[str, str] = {
-    "math": "sim.builtins.math", "integer": "sim.builtins.integer",
-    "common": "sim.builtins.common", "integer/common": "sim.builtins.common",
-    "geometric": "sim.builtins.geometric", "relational": "sim.builtins.relational",
-    "conversions": "sim.builtins.conversions", "vload/vstore": "sim.builtins.vector",
-    "misc-vector": "sim.builtins.vector", "address-space": "sim.builtins.vector",
-    "work-item": "sim.builtins.workitem", "synchronization": "sim.builtins.sync",
-    "work-group": "sim.collectives", "sub-group": "sim.collectives",
-    "atomics": "sim.atomics", "pipes": "sim.pipes",
+    "math": "sim.builtins.math",
+    "integer": "sim.builtins.integer",
+    "common": "sim.builtins.common",
+    "integer/common": "sim.builtins.common",
+    "geometric": "sim.builtins.geometric",
+    "relational": "sim.builtins.relational",
+    "conversions": "sim.builtins.conversions",
+    "vload/vstore": "sim.builtins.vector",
+    "misc-vector": "sim.builtins.vector",
+    "address-space": "sim.builtins.vector",
+    "work-item": "sim.builtins.workitem",
+    "synchronization": "sim.builtins.sync",
+    "work-group": "sim.collectives",
+    "sub-group": "sim.collectives",
+    "atomics": "sim.atomics",
+    "pipes": "sim.pipes",
 }
 
 
@@ -189,13 +197,17 @@ class Builtin:
         impl = self._sim_impl
         if impl is None:
             if not self.sim:
-                raise LookupError(f"built-in {self.name} names no simulator module "
-                                  f"(family {self.family!r} has no SIM_MODULES entry)")
+                raise LookupError(
+                    f"built-in {self.name} names no simulator module "
+                    f"(family {self.family!r} has no SIM_MODULES entry)"
+                )
             impls = getattr(importlib.import_module(self.sim), "IMPLS", {})
             impl = impls.get(self.name)
             if impl is None:
-                raise LookupError(f"the simulator module {self.sim} has no implementation of "
-                                  f"built-in {self.name} (IMPLS[{self.name!r}])")
+                raise LookupError(
+                    f"the simulator module {self.sim} has no implementation of "
+                    f"built-in {self.name} (IMPLS[{self.name!r}])"
+                )
             self._sim_impl = impl
         return impl
 
@@ -215,7 +227,8 @@ class Builtin:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(
-            f"clpy.{self.name} can only be called inside a @clpy.kernel or @clpy.func")
+            f"clpy.{self.name} can only be called inside a @clpy.kernel or @clpy.func"
+        )
 
     def __repr__(self) -> str:
         return f"<clpy built-in {self.name}>"
@@ -224,8 +237,9 @@ class Builtin:
 REGISTRY: dict[str, Builtin] = {}
 
 
-def declare(name: str, *, family: str, doc: str, overloads: Iterable[Overload] = (),
-            **kwargs: Any) -> Builtin:
+def declare(
+    name: str, *, family: str, doc: str, overloads: Iterable[Overload] = (), **kwargs: Any
+) -> Builtin:
     """Register a built-in. A second declaration of the same name is a programming error."""
     if name in REGISTRY:
         raise ValueError(f"built-in {name!r} declared twice")
@@ -237,8 +251,9 @@ def declare(name: str, *, family: str, doc: str, overloads: Iterable[Overload] =
 # ----------------------------------------------------------------------------- gentypes
 
 
-def gentypes(scalars: Iterable[ScalarType], sizes: Iterable[int] = (1, 2, 3, 4, 8, 16)
-             ) -> list[Type]:
+def gentypes(
+    scalars: Iterable[ScalarType], sizes: Iterable[int] = (1, 2, 3, 4, 8, 16)
+) -> list[Type]:
     """Scalars and their vectors: the spec's ``gentype`` for the given element types."""
     out: list[Type] = []
     sizes = tuple(sizes)
@@ -313,6 +328,7 @@ def resolve_overload(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
                 best, best_cost = ov, cost
     if best is None:
         got = ", ".join(str(a.type) for a in args)
-        raise NoMatch(f"no signature of {b.name} takes ({got}); valid signatures:\n"
-                      f"{b.signatures_text()}")
+        raise NoMatch(
+            f"no signature of {b.name} takes ({got}); valid signatures:\n{b.signatures_text()}"
+        )
     return best

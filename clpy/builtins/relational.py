@@ -15,8 +15,7 @@ from clpy.types.core import Type, VectorType, element_of
 
 F = floatn()
 # Every scalar/vector type of the spec's relational gentype (plus half with cl_khr_fp16).
-ALL = floatn() + gentypes((C.int_, C.uint, C.long, C.ulong, C.char, C.uchar, C.short,
-                           C.ushort))
+ALL = floatn() + gentypes((C.int_, C.uint, C.long, C.ulong, C.char, C.uchar, C.short, C.ushort))
 SIGNED = gentypes((C.int_, C.long, C.char, C.short))
 
 
@@ -28,15 +27,22 @@ def _result(t: Type) -> Type:
 
 
 _COMPARE = {
-    "isequal": "x == y", "isnotequal": "x != y (true when either is NaN)",
-    "isgreater": "x > y", "isgreaterequal": "x >= y", "isless": "x < y",
-    "islessequal": "x <= y", "islessgreater": "(x < y) || (x > y)",
+    "isequal": "x == y",
+    "isnotequal": "x != y (true when either is NaN)",
+    "isgreater": "x > y",
+    "isgreaterequal": "x >= y",
+    "isless": "x < y",
+    "islessequal": "x <= y",
+    "islessgreater": "(x < y) || (x > y)",
 }
 for _name, _what in _COMPARE.items():
-    declare(_name, family="relational",
-            overloads=[Overload((t, t), _result(t)) for t in F],
-            doc=f"Component-wise {_what}: 1/0 for scalars, -1/0 for vectors; false when an "
-                "argument is NaN unless stated (spec §1.13.6).")
+    declare(
+        _name,
+        family="relational",
+        overloads=[Overload((t, t), _result(t)) for t in F],
+        doc=f"Component-wise {_what}: 1/0 for scalars, -1/0 for vectors; false when an "
+        "argument is NaN unless stated (spec §1.13.6).",
+    )
 
 _TESTS = {
     "isfinite": "x is finite (not infinite and not NaN)",
@@ -46,27 +52,55 @@ _TESTS = {
     "signbit": "the sign bit of x is set (true for -0.0)",
 }
 for _name, _what in _TESTS.items():
-    declare(_name, family="relational", overloads=[Overload((t,), _result(t)) for t in F],
-            doc=f"Tests whether {_what}: 1/0 for scalars, -1/0 per component for vectors.")
+    declare(
+        _name,
+        family="relational",
+        overloads=[Overload((t,), _result(t)) for t in F],
+        doc=f"Tests whether {_what}: 1/0 for scalars, -1/0 per component for vectors.",
+    )
 
-declare("isordered", family="relational",
-        overloads=[Overload((t, t), _result(t)) for t in F],
-        doc="isequal(x, x) && isequal(y, y): neither argument is NaN.")
-declare("isunordered", family="relational",
-        overloads=[Overload((t, t), _result(t)) for t in F],
-        doc="x or y is NaN.")
+declare(
+    "isordered",
+    family="relational",
+    overloads=[Overload((t, t), _result(t)) for t in F],
+    doc="isequal(x, x) && isequal(y, y): neither argument is NaN.",
+)
+declare(
+    "isunordered",
+    family="relational",
+    overloads=[Overload((t, t), _result(t)) for t in F],
+    doc="x or y is NaN.",
+)
 
-declare("any", family="relational", overloads=[Overload((t,), C.int_) for t in SIGNED],
-        doc="1 if the most significant bit of any component of x is set, else 0 (x is a "
-            "signed integer scalar or vector, e.g. the result of a vector comparison).")
-declare("all", family="relational", overloads=[Overload((t,), C.int_) for t in SIGNED],
-        doc="1 if the most significant bit of every component of x is set, else 0.")
+declare(
+    "any",
+    family="relational",
+    overloads=[Overload((t,), C.int_) for t in SIGNED],
+    doc="1 if the most significant bit of any component of x is set, else 0 (x is a "
+    "signed integer scalar or vector, e.g. the result of a vector comparison).",
+)
+declare(
+    "all",
+    family="relational",
+    overloads=[Overload((t,), C.int_) for t in SIGNED],
+    doc="1 if the most significant bit of every component of x is set, else 0.",
+)
 
-declare("bitselect", family="relational", overloads=[Overload((t, t, t), t) for t in ALL],
-        doc="Per bit: the bit of b where the bit of c is 1, otherwise the bit of a.")
-declare("select", family="relational",
-        overloads=[Overload((t, t, like(t, m(element_of(t)))), t)
-                   for t in ALL for m in (C.signed_of, C.unsigned_of)],
-        doc="Per component: b[i] if the most significant bit of c[i] is set, else a[i]; for "
-            "scalars c ? b : a. c is a signed or unsigned integer with the element width "
-            "and lane count of a (spec §1.13.6).")
+declare(
+    "bitselect",
+    family="relational",
+    overloads=[Overload((t, t, t), t) for t in ALL],
+    doc="Per bit: the bit of b where the bit of c is 1, otherwise the bit of a.",
+)
+declare(
+    "select",
+    family="relational",
+    overloads=[
+        Overload((t, t, like(t, m(element_of(t)))), t)
+        for t in ALL
+        for m in (C.signed_of, C.unsigned_of)
+    ],
+    doc="Per component: b[i] if the most significant bit of c[i] is set, else a[i]; for "
+    "scalars c ? b : a. c is a signed or unsigned integer with the element width "
+    "and lane count of a (spec §1.13.6).",
+)

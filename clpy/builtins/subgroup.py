@@ -20,26 +20,39 @@ SG_FEATURE = "__opencl_c_subgroups"
 
 _INFO = {
     "get_sub_group_size": "Number of work-items in this sub-group (the last one of a "
-                          "work-group may be smaller).",
+    "work-group may be smaller).",
     "get_max_sub_group_size": "Largest sub-group size of the dispatch.",
     "get_num_sub_groups": "Number of sub-groups in this work-group.",
     "get_enqueued_num_sub_groups": "Number of sub-groups of a work-group of the enqueued "
-                                   "local size.",
+    "local size.",
     "get_sub_group_id": "This work-item's sub-group id within the work-group (0 ...).",
     "get_sub_group_local_id": "This work-item's id within its sub-group (0 ...).",
 }
-INFO = {name: declare(name, family="sub-group", doc=doc, overloads=[Overload((), C.uint)],
-                      features=frozenset({SG_FEATURE}),
-                      lowering=Lowering("collective"), collective=Collective("sg", "info"))
-        for name, doc in _INFO.items()}
+INFO = {
+    name: declare(
+        name,
+        family="sub-group",
+        doc=doc,
+        overloads=[Overload((), C.uint)],
+        features=frozenset({SG_FEATURE}),
+        lowering=Lowering("collective"),
+        collective=Collective("sg", "info"),
+    )
+    for name, doc in _INFO.items()
+}
 
 sub_group_barrier = declare(
-    "sub_group_barrier", family="sub-group",
+    "sub_group_barrier",
+    family="sub-group",
     overloads=[Overload((C.uint,), C.void), Overload((C.uint, C.int_), C.void)],
-    const_args=frozenset({0, 1}), uniform=True, features=frozenset({SG_FEATURE}),
-    defaults=(BOTH_FENCES,), lowering=Lowering("collective"),
+    const_args=frozenset({0, 1}),
+    uniform=True,
+    features=frozenset({SG_FEATURE}),
+    defaults=(BOTH_FENCES,),
+    lowering=Lowering("collective"),
     collective=Collective("sg", "barrier"),
     doc="All work-items of the sub-group wait here (a work-group barrier where one sub-group "
-        "spans the work-group).")
+    "spans the work-group).",
+)
 
 SUB_GROUP = declare_collectives("sg", "sub_group", SG_FEATURE, "sub-group")

@@ -23,8 +23,10 @@ ELEMS: tuple[ScalarType, ...] = (*C.INTEGER_SCALARS, C.half, C.float_, C.double)
 def _mask_for(b: Builtin, x: VectorType, mask: Type) -> VectorType:
     want = C.unsigned_of(x.elem)
     if not (isinstance(mask, VectorType) and mask.n in SHUFFLE_SIZES and mask.elem is want):
-        raise NoMatch(f"{b.name}: the mask must be a {want}2/4/8/16 vector (unsigned, with the "
-                      f"element size of {x}: spec §1.13.12), got {mask}")
+        raise NoMatch(
+            f"{b.name}: the mask must be a {want}2/4/8/16 vector (unsigned, with the "
+            f"element size of {x}: spec §1.13.12), got {mask}"
+        )
     return mask
 
 
@@ -72,21 +74,40 @@ def _shuffle_overloads(inputs: int) -> list[Overload]:
     return out
 
 
-declare("shuffle", family="misc-vector", rule=_shuffle_rule, overloads=_shuffle_overloads(1),
-        doc="result[i] = x[mask[i] % m] for an m-vector x; the result has mask's lane count "
-            "(spec §1.13.12). Example: shuffle(a, uint4(3, 2, 1, 0)) reverses a float4.")
-declare("shuffle2", family="misc-vector", rule=_shuffle2_rule, overloads=_shuffle_overloads(2),
-        doc="Like shuffle over the 2m elements of x followed by y: result[i] = "
-            "(x, y)[mask[i] % (2m)].")
+declare(
+    "shuffle",
+    family="misc-vector",
+    rule=_shuffle_rule,
+    overloads=_shuffle_overloads(1),
+    doc="result[i] = x[mask[i] % m] for an m-vector x; the result has mask's lane count "
+    "(spec §1.13.12). Example: shuffle(a, uint4(3, 2, 1, 0)) reverses a float4.",
+)
+declare(
+    "shuffle2",
+    family="misc-vector",
+    rule=_shuffle2_rule,
+    overloads=_shuffle_overloads(2),
+    doc="Like shuffle over the 2m elements of x followed by y: result[i] = (x, y)[mask[i] % (2m)].",
+)
+
+
 def _vec_step_value(b: Builtin, t: Type) -> int:
     _vec_step_rule(b, [ArgInfo(t)])
-    return 4 if isinstance(t, VectorType) and t.n == 3 else (
-        t.n if isinstance(t, VectorType) else 1)
+    return (
+        4 if isinstance(t, VectorType) and t.n == 3 else (t.n if isinstance(t, VectorType) else 1)
+    )
 
 
-declare("vec_step", family="misc-vector", rule=_vec_step_rule,
-        fold_type=_vec_step_value,
-        overloads=[Overload((t,), C.int_) for e in ELEMS
-                   for t in (e, *(VectorType(e, n) for n in C.VECTOR_SIZES))],
-        doc="Number of elements of the argument's type: 1 for scalars, n for n-vectors and "
-            "4 for 3-vectors (spec §1.13.12).")
+declare(
+    "vec_step",
+    family="misc-vector",
+    rule=_vec_step_rule,
+    fold_type=_vec_step_value,
+    overloads=[
+        Overload((t,), C.int_)
+        for e in ELEMS
+        for t in (e, *(VectorType(e, n) for n in C.VECTOR_SIZES))
+    ],
+    doc="Number of elements of the argument's type: 1 for scalars, n for n-vectors and "
+    "4 for 3-vectors (spec §1.13.12).",
+)

@@ -11,32 +11,73 @@ _DIM = (Overload((C.uint,), C.size_t),)
 _NONE_SIZE = (Overload((), C.size_t),)
 _NONE_UINT = (Overload((), C.uint),)
 
-get_work_dim = declare("get_work_dim", family="work-item", overloads=_NONE_UINT,
-                       doc="Number of dimensions in use (1, 2 or 3).")
-get_global_size = declare("get_global_size", family="work-item", overloads=_DIM,
-                          doc="Number of global work-items in dimension ``dimindx``.")
-get_global_id = declare("get_global_id", family="work-item", overloads=_DIM,
-                        doc="Global work-item id in dimension ``dimindx`` (includes the "
-                            "global offset).")
-get_local_size = declare("get_local_size", family="work-item", overloads=_DIM,
-                         doc="Work-group size in dimension ``dimindx`` (of this work-group, "
-                             "which may be smaller with non-uniform work-groups).")
+get_work_dim = declare(
+    "get_work_dim",
+    family="work-item",
+    overloads=_NONE_UINT,
+    doc="Number of dimensions in use (1, 2 or 3).",
+)
+get_global_size = declare(
+    "get_global_size",
+    family="work-item",
+    overloads=_DIM,
+    doc="Number of global work-items in dimension ``dimindx``.",
+)
+get_global_id = declare(
+    "get_global_id",
+    family="work-item",
+    overloads=_DIM,
+    doc="Global work-item id in dimension ``dimindx`` (includes the global offset).",
+)
+get_local_size = declare(
+    "get_local_size",
+    family="work-item",
+    overloads=_DIM,
+    doc="Work-group size in dimension ``dimindx`` (of this work-group, "
+    "which may be smaller with non-uniform work-groups).",
+)
 get_enqueued_local_size = declare(
-    "get_enqueued_local_size", family="work-item", overloads=_DIM,
+    "get_enqueued_local_size",
+    family="work-item",
+    overloads=_DIM,
     lowering=Lowering("enqueued_local_size", min_version=(2, 0)),
-    doc="The local size given at enqueue in dimension ``dimindx`` (spec §1.13.1).")
-get_local_id = declare("get_local_id", family="work-item", overloads=_DIM,
-                       doc="Local work-item id within the work-group in dimension ``dimindx``.")
-get_num_groups = declare("get_num_groups", family="work-item", overloads=_DIM,
-                         doc="Number of work-groups in dimension ``dimindx``.")
-get_group_id = declare("get_group_id", family="work-item", overloads=_DIM,
-                       doc="Work-group id in dimension ``dimindx``.")
-get_global_offset = declare("get_global_offset", family="work-item", overloads=_DIM,
-                            doc="Global offset given at enqueue in dimension ``dimindx``.")
-get_global_linear_id = declare("get_global_linear_id", family="work-item",
-                               overloads=_NONE_SIZE,
-                               lowering=Lowering("global_linear_id", min_version=(2, 0)),
-                               doc="Work-item's global id as one linear index (spec §1.13.1).")
-get_local_linear_id = declare("get_local_linear_id", family="work-item", overloads=_NONE_SIZE,
-                              lowering=Lowering("local_linear_id", min_version=(2, 0)),
-                              doc="Work-item's local id as one linear index within its group.")
+    doc="The local size given at enqueue in dimension ``dimindx`` (spec §1.13.1).",
+)
+get_local_id = declare(
+    "get_local_id",
+    family="work-item",
+    overloads=_DIM,
+    doc="Local work-item id within the work-group in dimension ``dimindx``.",
+)
+get_num_groups = declare(
+    "get_num_groups",
+    family="work-item",
+    overloads=_DIM,
+    doc="Number of work-groups in dimension ``dimindx``.",
+)
+get_group_id = declare(
+    "get_group_id",
+    family="work-item",
+    overloads=_DIM,
+    doc="Work-group id in dimension ``dimindx``.",
+)
+get_global_offset = declare(
+    "get_global_offset",
+    family="work-item",
+    overloads=_DIM,
+    doc="Global offset given at enqueue in dimension ``dimindx``.",
+)
+get_global_linear_id = declare(
+    "get_global_linear_id",
+    family="work-item",
+    overloads=_NONE_SIZE,
+    lowering=Lowering("global_linear_id", min_version=(2, 0)),
+    doc="Work-item's global id as one linear index (spec §1.13.1).",
+)
+get_local_linear_id = declare(
+    "get_local_linear_id",
+    family="work-item",
+    overloads=_NONE_SIZE,
+    lowering=Lowering("local_linear_id", min_version=(2, 0)),
+    doc="Work-item's local id as one linear index within its group.",
+)

@@ -36,9 +36,24 @@ from clpy.types.pipes import reserve_id_t
 
 # C operator precedence (higher binds tighter).
 _PREC = {
-    "*": 13, "/": 13, "%": 13, "+": 12, "-": 12, "<<": 11, ">>": 11,
-    "<": 10, "<=": 10, ">": 10, ">=": 10, "==": 9, "!=": 9, "&": 8, "^": 7, "|": 6,
-    "and": 5, "or": 4,
+    "*": 13,
+    "/": 13,
+    "%": 13,
+    "+": 12,
+    "-": 12,
+    "<<": 11,
+    ">>": 11,
+    "<": 10,
+    "<=": 10,
+    ">": 10,
+    ">=": 10,
+    "==": 9,
+    "!=": 9,
+    "&": 8,
+    "^": 7,
+    "|": 6,
+    "and": 5,
+    "or": 4,
 }
 _UNARY = 15
 _POSTFIX = 16
@@ -106,9 +121,12 @@ def swizzle_text(base_type: VectorType, lanes: tuple[int, ...]) -> str:
 class ExprEmitter:
     """Writes expressions. ``call_hook`` lets lowering passes take over a built-in call."""
 
-    def __init__(self, names: Namer, helpers: set[tuple[str, Type]],
-                 call_hook: Callable[[ExprEmitter, CallBuiltin], str | None] | None = None
-                 ) -> None:
+    def __init__(
+        self,
+        names: Namer,
+        helpers: set[tuple[str, Type]],
+        call_hook: Callable[[ExprEmitter, CallBuiltin], str | None] | None = None,
+    ) -> None:
         self.names = names
         self.helpers = helpers
         self.call_hook = call_hook
@@ -179,8 +197,10 @@ class ExprEmitter:
         return f"{op}{inner}", _UNARY
 
     def e_Select(self, e: Select) -> tuple[str, int]:
-        return (f"{self.sub(e.cond, _TERNARY + 1)} ? {self.sub(e.if_true, _TERNARY + 1)} : "
-                f"{self.sub(e.if_false, _TERNARY)}"), _TERNARY
+        return (
+            f"{self.sub(e.cond, _TERNARY + 1)} ? {self.sub(e.if_true, _TERNARY + 1)} : "
+            f"{self.sub(e.if_false, _TERNARY)}"
+        ), _TERNARY
 
     def e_Cast(self, e: Cast) -> tuple[str, int]:
         src, dst = e.value.type, e.type
@@ -229,7 +249,7 @@ def _emit_pipe_packet(ex: ExprEmitter, call: CallBuiltin) -> str:
     args = list(call.args)
     reserved = call.overload.params[1] is reserve_id_t
     head = args[:3] if reserved else args[:1]
-    tail = args[len(head):]
+    tail = args[len(head) :]
     parts = [ex(a) for a in head]
     if len(tail) == 2:
         base, idx = tail
@@ -265,8 +285,12 @@ def _c_common(a: Type, b: Type) -> Type | None:
 
 def _uncast(e: Expr) -> Expr | None:
     """The operand under an implicit-looking conversion (scalar→scalar, scalar→vector)."""
-    if isinstance(e, Cast) and isinstance(e.value.type, ScalarType) and \
-            isinstance(e.type, (ScalarType, VectorType)) and e.value.type is not C.bool_:
+    if (
+        isinstance(e, Cast)
+        and isinstance(e.value.type, ScalarType)
+        and isinstance(e.type, (ScalarType, VectorType))
+        and e.value.type is not C.bool_
+    ):
         return e.value
     return None
 
@@ -293,8 +317,12 @@ def _shift_operands(e: Binary) -> tuple[Expr, Expr]:
     """A shift's result has the promoted left type; the count may have any integer type."""
     left, right = e.left, e.right
     ul = _uncast(left)
-    if ul is not None and isinstance(ul.type, ScalarType) and isinstance(e.type, ScalarType) \
-            and rules.promote_int(ul.type) is e.type:
+    if (
+        ul is not None
+        and isinstance(ul.type, ScalarType)
+        and isinstance(e.type, ScalarType)
+        and rules.promote_int(ul.type) is e.type
+    ):
         left = ul
     ur = _uncast(right)
     if ur is not None and isinstance(ur.type, ScalarType) and ur.type.is_int:
@@ -311,8 +339,13 @@ def implicit_value(e: Expr) -> Expr:
     narrowing float conversions stay explicit, since they lose information a reader should
     see. Vector broadcasts of a scalar of the element type are implicit too.
     """
-    if isinstance(e, Cast) and isinstance(e.value, (Compare, Logical)) and \
-            isinstance(e.type, ScalarType) and e.type.is_int and e.value.type is C.bool_:
+    if (
+        isinstance(e, Cast)
+        and isinstance(e.value, (Compare, Logical))
+        and isinstance(e.type, ScalarType)
+        and e.type.is_int
+        and e.value.type is C.bool_
+    ):
         return e.value  # a C comparison already is an int 0/1
     inner = _uncast(e)
     if inner is None:

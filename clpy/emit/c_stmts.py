@@ -49,8 +49,9 @@ def declaration(t: Type, name: str, const_ptr: bool = False) -> str:
 
 
 class StmtEmitter:
-    def __init__(self, fn: Function, w: Writer, ex: ExprEmitter,
-                 vector_printf: bool = True) -> None:
+    def __init__(
+        self, fn: Function, w: Writer, ex: ExprEmitter, vector_printf: bool = True
+    ) -> None:
         self.fn = fn
         self.w = w
         self.ex = ex
@@ -250,8 +251,13 @@ def printf_spec(t: Type, text: str) -> tuple[str, str]:
 
 
 def _escape(text: str) -> str:
-    return (text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-            .replace("\n", "\\n").replace("\t", "\\t"))
+    return (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("%", "%%")
+        .replace("\n", "\\n")
+        .replace("\t", "\\t")
+    )
 
 
 def _root_var(target: Expr) -> Var | None:

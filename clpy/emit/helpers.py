@@ -22,24 +22,21 @@ def helper_source(kind: str, t: Type) -> str:
         if kind == "floordiv":
             body = "return floor(a / b);"
         elif vec:
-            body = (f"{tn} r = fmod(a, b);\n"
-                    f"    return select(r, r + b, (r != 0) & ((r < 0) != (b < 0)));")
+            body = (
+                f"{tn} r = fmod(a, b);\n"
+                f"    return select(r, r + b, (r != 0) & ((r < 0) != (b < 0)));"
+            )
         else:
-            body = (f"{tn} r = fmod(a, b);\n"
-                    "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;")
+            body = f"{tn} r = fmod(a, b);\n    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;"
     elif vec:
         # Vector comparisons give -1 (all bits set) for true, so adding the mask subtracts 1.
         if kind == "floordiv":
-            body = (f"{tn} q = a / b;\n"
-                    "    return q + ((q * b != a) & ((a < 0) != (b < 0)));")
+            body = f"{tn} q = a / b;\n    return q + ((q * b != a) & ((a < 0) != (b < 0)));"
         else:
-            body = (f"{tn} r = a % b;\n"
-                    "    return r + (((r != 0) & ((r < 0) != (b < 0))) & b);")
+            body = f"{tn} r = a % b;\n    return r + (((r != 0) & ((r < 0) != (b < 0))) & b);"
     else:
         if kind == "floordiv":
-            body = (f"{tn} q = a / b;\n"
-                    "    return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;")
+            body = f"{tn} q = a / b;\n    return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;"
         else:
-            body = (f"{tn} r = a % b;\n"
-                    "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;")
+            body = f"{tn} r = a % b;\n    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;"
     return f"{tn} {name}({tn} a, {tn} b) {{\n    {body}\n}}"

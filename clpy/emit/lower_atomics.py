@@ -18,11 +18,17 @@ from clpy.types import catalog as C
 from clpy.types.atomics import AtomicType
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type
 
-_SPACE_KEY = {AddressSpace.GLOBAL: "global", AddressSpace.LOCAL: "local",
-              AddressSpace.GENERIC: "generic", AddressSpace.PRIVATE: "private"}
+_SPACE_KEY = {
+    AddressSpace.GLOBAL: "global",
+    AddressSpace.LOCAL: "local",
+    AddressSpace.GENERIC: "generic",
+    AddressSpace.PRIVATE: "private",
+}
 _SPACE_TEXT = {"global": "__global ", "local": "__local ", "generic": "", "private": ""}
-_INT64_PRAGMAS = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
-                  "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable")
+_INT64_PRAGMAS = (
+    "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+    "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
+)
 
 
 def _bits_type(v: ScalarType) -> str:
@@ -45,14 +51,13 @@ def lower_atomic(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
     assert v is not None
     if spec.op.startswith("flag"):
         v = C.int_
-    nfixed = 1 + spec.nvals + (len(call.overload.params) - 1 - spec.nvals
-                               if spec.explicit else 0)
+    nfixed = 1 + spec.nvals + (len(call.overload.params) - 1 - spec.nvals if spec.explicit else 0)
     indexed = not spec.explicit and len(call.overload.params) == nfixed + 1
     # ``p + i`` with C precedence: the index is parenthesised unless it binds tighter than +
     ptr = f"{ex.sub(args[0], 12)} + {ex.sub(args[1], 13)}" if indexed else ex(args[0])
-    rest = list(args[2 if indexed else 1:])
-    vals = [ex(a) for a in rest[:spec.nvals]]
-    extra = [ex(a) for a in rest[spec.nvals:]]
+    rest = list(args[2 if indexed else 1 :])
+    vals = [ex(a) for a in rest[: spec.nvals]]
+    extra = [ex(a) for a in rest[spec.nvals :]]
     space = _SPACE_KEY[pt.space]
     sp = _SPACE_TEXT[space]
     is64 = v.bits == 64
@@ -72,8 +77,11 @@ def lower_atomic(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
     if spec.c11 and tgt.version >= (2, 0) and not (op == "add" and v.is_float):
         elem = pt.elem
         want = "atomic_flag" if op.startswith("flag") else f"atomic_{v.name}"
-        aptr = ptr if isinstance(elem, AtomicType) and elem.cl_name == want and not indexed \
+        aptr = (
+            ptr
+            if isinstance(elem, AtomicType) and elem.cl_name == want and not indexed
             else f"(volatile {sp}{want}*)({ptr})"
+        )
         return f"{call.builtin.name}({', '.join([aptr, *vals, *extra])})"
     if op == "add" and v.is_float:
         return f"{helper('atomic_addf')}({plain}, {vals[0]})"
@@ -120,16 +128,20 @@ def atomic_helper_source(mode: str, key: str, t: Type) -> str:
         sp = _SPACE_TEXT[key]
         bp = f"(volatile {sp}{ut}*)p"
         if mode == "atomic_cmpxchgf":
-            return (f"{tn} {name}(volatile {sp}{tn}* p, {tn} cmp, {tn} val) {{\n"
-                    f"    return as_{tn}({cas}({bp}, as_{ut}(cmp), as_{ut}(val)));\n}}")
-        return (f"{tn} {name}(volatile {sp}{tn}* p, {tn} v) {{\n"
-                f"    {tn} old = *p;\n"
-                "    for (;;) {  // compare-exchange loop on the bits\n"
-                f"        const {ut} seen = {cas}({bp}, as_{ut}(old), as_{ut}(old + v));\n"
-                f"        if (seen == as_{ut}(old))\n"
-                "            return old;\n"
-                f"        old = as_{tn}(seen);\n"
-                "    }\n}")
+            return (
+                f"{tn} {name}(volatile {sp}{tn}* p, {tn} cmp, {tn} val) {{\n"
+                f"    return as_{tn}({cas}({bp}, as_{ut}(cmp), as_{ut}(val)));\n}}"
+            )
+        return (
+            f"{tn} {name}(volatile {sp}{tn}* p, {tn} v) {{\n"
+            f"    {tn} old = *p;\n"
+            "    for (;;) {  // compare-exchange loop on the bits\n"
+            f"        const {ut} seen = {cas}({bp}, as_{ut}(old), as_{ut}(old + v));\n"
+            f"        if (seen == as_{ut}(old))\n"
+            "            return old;\n"
+            f"        old = as_{tn}(seen);\n"
+            "    }\n}"
+        )
     if mode == "atomic_cas":
         space, espace = key.split("_", 1)
         sp, esp = _SPACE_TEXT[space], _SPACE_TEXT[espace]
@@ -141,9 +153,11 @@ def atomic_helper_source(mode: str, key: str, t: Type) -> str:
         else:
             swap = f"{cas}(p, *e, d)"
             same = "old == *e"
-        return (f"bool {name}(volatile {sp}{tn}* p, {esp}{tn}* e, {tn} d) {{\n"
-                f"    const {tn} old = {swap};\n"
-                f"    const bool ok = {same};\n"
-                "    *e = old;\n"
-                "    return ok;\n}")
+        return (
+            f"bool {name}(volatile {sp}{tn}* p, {esp}{tn}* e, {tn} d) {{\n"
+            f"    const {tn} old = {swap};\n"
+            f"    const bool ok = {same};\n"
+            "    *e = old;\n"
+            "    return ok;\n}"
+        )
     raise ValueError(f"unknown atomic helper {mode!r}")

@@ -16,11 +16,15 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, Type, VectorTy
 
 # OpenCL C 1.x lacks the linear-id and enqueued-size queries; these spellings are exact there
 # (1.x has only uniform work-groups, so the enqueued local size is the local size).
-LOCAL_LINEAR = ("((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0)"
-                " + get_local_id(0))")
-GLOBAL_LINEAR = ("(((get_global_id(2) - get_global_offset(2)) * get_global_size(1)"
-                 " + (get_global_id(1) - get_global_offset(1))) * get_global_size(0)"
-                 " + (get_global_id(0) - get_global_offset(0)))")
+LOCAL_LINEAR = (
+    "((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0)"
+    " + get_local_id(0))"
+)
+GLOBAL_LINEAR = (
+    "(((get_global_id(2) - get_global_offset(2)) * get_global_size(1)"
+    " + (get_global_id(1) - get_global_offset(1))) * get_global_size(0)"
+    " + (get_global_id(0) - get_global_offset(0)))"
+)
 
 
 def lower_barrier(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
@@ -44,8 +48,9 @@ def _pure(e: Expr) -> bool:
     """No side effects: the expression may be evaluated twice."""
     if isinstance(e, CallFunc):
         return False
-    if isinstance(e, CallBuiltin) and (e.builtin.writes_args or e.builtin.uniform
-                                       or e.builtin.atomic is not None):
+    if isinstance(e, CallBuiltin) and (
+        e.builtin.writes_args or e.builtin.uniform or e.builtin.atomic is not None
+    ):
         return False
     return all(_pure(c) for c in children(e) if isinstance(c, Expr))
 
@@ -61,8 +66,11 @@ def lower_ctz(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
     # x - 1 never overflows a signed type.
     x = call.args[0]
     if not _pure(x):
-        raise FeatureError(f"ctz is OpenCL C 2.0 and {tgt} lowers it by evaluating its "
-                           "argument twice; assign the argument to a variable first", call.loc)
+        raise FeatureError(
+            f"ctz is OpenCL C 2.0 and {tgt} lowers it by evaluating its "
+            "argument twice; assign the argument to a variable first",
+            call.loc,
+        )
     t = x.type
     u = _unsigned(t).cl_name
     xs = ex(x)
@@ -78,8 +86,11 @@ def _static_space(call: CallBuiltin, tgt: Target) -> AddressSpace:
     t = call.args[0].type
     space = t.space if isinstance(t, (PointerType, ArrayType)) else AddressSpace.GENERIC
     if space is AddressSpace.GENERIC:
-        raise FeatureError(f"{call.builtin.name} of a generic pointer needs the generic "
-                           f"address space, which target {tgt} lacks", call.loc)
+        raise FeatureError(
+            f"{call.builtin.name} of a generic pointer needs the generic "
+            f"address space, which target {tgt} lacks",
+            call.loc,
+        )
     return space
 
 
@@ -102,5 +113,5 @@ def lower_sub_group_pipe(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str
     functions): ``sub_group_reserve_read_pipe`` → ``work_group_reserve_read_pipe``."""
     name = call.builtin.cl_name
     if not tgt.has("cl_khr_subgroups"):
-        name = "work_group_" + name[len("sub_group_"):]
+        name = "work_group_" + name[len("sub_group_") :]
     return f"{name}({', '.join(ex(a) for a in call.args)})"

@@ -27,7 +27,7 @@ from clpy.types.core import ScalarType, Type, VectorType
 DEGENERATE_SUB_GROUP = {
     "get_sub_group_size": f"(uint){NITEMS}",
     "get_max_sub_group_size": "(uint)(get_enqueued_local_size(0) * get_enqueued_local_size(1) "
-                              "* get_enqueued_local_size(2))",
+    "* get_enqueued_local_size(2))",
     "get_num_sub_groups": "1u",
     "get_enqueued_num_sub_groups": "1u",
     "get_sub_group_id": "0u",
@@ -56,7 +56,9 @@ def lower_collective(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
         raise FeatureError(
             f"clpy.{b.name} with operator {op!r} cannot be lowered on target {tgt}: it has "
             "real sub-groups and clpy lowers sub-group operators other than add/min/max only "
-            "where one sub-group spans the work-group (targets without sub-groups)", call.loc)
+            "where one sub-group spans the work-group (targets without sub-groups)",
+            call.loc,
+        )
     if mode == "info":  # sub-group work-item functions, degenerate case
         return DEGENERATE_SUB_GROUP[b.name]
     if mode == "barrier":
@@ -78,8 +80,11 @@ def lower_collective(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
         x = f"({x}) != 0"
     if op == "user":
         if call.combiner is None:
-            raise FeatureError(f"clpy.{b.name} is what clpy.{b.name[:-len('_user')]}(x, r) "
-                               "compiles to for a @clpy.reduction r; call that form", call.loc)
+            raise FeatureError(
+                f"clpy.{b.name} is what clpy.{b.name[: -len('_user')]}(x, r) "
+                "compiles to for a @clpy.reduction r; call that form",
+                call.loc,
+            )
         op = f"user={call.combiner.name}"
     ex.helpers.add((f"lower:{mode}:{op}", t))
     name = helper_name(mode, op, t)

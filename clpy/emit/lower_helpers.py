@@ -28,8 +28,10 @@ from clpy.emit.lower_atomics import atomic_helper_source
 from clpy.ir.operators import BINARY
 from clpy.types.core import ScalarType, Type, VectorType
 
-LID = ("((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) + "
-       "get_local_id(0))")
+LID = (
+    "((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) + "
+    "get_local_id(0))"
+)
 NITEMS = "(get_local_size(0) * get_local_size(1) * get_local_size(2))"
 _BARRIER = "barrier(CLK_LOCAL_MEM_FENCE);"
 
@@ -119,8 +121,10 @@ def _reduce_scan(mode: str, op: str, t: Type) -> str:
         lines.append(f"    const {tn} r = s[n + c];")
     elif mode == "scan_inclusive":
         lines.append("    const size_t ch = lid / k;")
-        lines.append(f"    const {tn} r = ch > 0 ? {combine_text(op, t, 's[n + ch - 1]', 's[lid]')}"
-                     " : s[lid];")
+        lines.append(
+            f"    const {tn} r = ch > 0 ? {combine_text(op, t, 's[n + ch - 1]', 's[lid]')}"
+            " : s[lid];"
+        )
     else:
         lines += [
             "    const size_t ch = lid / k;",
@@ -137,14 +141,16 @@ def _reduce_scan(mode: str, op: str, t: Type) -> str:
 
 def _broadcast(t: Type) -> str:
     tn = t.cl_name
-    return (f"{tn} {helper_name('broadcast', '', t)}({tn} a, size_t id, __local {tn}* s) {{\n"
-            f"    if ({LID} == id)\n"
-            "        s[0] = a;\n"
-            f"    {_BARRIER}\n"
-            f"    const {tn} r = s[0];\n"
-            f"    {_BARRIER}\n"
-            "    return r;\n"
-            "}")
+    return (
+        f"{tn} {helper_name('broadcast', '', t)}({tn} a, size_t id, __local {tn}* s) {{\n"
+        f"    if ({LID} == id)\n"
+        "        s[0] = a;\n"
+        f"    {_BARRIER}\n"
+        f"    const {tn} r = s[0];\n"
+        f"    {_BARRIER}\n"
+        "    return r;\n"
+        "}"
+    )
 
 
 def is_integer_type(t: Type) -> bool:

@@ -32,10 +32,15 @@ from clpy.ir.nodes import (
 )
 from clpy.ir.walk import children, walk
 
-DIVERGENT_SOURCES = frozenset({
-    "get_local_id", "get_global_id", "get_local_linear_id", "get_global_linear_id",
-    "get_sub_group_local_id",
-})
+DIVERGENT_SOURCES = frozenset(
+    {
+        "get_local_id",
+        "get_global_id",
+        "get_local_linear_id",
+        "get_global_linear_id",
+        "get_sub_group_local_id",
+    }
+)
 
 
 def _divergent_call(c: CallBuiltin) -> bool:
@@ -84,8 +89,7 @@ def _tainted_vars(fn: Function) -> set[Var]:
                 continue
             if var is None or value is None or var in bad:
                 continue
-            if _tainted(value, bad) or (isinstance(n, Assign) and n.op and
-                                        _tainted(n.target, bad)):
+            if _tainted(value, bad) or (isinstance(n, Assign) and n.op and _tainted(n.target, bad)):
                 bad.add(var)
                 changed = True
     return bad
@@ -149,9 +153,14 @@ def _check_block(stmts: tuple[Stmt, ...], bad: set[Var], why: Stmt | None) -> No
 
 
 def _fail(call: CallBuiltin | CallFunc, why: Stmt) -> None:
-    name = (f"clpy.{call.builtin.name}" if isinstance(call, CallBuiltin)
-            else f"{call.func.name}() (which calls a barrier or collective)")
+    name = (
+        f"clpy.{call.builtin.name}"
+        if isinstance(call, CallBuiltin)
+        else f"{call.func.name}() (which calls a barrier or collective)"
+    )
     raise KernelTypeError(
         f"{name} must be reached by all work-items of the group in uniform control flow "
         f"(spec §1.13.8, §1.13.15), but here it depends on a condition on line "
-        f"{why.loc.line} that varies with the work-item id", call.loc)
+        f"{why.loc.line} that varies with the work-item id",
+        call.loc,
+    )

@@ -55,8 +55,14 @@ LOWERINGS: dict[str, Lower] = {
 DEFAULT_MAX_WORK_GROUP_SIZE = 1024
 SCRATCH = "clpy_scratch"
 # The element type of the scratch array by the alignment it must have.
-_SCRATCH_ELEMS = ((4, "uint"), (8, "ulong"), (16, "ulong2"), (32, "ulong4"), (64, "ulong8"),
-                  (128, "ulong16"))
+_SCRATCH_ELEMS = (
+    (4, "uint"),
+    (8, "ulong"),
+    (16, "ulong2"),
+    (32, "ulong4"),
+    (64, "ulong8"),
+    (128, "ulong16"),
+)
 
 
 class LoweringHook:
@@ -90,7 +96,9 @@ class LoweringHook:
             raise FeatureError(
                 f"{what} is lowered to local-memory code on target {self.tgt}, which needs "
                 "__local scratch declared in the kernel; call it from the kernel body, not "
-                "from a @clpy.func (or use a target with the native feature)", loc)
+                "from a @clpy.func (or use a target with the native feature)",
+                loc,
+            )
         self.scratch_bytes = max(self.scratch_bytes, size * scratch_slots(self.max_group))
         self.scratch_align = max(self.scratch_align, align)
         limit = self.tgt.info.get("local_mem_size")
@@ -98,7 +106,9 @@ class LoweringHook:
             raise FeatureError(
                 f"{what} lowered for target {self.tgt} needs {self.scratch_bytes} bytes of "
                 f"local memory ({self.max_group} work-items x {size} bytes) but the device has "
-                f"{limit}", loc)
+                f"{limit}",
+                loc,
+            )
         return f"(__local {cl_type}*){SCRATCH}"
 
     def finish(self, w: Writer, start: int) -> None:
@@ -108,11 +118,13 @@ class LoweringHook:
         for i in range(start, len(w.lines)):
             line = w.lines[i]
             if line.rstrip().endswith("{") and not line.startswith("#"):
-                elem_align, elem = next((a, n) for a, n in _SCRATCH_ELEMS
-                                        if a >= self.scratch_align)
+                elem_align, elem = next(
+                    (a, n) for a, n in _SCRATCH_ELEMS if a >= self.scratch_align
+                )
                 count = -(-self.scratch_bytes // elem_align)
-                w.lines.insert(i + 1, f"{w.indent}__local {elem} {SCRATCH}[{count}];"
-                               "  // lowered collectives")
+                w.lines.insert(
+                    i + 1, f"{w.indent}__local {elem} {SCRATCH}[{count}];  // lowered collectives"
+                )
                 return
 
 
@@ -143,5 +155,9 @@ def without_features(target: Any, *features: str) -> Target:
     t = target_of(target)
     feats = frozenset(f for f in features if not f.startswith("cl_"))
     exts = frozenset(f for f in features if f.startswith("cl_"))
-    return replace(t, features=t.features - feats, extensions=t.extensions - exts,
-                   name=t.name + "".join(f"-{f}" for f in features))
+    return replace(
+        t,
+        features=t.features - feats,
+        extensions=t.extensions - exts,
+        name=t.name + "".join(f"-{f}" for f in features),
+    )

@@ -75,12 +75,18 @@ def _type_features(t: Type, loc: Any, need: dict[str, Any]) -> None:
             need.setdefault("cl_khr_fp16", loc)
 
 
-_PRAGMA_EXTENSIONS = ("cl_khr_fp64", "cl_khr_fp16", "cl_khr_int64_base_atomics",
-                      "cl_khr_int64_extended_atomics", "cl_khr_subgroups")
+_PRAGMA_EXTENSIONS = (
+    "cl_khr_fp64",
+    "cl_khr_fp16",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
+    "cl_khr_subgroups",
+)
 
 
-def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
-                 line_directives: bool = True) -> str:
+def emit_program(
+    kernel: Function, target: Any = "opencl-c-2.0", line_directives: bool = True
+) -> str:
     tgt = target_of(target)
     fns = ordered_functions(kernel)
     need = required_features(fns)
@@ -97,8 +103,7 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
         ex = ExprEmitter(names, helpers, hook)
         ex.fn_names = fn_names
         start = len(bodies.lines)
-        StmtEmitter(fn, bodies, ex,
-                    vector_printf=not tgt.info.get("no_vector_printf")).function()
+        StmtEmitter(fn, bodies, ex, vector_printf=not tgt.info.get("no_vector_printf")).function()
         hook.finish(bodies, start)  # declares __local scratch for lowered collectives
         bodies.raw("")
     out = Writer(line_directives)
@@ -127,9 +132,13 @@ def emit_program(kernel: Function, target: Any = "opencl-c-2.0",
 
 def _native_use(fns: list[Function], tgt: Target, feature: str) -> bool:
     """Some call of a built-in needing ``feature`` is emitted natively (not lowered)."""
-    return any(isinstance(n, CallBuiltin) and feature in n.builtin.features
-               and not needs_lowering_call(n, tgt)
-               for fn in fns for n in walk(fn.body))
+    return any(
+        isinstance(n, CallBuiltin)
+        and feature in n.builtin.features
+        and not needs_lowering_call(n, tgt)
+        for fn in fns
+        for n in walk(fn.body)
+    )
 
 
 def _check_target(need: dict[str, Any], tgt: Target) -> None:
@@ -139,11 +148,13 @@ def _check_target(need: dict[str, Any], tgt: Target) -> None:
         if feat == "cl_khr_fp64" and tgt.has("__opencl_c_fp64"):
             continue
         if not tgt.has(feat):
-            what = {"cl_khr_fp64": "double precision (cl_khr_fp64)",
-                    "cl_khr_fp16": "half precision arithmetic (cl_khr_fp16)",
-                    "__opencl_c_generic_address_space":
-                        "the generic address space (__opencl_c_generic_address_space)",
-                    }.get(feat, feat)
+            what = {
+                "cl_khr_fp64": "double precision (cl_khr_fp64)",
+                "cl_khr_fp16": "half precision arithmetic (cl_khr_fp16)",
+                "__opencl_c_generic_address_space": (
+                    "the generic address space (__opencl_c_generic_address_space)"
+                ),
+            }.get(feat, feat)
             raise FeatureError(f"target {tgt} lacks {what}, which this kernel uses", loc)
 
 
@@ -163,8 +174,7 @@ def function_names(fns: list[Function]) -> dict[Function, str]:
             name = base
             if len(group) > 1:
                 name = "_".join([base, *(_type_tag(p.type) for p in f.params)])
-            while name in RESERVED or name in REGISTRY or name in used or \
-                    name.startswith("clpy_"):
+            while name in RESERVED or name in REGISTRY or name in used or name.startswith("clpy_"):
                 name += "_"
             used.add(name)
             out[f] = name

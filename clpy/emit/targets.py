@@ -14,20 +14,35 @@ from typing import Any
 
 # Optional features that OpenCL C 2.0 requires every device to support (OpenCL C 3.0 §6.2.1
 # lists them as optional; a 2.0 device has all of them).
-CL20_FEATURES = frozenset({
-    "__opencl_c_generic_address_space", "__opencl_c_program_scope_global_variables",
-    "__opencl_c_work_group_collective_functions", "__opencl_c_atomic_order_acq_rel",
-    "__opencl_c_atomic_order_seq_cst", "__opencl_c_atomic_scope_device",
-    "__opencl_c_atomic_scope_all_devices", "__opencl_c_device_enqueue", "__opencl_c_pipes",
-    "__opencl_c_read_write_images", "__opencl_c_images", "__opencl_c_3d_image_writes",
-    "__opencl_c_int64",
-})
-COMMON_EXTENSIONS = frozenset({
-    "cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics",
-    "cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
-    "cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
-    "cl_khr_byte_addressable_store",
-})
+CL20_FEATURES = frozenset(
+    {
+        "__opencl_c_generic_address_space",
+        "__opencl_c_program_scope_global_variables",
+        "__opencl_c_work_group_collective_functions",
+        "__opencl_c_atomic_order_acq_rel",
+        "__opencl_c_atomic_order_seq_cst",
+        "__opencl_c_atomic_scope_device",
+        "__opencl_c_atomic_scope_all_devices",
+        "__opencl_c_device_enqueue",
+        "__opencl_c_pipes",
+        "__opencl_c_read_write_images",
+        "__opencl_c_images",
+        "__opencl_c_3d_image_writes",
+        "__opencl_c_int64",
+    }
+)
+COMMON_EXTENSIONS = frozenset(
+    {
+        "cl_khr_fp64",
+        "cl_khr_int64_base_atomics",
+        "cl_khr_int64_extended_atomics",
+        "cl_khr_global_int32_base_atomics",
+        "cl_khr_global_int32_extended_atomics",
+        "cl_khr_local_int32_base_atomics",
+        "cl_khr_local_int32_extended_atomics",
+        "cl_khr_byte_addressable_store",
+    }
+)
 
 
 def _frozen(v: Any) -> Any:
@@ -102,12 +117,15 @@ class Target:
 
 
 PROFILES: dict[str, Target] = {
-    "opencl-c-1.2": Target("opencl-c-1.2", (1, 2), frozenset({"__opencl_c_int64"}),
-                           COMMON_EXTENSIONS),
-    "opencl-c-2.0": Target("opencl-c-2.0", (2, 0), CL20_FEATURES,
-                           COMMON_EXTENSIONS | {"cl_khr_fp16"}),
-    "opencl-c-3.0": Target("opencl-c-3.0", (3, 0), frozenset({"__opencl_c_int64"}),
-                           COMMON_EXTENSIONS),
+    "opencl-c-1.2": Target(
+        "opencl-c-1.2", (1, 2), frozenset({"__opencl_c_int64"}), COMMON_EXTENSIONS
+    ),
+    "opencl-c-2.0": Target(
+        "opencl-c-2.0", (2, 0), CL20_FEATURES, COMMON_EXTENSIONS | {"cl_khr_fp16"}
+    ),
+    "opencl-c-3.0": Target(
+        "opencl-c-3.0", (3, 0), frozenset({"__opencl_c_int64"}), COMMON_EXTENSIONS
+    ),
 }
 
 
@@ -119,14 +137,15 @@ def target_of(spec: Any) -> Target:
         base, *extra = spec.split("+")
         t = PROFILES.get(base.strip().lower())
         if t is None:
-            raise ValueError(f"unknown target {spec!r}; known: {', '.join(PROFILES)} "
-                             "(add features with '+', e.g. 'opencl-c-3.0+__opencl_c_fp64')")
+            raise ValueError(
+                f"unknown target {spec!r}; known: {', '.join(PROFILES)} "
+                "(add features with '+', e.g. 'opencl-c-3.0+__opencl_c_fp64')"
+            )
         feats = frozenset(e.strip() for e in extra if not e.strip().startswith("cl_"))
         exts = frozenset(e.strip() for e in extra if e.strip().startswith("cl_"))
         if "__opencl_c_fp64" in feats:
             exts |= {"cl_khr_fp64"}
         if "cl_khr_subgroups" in exts:  # the 2.0 extension provides the 3.0 feature's calls
             feats |= {"__opencl_c_subgroups"}
-        return replace(t, features=t.features | feats, extensions=t.extensions | exts,
-                       name=spec)
+        return replace(t, features=t.features | feats, extensions=t.extensions | exts, name=spec)
     raise TypeError(f"target must be a profile name or a clpy Target, not {spec!r}")

@@ -35,17 +35,26 @@ def check_signature(parsed: ParsedFunction) -> None:
     if bad is not None:
         raise UnsupportedSyntaxError(
             "kernel and device-function parameters must be plain positional names "
-            "(no *args, **kwargs, keyword-only or positional-only markers)", parsed.loc(bad))
+            "(no *args, **kwargs, keyword-only or positional-only markers)",
+            parsed.loc(bad),
+        )
     if a.defaults:
-        raise UnsupportedSyntaxError("default parameter values are not supported in kernels",
-                                     parsed.loc(a.defaults[0]))
+        raise UnsupportedSyntaxError(
+            "default parameter values are not supported in kernels", parsed.loc(a.defaults[0])
+        )
     for dec in parsed.tree.decorator_list:
         del dec  # decorators are ours; nothing to check
 
 
-def build_function(parsed: ParsedFunction, params: Sequence[tuple[str, Type]],
-                   constexprs: dict[str, Any], is_kernel: bool, session: CompileSession,
-                   ret: Type | None = None, name: str | None = None) -> Function:
+def build_function(
+    parsed: ParsedFunction,
+    params: Sequence[tuple[str, Type]],
+    constexprs: dict[str, Any],
+    is_kernel: bool,
+    session: CompileSession,
+    ret: Type | None = None,
+    name: str | None = None,
+) -> Function:
     """Type-check and translate ``parsed`` for the given parameter types.
 
     Variables first assigned from an untyped literal are widened when a later assignment needs
@@ -56,8 +65,15 @@ def build_function(parsed: ParsedFunction, params: Sequence[tuple[str, Type]],
     decl_block = block_paths(parsed.tree)
     # Each restart widens one variable, at most twice (int → float → double).
     for _ in range(_MAX_RESTARTS + 2 * len(decl_block)):
-        state = FuncState(parsed, session, is_kernel, constexprs, hints, ret_type=ret,
-                          ret_annotated=ret is not None)
+        state = FuncState(
+            parsed,
+            session,
+            is_kernel,
+            constexprs,
+            hints,
+            ret_type=ret,
+            ret_annotated=ret is not None,
+        )
         state.decl_block = decl_block
         param_vars = []
         for pname, ptype in params:

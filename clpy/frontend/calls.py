@@ -66,14 +66,18 @@ class CallBuilder:
             self.state.fail(node.func, f"a value of type {callee.type} is not callable")
         fn = callee.value
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            self.state.fail(node, "*args and **kwargs are not supported in kernel calls",
-                            UnsupportedSyntaxError)
+            k.arg is None for k in node.keywords
+        ):
+            self.state.fail(
+                node, "*args and **kwargs are not supported in kernel calls", UnsupportedSyntaxError
+            )
         if node.keywords and not getattr(fn, "__clpy_accepts_keywords__", False):
             name = getattr(fn, "name", getattr(fn, "__name__", "this function"))
-            self.state.fail(node.keywords[0].value if hasattr(node.keywords[0], "value") else
-                            node, f"keyword arguments are not supported in calls to {name}; "
-                            "pass them by position", UnsupportedSyntaxError)
+            self.state.fail(
+                node.keywords[0].value if hasattr(node.keywords[0], "value") else node,
+                f"keyword arguments are not supported in calls to {name}; pass them by position",
+                UnsupportedSyntaxError,
+            )
         if isinstance(fn, Builtin) and fn.fold_type is not None:
             return self.fold_type_call(fn, node)
         if isinstance(fn, Builtin):
@@ -81,7 +85,7 @@ class CallBuilder:
             defaults = fn.defaults
             fewest = min((len(ov.params) for ov in fn.overloads), default=0)
             if defaults and len(args) < fewest:
-                for d in defaults[len(defaults) - (fewest - len(args)):]:
+                for d in defaults[len(defaults) - (fewest - len(args)) :]:
                     args.append(NamedConst(d.type, self.state.loc(node), d.name, d.value))
             return self.call_builtin(fn, args, node)
         if isinstance(fn, (ScalarType, VectorType, StructType)):
@@ -92,14 +96,21 @@ class CallBuilder:
         if build is not None:
             return build(self, node)
         if fn is py_builtins.range:
-            self.state.fail(node, "range() is only allowed as the iterable of a for loop",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                node,
+                "range() is only allowed as the iterable of a for loop",
+                UnsupportedSyntaxError,
+            )
         if fn is py_builtins.print:
-            self.state.fail(node, "print() is a statement in kernels, not a value",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                node, "print() is a statement in kernels, not a value", UnsupportedSyntaxError
+            )
         name = getattr(fn, "__name__", repr(fn))
-        self.state.fail(node.func, f"{name!r} cannot be called in kernel code (not a clpy "
-                        "built-in, type or @clpy.func)", UnsupportedSyntaxError)
+        self.state.fail(
+            node.func,
+            f"{name!r} cannot be called in kernel code (not a clpy built-in, type or @clpy.func)",
+            UnsupportedSyntaxError,
+        )
 
     # ------------------------------------------------------------------ built-ins
 
@@ -126,16 +137,21 @@ class CallBuilder:
     def call_builtin(self, b: Builtin, args: list[Expr], node: ast.AST) -> Expr:
         """A call of ``b`` on already-built ``args``: picks the overload, converts the
         arguments to its parameter types, notes the pointers it writes and uniform calls."""
-        infos = [ArgInfo(a.type, is_weak(a), a.value if isinstance(a, (Const, NamedConst))
-                         else None) for a in args]
+        infos = [
+            ArgInfo(a.type, is_weak(a), a.value if isinstance(a, (Const, NamedConst)) else None)
+            for a in args
+        ]
         try:
             ov = b.resolve(infos)
         except NoMatch as e:
             self.state.fail(node, str(e))
         for i in b.const_args:
             if i < len(args) and not isinstance(args[i], (Const, NamedConst)):
-                self.state.fail(node, f"argument {i + 1} of {b.name} must be a compile-time "
-                                "constant", ConstantError)
+                self.state.fail(
+                    node,
+                    f"argument {i + 1} of {b.name} must be a compile-time constant",
+                    ConstantError,
+                )
         cargs = tuple(self.coerce(a, p, node) for a, p in zip(args, ov.params))
         for i in b.writes_args:
             if i < len(cargs):
@@ -149,8 +165,9 @@ class CallBuilder:
     def construct(self, t: ScalarType | VectorType | StructType, node: ast.Call) -> Expr:
         return self.construct_from(t, [self.expr(a) for a in node.args], node)
 
-    def construct_from(self, t: ScalarType | VectorType | StructType, args: list[Expr],
-                       node: ast.AST) -> Expr:
+    def construct_from(
+        self, t: ScalarType | VectorType | StructType, args: list[Expr], node: ast.AST
+    ) -> Expr:
         loc = self.state.loc(node)
         if isinstance(t, ScalarType):
             if len(args) != 1:
@@ -179,8 +196,11 @@ class CallBuilder:
             at = a.type
             if isinstance(at, VectorType):
                 if at.elem is not t.elem:
-                    self.state.fail(node, f"{t}(...) part of type {at} has a different element "
-                                    f"type; use convert_{VectorType(t.elem, at.n)}(...)")
+                    self.state.fail(
+                        node,
+                        f"{t}(...) part of type {at} has a different element "
+                        f"type; use convert_{VectorType(t.elem, at.n)}(...)",
+                    )
                 parts.append(a)
                 total += at.n
             elif isinstance(at, ScalarType):
@@ -194,8 +214,11 @@ class CallBuilder:
 
     def struct_value(self, t: StructType, args: list[Expr], node: ast.AST) -> Expr:
         if len(args) != len(t.fields):
-            self.state.fail(node, f"{t.name}(...) takes {len(t.fields)} fields "
-                            f"({', '.join(n for n, _ in t.fields)}), got {len(args)}")
+            self.state.fail(
+                node,
+                f"{t.name}(...) takes {len(t.fields)} fields "
+                f"({', '.join(n for n, _ in t.fields)}), got {len(args)}",
+            )
         vals = tuple(self.coerce(a, ft, node) for a, (_, ft) in zip(args, t.fields))
         return StructCons(t, self.state.loc(node), vals)
 
@@ -215,8 +238,9 @@ class CallBuilder:
             out = args[0]
             for a in args[1:]:
                 t = self.join(out, a, node)
-                out = self.call_builtin(REGISTRY[name], [self.coerce(out, t, node),
-                                                         self.coerce(a, t, node)], node)
+                out = self.call_builtin(
+                    REGISTRY[name], [self.coerce(out, t, node), self.coerce(a, t, node)], node
+                )
             return out
         if name == "abs":
             if len(args) != 1:

@@ -109,8 +109,9 @@ class FuncState:
             return self.pointer_roots(e.base)
         return frozenset()
 
-    def fail(self, node: ast.AST | Loc, message: str,
-             kind: type[CompileError] = KernelTypeError) -> NoReturn:
+    def fail(
+        self, node: ast.AST | Loc, message: str, kind: type[CompileError] = KernelTypeError
+    ) -> NoReturn:
         loc = node if isinstance(node, Loc) else self.loc(node)
         raise kind(message, loc)
 
@@ -158,11 +159,17 @@ def block_paths(fdef: ast.FunctionDef) -> dict[str, tuple[Any, ...]]:
                 visit_block(st.body, (*path, (id(st), "body")))
                 visit_block(st.orelse, (*path, (id(st), "orelse")))
             else:
-                if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
-                        isinstance(st.targets[0], ast.Name):
+                if (
+                    isinstance(st, ast.Assign)
+                    and len(st.targets) == 1
+                    and isinstance(st.targets[0], ast.Name)
+                ):
                     first_store.setdefault(st.targets[0].id, (path, True))
-                elif isinstance(st, ast.AnnAssign) and st.value is not None and \
-                        isinstance(st.target, ast.Name):
+                elif (
+                    isinstance(st, ast.AnnAssign)
+                    and st.value is not None
+                    and isinstance(st.target, ast.Name)
+                ):
                     first_store.setdefault(st.target.id, (path, True))
                 visit_expr(st, path)
 

@@ -50,21 +50,48 @@ from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
 BINOPS: dict[type, str] = {
-    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
-    ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
-    ast.Pow: "**", ast.MatMult: "@",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.Pow: "**",
+    ast.MatMult: "@",
 }
 _CMPOPS: dict[type, str] = {
-    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
 }
 _UNSUPPORTED: dict[type, str] = {
-    ast.ListComp: "list comprehension", ast.SetComp: "set comprehension",
-    ast.DictComp: "dict comprehension", ast.GeneratorExp: "generator expression",
-    ast.Lambda: "lambda", ast.Dict: "dict display", ast.Set: "set display",
-    ast.List: "list display", ast.Await: "await", ast.Yield: "yield",
-    ast.YieldFrom: "yield from", ast.JoinedStr: "f-string", ast.Starred: "starred expression",
-    ast.NamedExpr: "assignment expression (:=)", ast.Slice: "slice",
+    ast.ListComp: "list comprehension",
+    ast.SetComp: "set comprehension",
+    ast.DictComp: "dict comprehension",
+    ast.GeneratorExp: "generator expression",
+    ast.Lambda: "lambda",
+    ast.Dict: "dict display",
+    ast.Set: "set display",
+    ast.List: "list display",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield from",
+    ast.JoinedStr: "f-string",
+    ast.Starred: "starred expression",
+    ast.NamedExpr: "assignment expression (:=)",
+    ast.Slice: "slice",
 }
 _SWIZZLE_XYZW = {"x": 0, "y": 1, "z": 2, "w": 3}
 _VECTOR_SIZES = (2, 3, 4, 8, 16)
@@ -124,8 +151,9 @@ class ExprBuilder:
         if isinstance(v, str):
             return PyValue(v, self.state.loc(node))
         if v is None or isinstance(v, (bytes, complex)) or v is Ellipsis:
-            self.state.fail(node, f"constant {v!r} is not supported in kernels",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                node, f"constant {v!r} is not supported in kernels", UnsupportedSyntaxError
+            )
         return self.literal(v, node)
 
     def literal(self, v: Any, node: ast.AST, weak: bool = True) -> Const:
@@ -142,8 +170,9 @@ class ExprBuilder:
         if var is not None:
             return VarRef(var.type, st.loc(node), var)
         if name in st.decl_block:
-            st.fail(node, f"local variable {name!r} is used before it is assigned",
-                    UndefinedNameError)
+            st.fail(
+                node, f"local variable {name!r} is used before it is assigned", UndefinedNameError
+            )
         if name in st.constexprs:
             return self.from_python(st.constexprs[name], node)
         if name in st.parsed.closure:
@@ -180,15 +209,23 @@ class ExprBuilder:
         if isinstance(base, PyValue):
             obj = base.value
             if not isinstance(obj, (py_types.ModuleType, type, StructType)) and not hasattr(
-                    obj, "__clpy_namespace__"):
-                self.state.fail(node, f"attribute .{node.attr} of {_describe(obj)} is not "
-                                "available in kernel code", UnsupportedSyntaxError)
+                obj, "__clpy_namespace__"
+            ):
+                self.state.fail(
+                    node,
+                    f"attribute .{node.attr} of {_describe(obj)} is not available in kernel code",
+                    UnsupportedSyntaxError,
+                )
             try:
                 return self.from_python(getattr(obj, node.attr), node)
             except AttributeError as e:
                 detail = str(e).partition("': ")[2]  # clpy's own hint, if any
-                self.state.fail(node, f"{_describe(obj)} has no attribute {node.attr!r}"
-                                + (f": {detail}" if detail else ""), UndefinedNameError)
+                self.state.fail(
+                    node,
+                    f"{_describe(obj)} has no attribute {node.attr!r}"
+                    + (f": {detail}" if detail else ""),
+                    UndefinedNameError,
+                )
         return self.member(base, node.attr, node)
 
     def member(self, base: Expr, name: str, node: ast.AST) -> Expr:
@@ -197,22 +234,27 @@ class ExprBuilder:
         if isinstance(t, VectorType):
             lanes = swizzle_lanes(t, name)
             if lanes is None and t.n == 3 and name in ("hi", "odd"):
-                self.state.fail(node, f".{name} of the 3-component {t} would read its undefined "
-                                "4th lane; select the components you need (.z, .yz ...)")
+                self.state.fail(
+                    node,
+                    f".{name} of the 3-component {t} would read its undefined "
+                    "4th lane; select the components you need (.z, .yz ...)",
+                )
             if lanes is None:
                 self.state.fail(node, f"{name!r} is not a component of {t}")
             for lane in lanes:
                 if lane >= t.n:
-                    self.state.fail(node, f"component .{name} is out of range for {t} "
-                                    f"(it has {t.n} components)")
+                    self.state.fail(
+                        node, f"component .{name} is out of range for {t} (it has {t.n} components)"
+                    )
             if isinstance(base, Swizzle):  # v.even.odd.s1 selects lanes of v directly
                 lanes = tuple(base.lanes[lane] for lane in lanes)
                 base = base.base
             if len(lanes) == 1:
                 return Swizzle(t.elem, loc, base, lanes)
             if len(lanes) not in _VECTOR_SIZES:
-                self.state.fail(node, f".{name} selects {len(lanes)} components; a vector has "
-                                "2, 3, 4, 8 or 16")
+                self.state.fail(
+                    node, f".{name} selects {len(lanes)} components; a vector has 2, 3, 4, 8 or 16"
+                )
             return Swizzle(VectorType(t.elem, len(lanes)), loc, base, lanes)
         if isinstance(t, StructType):
             ft = t.field(name)
@@ -234,8 +276,11 @@ class ExprBuilder:
     def index(self, base: Expr, idx_node: ast.expr, node: ast.AST) -> Expr:
         t = base.type
         if isinstance(idx_node, ast.Slice):
-            self.state.fail(idx_node, "slices are not supported in kernels: index one element",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                idx_node,
+                "slices are not supported in kernels: index one element",
+                UnsupportedSyntaxError,
+            )
         idx = self.expr(idx_node)
         it = idx.type
         if not isinstance(it, ScalarType) or not (it.is_int or it.is_bool):
@@ -245,8 +290,9 @@ class ExprBuilder:
         if isinstance(t, ArrayType):
             elem = t.elem if len(t.shape) == 1 else ArrayType(t.elem, t.shape[1:], t.space)
             if isinstance(idx, Const) and not 0 <= idx.value < t.shape[0]:
-                self.state.fail(idx_node, f"index {idx.value} is out of bounds for an array "
-                                f"of {t.shape[0]}")
+                self.state.fail(
+                    idx_node, f"index {idx.value} is out of bounds for an array of {t.shape[0]}"
+                )
             return Index(elem, self.state.loc(node), base, idx)
         self.state.fail(node, f"{t} cannot be indexed")
 
@@ -255,8 +301,9 @@ class ExprBuilder:
     def visit_BinOp(self, node: ast.BinOp) -> Expr:
         op = BINOPS[type(node.op)]
         if op == "@":
-            self.state.fail(node, "operator @ is not supported in kernels; use clpy.dot",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                node, "operator @ is not supported in kernels; use clpy.dot", UnsupportedSyntaxError
+            )
         return self.binary(op, self.expr(node.left), self.expr(node.right), node)
 
     def binary(self, op: str, left: Expr, right: Expr, node: ast.AST) -> Expr:
@@ -279,8 +326,11 @@ class ExprBuilder:
                 t = lt if isinstance(lt, VectorType) else rules.promote_int(as_scalar(lt))
                 if lw and not rw and isinstance(rt, ScalarType) and rt.bits > 32:
                     t = rt
-                right = self.coerce(right, t if isinstance(rt, VectorType) or isinstance(
-                    t, ScalarType) else as_scalar(rt), node)
+                right = self.coerce(
+                    right,
+                    t if isinstance(rt, VectorType) or isinstance(t, ScalarType) else as_scalar(rt),
+                    node,
+                )
                 return fold.binary(op, t, loc, self.coerce(left, t, node), right)
             t = rules.arithmetic(lt, lw, rt, rw, op)
             if op in ("&", "|", "^"):
@@ -290,8 +340,12 @@ class ExprBuilder:
         if op == "/" and not elem_type(t).is_float:
             # Python's true division: int / int is a float.
             t = with_elem(t, C.float_)
-        if op in ("//", "%", "/") and not elem_type(t).is_float and isinstance(right, Const) and \
-                right.value == 0:
+        if (
+            op in ("//", "%", "/")
+            and not elem_type(t).is_float
+            and isinstance(right, Const)
+            and right.value == 0
+        ):
             self.state.fail(node, "integer division by zero")
         if op in ("//", "%"):
             if elem_type(t).is_float:
@@ -307,8 +361,12 @@ class ExprBuilder:
         starts non-negative and counts up (``for k in range(n)``)."""
         if isinstance(e, VarRef) and e.var in self.state.nonneg_vars:
             return True
-        if isinstance(e, Cast) and isinstance(e.value.type, ScalarType) and \
-                isinstance(e.type, ScalarType) and e.type.bits > e.value.type.bits:
+        if (
+            isinstance(e, Cast)
+            and isinstance(e.value.type, ScalarType)
+            and isinstance(e.type, ScalarType)
+            and e.type.bits > e.value.type.bits
+        ):
             return self.nonneg(e.value)
         return known_nonneg(e)
 
@@ -330,20 +388,29 @@ class ExprBuilder:
         loc = self.state.loc(node)
         if is_weak(base) and is_weak(exp):  # 2 ** 10, 2 ** 0.5: Python's value, typed as a literal
             try:
-                v = base.value ** exp.value  # type: ignore[attr-defined]
+                v = base.value**exp.value  # type: ignore[attr-defined]
             except (OverflowError, ZeroDivisionError) as e:
                 self.state.fail(node, f"cannot compute this constant power: {e}")
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and \
-                    (isinstance(v, float) or -(2**63) <= v < 2**64):
+            if (
+                isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and (isinstance(v, float) or -(2**63) <= v < 2**64)
+            ):
                 return self.literal(v, node)
         if isinstance(exp, Const) and is_int(exp.type) and not elem_type(bt).is_float:
             n = exp.value
             if not 0 <= n <= 16:
-                self.state.fail(node, "integer ** needs a constant exponent from 0 to 16; "
-                                "for other powers use clpy.pown(float(x), n)")
+                self.state.fail(
+                    node,
+                    "integer ** needs a constant exponent from 0 to 16; "
+                    "for other powers use clpy.pown(float(x), n)",
+                )
             if n > 1 and not pure(base):
-                self.state.fail(node, "the base of ** is repeated (x * x * ...): give it a "
-                                "name first, it has side effects")
+                self.state.fail(
+                    node,
+                    "the base of ** is repeated (x * x * ...): give it a "
+                    "name first, it has side effects",
+                )
             t = rules.arithmetic(bt, is_weak(base), C.int_, True, "*")
             if n == 0:
                 return self.coerce(Const(C.int_, loc, 1, True), t, node)
@@ -352,16 +419,24 @@ class ExprBuilder:
             for _ in range(n - 1):
                 out = fold.binary("*", t, loc, out, b)
             return out
-        if isinstance(exp, Const) and is_int(exp.type) and exp.value in (2, 3) and \
-                elem_type(bt).is_float and simple(base):
+        if (
+            isinstance(exp, Const)
+            and is_int(exp.type)
+            and exp.value in (2, 3)
+            and elem_type(bt).is_float
+            and simple(base)
+        ):
             # x ** 2 reads (and runs) best as x * x; it is also exactly rounded.
             out = base
             for _ in range(exp.value - 1):
                 out = fold.binary("*", bt, loc, out, base)
             return out
         if not elem_type(bt).is_float:
-            t = with_elem(bt, C.float_) if not isinstance(exp.type, ScalarType) or not \
-                elem_type(exp.type).is_float else exp.type
+            t = (
+                with_elem(bt, C.float_)
+                if not isinstance(exp.type, ScalarType) or not elem_type(exp.type).is_float
+                else exp.type
+            )
             base = self.coerce(base, t, node)
         if is_int(exp.type) and not isinstance(base.type, VectorType):
             return self.calls.call_builtin(REGISTRY["pown"], [base, exp], node)
@@ -384,8 +459,11 @@ class ExprBuilder:
             except rules.RuleError as e:
                 self.state.fail(node, str(e))
         op = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}[type(node.op)]
-        rt = t if isinstance(t, VectorType) or is_weak(operand) or elem_type(t).is_float else \
-            rules.promote_int(as_scalar(t))
+        rt = (
+            t
+            if isinstance(t, VectorType) or is_weak(operand) or elem_type(t).is_float
+            else rules.promote_int(as_scalar(t))
+        )
         return fold.unary(op, rt, loc, self.coerce(operand, rt, node))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Expr:
@@ -412,8 +490,9 @@ class ExprBuilder:
         for op_node, right_node in zip(node.ops, node.comparators):
             op = _CMPOPS[type(op_node)]
             if op in ("is", "is not", "in", "not in"):
-                self.state.fail(node, f"operator {op!r} is not supported in kernels",
-                                UnsupportedSyntaxError)
+                self.state.fail(
+                    node, f"operator {op!r} is not supported in kernels", UnsupportedSyntaxError
+                )
             right = self.expr(right_node)
             cmp = self.compare(op, left, right, node)
             out = cmp if out is None else logical("and", self.state.loc(node), out, cmp)
@@ -432,8 +511,13 @@ class ExprBuilder:
             t = rules.arithmetic(lt, is_weak(left), rt, is_weak(right), op)
         except rules.RuleError as e:
             self.state.fail(node, str(e))
-        return fold.compare(op, rules.relational_result(t), loc, self.coerce(left, t, node),
-                            self.coerce(right, t, node))
+        return fold.compare(
+            op,
+            rules.relational_result(t),
+            loc,
+            self.coerce(left, t, node),
+            self.coerce(right, t, node),
+        )
 
     def visit_IfExp(self, node: ast.IfExp) -> Expr:
         cond = self.condition(node.test)
@@ -441,25 +525,32 @@ class ExprBuilder:
         if isinstance(cond, Const):  # decided at compile time (constexpr, constants)
             return a if cond.value else b
         t = self.join(a, b, node)
-        return Select(t, self.state.loc(node), cond, self.coerce(a, t, node),
-                      self.coerce(b, t, node))
+        return Select(
+            t, self.state.loc(node), cond, self.coerce(a, t, node), self.coerce(b, t, node)
+        )
 
     def join(self, a: Expr, b: Expr, node: ast.AST) -> Type:
         """The common type of two alternatives (``a if c else b``, different returns)."""
         if a.type is b.type:
             return a.type
         if isinstance(a.type, (PointerType, StructType, ArrayType)) or isinstance(
-                b.type, (PointerType, StructType, ArrayType)):
-            self.state.fail(node, f"the two alternatives have different types {a.type} and "
-                            f"{b.type}")
+            b.type, (PointerType, StructType, ArrayType)
+        ):
+            self.state.fail(
+                node, f"the two alternatives have different types {a.type} and {b.type}"
+            )
         try:
             return rules.arithmetic(a.type, is_weak(a), b.type, is_weak(b), "?:")
         except rules.RuleError as e:
             self.state.fail(node, str(e))
 
     def visit_Tuple(self, node: ast.Tuple) -> Expr:
-        self.state.fail(node, "tuples are not values in kernels (use a vector type such as "
-                        "float4(...) or a @clpy.struct)", UnsupportedSyntaxError)
+        self.state.fail(
+            node,
+            "tuples are not values in kernels (use a vector type such as "
+            "float4(...) or a @clpy.struct)",
+            UnsupportedSyntaxError,
+        )
 
     # ------------------------------------------------------------------ conversions
 
@@ -483,8 +574,7 @@ class ExprBuilder:
     def const_int(self, node: ast.expr, what: str) -> int:
         e = self.expr(node)
         if not isinstance(e, Const) or not isinstance(e.value, int) or isinstance(e.value, bool):
-            self.state.fail(node, f"{what} must be a compile-time integer constant",
-                            ConstantError)
+            self.state.fail(node, f"{what} must be a compile-time integer constant", ConstantError)
         return int(e.value)
 
 

@@ -34,8 +34,11 @@ def as_scalar(t: Type) -> ScalarType:
 
 def elem_type(t: Type) -> ScalarType:
     """The scalar of a scalar or vector type; ``void`` for anything else."""
-    return C.void if not isinstance(t, (ScalarType, VectorType)) else (
-        t.elem if isinstance(t, VectorType) else t)
+    return (
+        C.void
+        if not isinstance(t, (ScalarType, VectorType))
+        else (t.elem if isinstance(t, VectorType) else t)
+    )
 
 
 def with_elem(t: Type, e: ScalarType) -> Type:
@@ -74,8 +77,9 @@ def pure(e: Expr) -> bool:
     for n in walk([ExprStmt(e.loc, e)]):
         if isinstance(n, CallFunc):
             return False
-        if isinstance(n, CallBuiltin) and (n.builtin.writes_args or n.builtin.uniform or
-                                           n.builtin.family.startswith("atomic")):
+        if isinstance(n, CallBuiltin) and (
+            n.builtin.writes_args or n.builtin.uniform or n.builtin.family.startswith("atomic")
+        ):
             return False
     return True
 

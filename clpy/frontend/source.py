@@ -49,9 +49,11 @@ def parse_function(fn: Any) -> ParsedFunction:
             lines, first = inspect.getsourcelines(fn)
             file = inspect.getsourcefile(fn) or inspect.getfile(fn)
         except (OSError, TypeError) as e:
-            raise CompileError(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: "
-                               f"{e}. clpy kernels must be defined in a file or a notebook "
-                               "cell") from e
+            raise CompileError(
+                f"cannot read the source of {getattr(fn, '__name__', fn)!r}: "
+                f"{e}. clpy kernels must be defined in a file or a notebook "
+                "cell"
+            ) from e
         raw = "".join(lines)
         dedented = textwrap.dedent(raw)
         shift = _indent(raw) - _indent(dedented)
@@ -66,7 +68,8 @@ def parse_function(fn: Any) -> ParsedFunction:
         kind = "async function" if isinstance(fdef, ast.AsyncFunctionDef) else "construct"
         raise UnsupportedSyntaxError(
             f"{kind} cannot be a clpy kernel: use a plain def",
-            Loc(file, getattr(fdef, "lineno", first), 0))
+            Loc(file, getattr(fdef, "lineno", first), 0),
+        )
     closure: dict[str, Any] = {}
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -98,11 +101,15 @@ def _quick_source(fn: Any) -> tuple[ast.Module, str, int, str, int] | None:
         stripped = line.strip()
         if not seen_def and all_lines[end - 1].lstrip().startswith(("def ", "async def ")):
             seen_def = True
-        if seen_def and stripped and not stripped.startswith("#") and \
-                len(line) - len(line.lstrip()) <= base:
+        if (
+            seen_def
+            and stripped
+            and not stripped.startswith("#")
+            and len(line) - len(line.lstrip()) <= base
+        ):
             break
         end += 1
-    raw = "".join(all_lines[first - 1:end])
+    raw = "".join(all_lines[first - 1 : end])
     dedented = textwrap.dedent(raw)
     try:
         tree = ast.parse("\n" * (first - 1) + dedented)

@@ -43,11 +43,18 @@ from clpy.types.annotations import resolve_annotation
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 
 _UNSUPPORTED_STMTS: dict[type, str] = {
-    ast.ClassDef: "class definition", ast.FunctionDef: "nested function definition",
-    ast.AsyncFunctionDef: "async function", ast.Try: "try statement", ast.With: "with statement",
-    ast.AsyncWith: "async with", ast.AsyncFor: "async for", ast.Raise: "raise statement",
-    ast.Import: "import statement", ast.ImportFrom: "import statement",
-    ast.Global: "global statement", ast.Nonlocal: "nonlocal statement",
+    ast.ClassDef: "class definition",
+    ast.FunctionDef: "nested function definition",
+    ast.AsyncFunctionDef: "async function",
+    ast.Try: "try statement",
+    ast.With: "with statement",
+    ast.AsyncWith: "async with",
+    ast.AsyncFor: "async for",
+    ast.Raise: "raise statement",
+    ast.Import: "import statement",
+    ast.ImportFrom: "import statement",
+    ast.Global: "global statement",
+    ast.Nonlocal: "nonlocal statement",
     ast.Delete: "del statement",
 }
 if hasattr(ast, "Match"):
@@ -97,8 +104,11 @@ class StmtBuilder:
             self.state.fail(node, f"{kind} is not supported in kernels", UnsupportedSyntaxError)
         method = getattr(self, f"stmt_{type(node).__name__}", None)
         if method is None:
-            self.state.fail(node, f"{type(node).__name__} statement is not supported in kernels",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                node,
+                f"{type(node).__name__} statement is not supported in kernels",
+                UnsupportedSyntaxError,
+            )
         result: list[Stmt] = method(node)
         return result
 
@@ -122,10 +132,16 @@ class StmtBuilder:
     def print_stmt(self, call: ast.Call) -> Stmt:
         sep, end = " ", "\n"
         for kw in call.keywords:
-            if kw.arg not in ("sep", "end") or not isinstance(kw.value, ast.Constant) or \
-                    not isinstance(kw.value.value, str):
-                self.state.fail(kw.value, "print() accepts only constant string sep= and end=",
-                                UnsupportedSyntaxError)
+            if (
+                kw.arg not in ("sep", "end")
+                or not isinstance(kw.value, ast.Constant)
+                or not isinstance(kw.value.value, str)
+            ):
+                self.state.fail(
+                    kw.value,
+                    "print() accepts only constant string sep= and end=",
+                    UnsupportedSyntaxError,
+                )
             if kw.arg == "sep":
                 sep = kw.value.value
             else:
@@ -174,8 +190,9 @@ class StmtBuilder:
             # Unannotated: the result type joins every return (``return 1`` ... ``return
             # 2.5`` is a float function), as Python would return either value.
             try:
-                joined = rules.arithmetic(st.ret_type, False, v.type,
-                                          isinstance(v, Const) and v.weak, "return")
+                joined = rules.arithmetic(
+                    st.ret_type, False, v.type, isinstance(v, Const) and v.weak, "return"
+                )
             except rules.RuleError:
                 joined = st.ret_type
             if joined is not st.ret_type and rules.can_assign(joined, st.ret_type):
@@ -193,12 +210,16 @@ class StmtBuilder:
 
     def stmt_Assign(self, node: ast.Assign) -> list[Stmt]:
         if len(node.targets) != 1:
-            self.state.fail(node, "chained assignment a = b = c is not supported in kernels",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                node,
+                "chained assignment a = b = c is not supported in kernels",
+                UnsupportedSyntaxError,
+            )
         target = node.targets[0]
         if isinstance(target, (ast.Tuple, ast.List)):
-            self.state.fail(target, "tuple unpacking is not supported in kernels",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                target, "tuple unpacking is not supported in kernels", UnsupportedSyntaxError
+            )
         return self.assign(target, node.value, None, node)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> list[Stmt]:
@@ -239,12 +260,16 @@ class StmtBuilder:
         # Python semantics (floor division and modulo, pow) need the full expression, and
         # the target appears twice in it.
         if not pure(target):
-            self.state.fail(node.target, f"{ast.unparse(node.target)} {op}= ... repeats the "
-                            "target, which has side effects: give it a name first")
+            self.state.fail(
+                node.target,
+                f"{ast.unparse(node.target)} {op}= ... repeats the "
+                "target, which has side effects: give it a name first",
+            )
         return [Assign(loc, target, self.ex.coerce(combined, target.type, node))]
 
-    def assign(self, target: ast.expr, value_node: ast.expr, ann: Type | None,
-               node: ast.stmt) -> list[Stmt]:
+    def assign(
+        self, target: ast.expr, value_node: ast.expr, ann: Type | None, node: ast.stmt
+    ) -> list[Stmt]:
         st = self.state
         if isinstance(target, ast.Name) and target.id in st.constexprs:
             st.fail(target, f"constexpr parameter {target.id!r} cannot be assigned")
@@ -257,18 +282,21 @@ class StmtBuilder:
             self.state.note_alias(target.id, value)
         return [Assign(st.loc(node), lhs, self.ex.coerce(value, lhs.type, node))]
 
-    def first_assign(self, name: str, value_node: ast.expr, ann: Type | None,
-                     node: ast.stmt) -> list[Stmt]:
+    def first_assign(
+        self, name: str, value_node: ast.expr, ann: Type | None, node: ast.stmt
+    ) -> list[Stmt]:
         st = self.state
         arr = self.array_decl(value_node)
         if arr is not None:
             if ann is not None:
-                st.fail(node, "local_array/private_array carry their own type: drop the "
-                        "annotation")
+                st.fail(node, "local_array/private_array carry their own type: drop the annotation")
             var = self.new_var(name, arr, node)
             if self.hoist(name, var):
-                st.fail(node, "an array must be declared at the level where it is used (not "
-                        "inside a branch used outside it)")
+                st.fail(
+                    node,
+                    "an array must be declared at the level where it is used (not "
+                    "inside a branch used outside it)",
+                )
             return [Declare(st.loc(node), var, None)]
         value = self.ex.expr(value_node)
         if isinstance(value.type, ArrayType):
@@ -299,11 +327,11 @@ class StmtBuilder:
         shape_nodes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
         shape = tuple(self.ex.const_int(s, "an array size") for s in shape_nodes)
         if not shape:
-            self.state.fail(node.args[1], "an array needs at least one dimension",
-                            ConstantError)
+            self.state.fail(node.args[1], "an array needs at least one dimension", ConstantError)
         if any(n <= 0 for n in shape):
-            self.state.fail(node.args[1], f"array sizes must be positive, got {shape}",
-                            ConstantError)
+            self.state.fail(
+                node.args[1], f"array sizes must be positive, got {shape}", ConstantError
+            )
         space = AddressSpace.LOCAL if kind == "local" else AddressSpace.PRIVATE
         if space is AddressSpace.LOCAL and self.state.loop_depth:
             self.state.fail(node, "local arrays must be declared outside loops")
@@ -323,8 +351,9 @@ class StmtBuilder:
         self._hoisted.setdefault(decl, []).append(var)
         return True
 
-    def maybe_widen(self, target: ast.expr, t: Type, node: ast.AST,
-                    value: Expr | None = None) -> None:
+    def maybe_widen(
+        self, target: ast.expr, t: Type, node: ast.AST, value: Expr | None = None
+    ) -> None:
         if not isinstance(target, ast.Name):
             return
         name = target.id
@@ -335,8 +364,11 @@ class StmtBuilder:
         if value is not None and isinstance(value, Const) and value.weak:
             return
         cur = var.type
-        if isinstance(cur, ScalarType) and isinstance(t, ScalarType) and (
-                (cur is C.int_ and t in _WIDEN_INT) or (cur is C.float_ and t is C.double)):
+        if (
+            isinstance(cur, ScalarType)
+            and isinstance(t, ScalarType)
+            and ((cur is C.int_ and t in _WIDEN_INT) or (cur is C.float_ and t is C.double))
+        ):
             # Finish this attempt (more variables may need widening), then rebuild once.
             st.hints[name] = t
             st.restart_pending = True
@@ -349,11 +381,17 @@ class StmtBuilder:
             var = st.vars.get(node.id)
             if var is None:
                 if node.id in st.decl_block:
-                    st.fail(node, f"local variable {node.id!r} is used before it is assigned",
-                            UndefinedNameError)
+                    st.fail(
+                        node,
+                        f"local variable {node.id!r} is used before it is assigned",
+                        UndefinedNameError,
+                    )
                 st.fail(node, f"name {node.id!r} is not defined", UndefinedNameError)
-            if var.is_param and isinstance(var.type, PointerType) is False and \
-                    node.id in st.constexprs:
+            if (
+                var.is_param
+                and isinstance(var.type, PointerType) is False
+                and node.id in st.constexprs
+            ):
                 st.fail(node, f"constexpr parameter {node.id!r} cannot be assigned")
             if isinstance(var.type, ArrayType):
                 st.fail(node, f"array {node.id!r} cannot be assigned as a whole")
@@ -401,8 +439,9 @@ class StmtBuilder:
 
     def stmt_While(self, node: ast.While) -> list[Stmt]:
         if node.orelse:
-            self.state.fail(node, "while ... else is not supported in kernels",
-                            UnsupportedSyntaxError)
+            self.state.fail(
+                node, "while ... else is not supported in kernels", UnsupportedSyntaxError
+            )
         cond = self.ex.condition(node.test)
         self.state.loop_depth += 1
         body = self.block(node.body, (*self._path, (id(node), "body")))
@@ -465,8 +504,17 @@ class StmtBuilder:
         st.loop_depth += 1
         body = self.block(node.body, body_path)
         st.loop_depth -= 1
-        return [For(st.loc(node), counter, c_start, self.ex.coerce(stop, vt, it),
-                    self.ex.coerce(step, vt, it), (*prologue, *body), True)]
+        return [
+            For(
+                st.loc(node),
+                counter,
+                c_start,
+                self.ex.coerce(stop, vt, it),
+                self.ex.coerce(step, vt, it),
+                (*prologue, *body),
+                True,
+            )
+        ]
 
 
 def _assigns(body: list[ast.stmt], name: str) -> bool:

@@ -22,14 +22,18 @@ from clpy.types.core import ScalarType, Type
 # operators come from the one operator table (clpy/ir/operators.py).
 _INT_OPS: dict[str, Callable[[Any, Any], Any]] = {
     **{s: BY_SYMBOL[s].exact for s in ("+", "-", "*", "&", "|", "^")},
-    "floordiv": operator.floordiv, "floormod": operator.mod,
+    "floordiv": operator.floordiv,
+    "floormod": operator.mod,
 }
 # Float arithmetic in the result's precision: NumPy ufuncs on values of its dtype.
-_FLOAT_OPS: dict[str, Any] = {**{s: BY_SYMBOL[s].ufunc for s in ("+", "-", "*")},
-                              "/": np.divide}
+_FLOAT_OPS: dict[str, Any] = {**{s: BY_SYMBOL[s].ufunc for s in ("+", "-", "*")}, "/": np.divide}
 _CMP: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-    ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 
 

@@ -38,6 +38,7 @@ def _lanes_max(a: Any, b: Any) -> Any:
 def _lanes_logical(f: np.ufunc) -> Callable[[Any, Any], Any]:
     def lanes(a: Any, b: Any) -> Any:
         return f(a != 0, b != 0).astype(np.asarray(a).dtype)
+
     return lanes
 
 
@@ -63,25 +64,41 @@ class BinaryOp:
         return f"{a} {self.symbol} {b}"
 
 
-def _op(name: str, symbol: str, exact: Callable[[Any, Any], Any], ufunc: np.ufunc,
-        **kw: Any) -> BinaryOp:
+def _op(
+    name: str, symbol: str, exact: Callable[[Any, Any], Any], ufunc: np.ufunc, **kw: Any
+) -> BinaryOp:
     return BinaryOp(name, symbol, exact, ufunc, kw.pop("lanes", ufunc), **kw)
 
 
-BINARY: dict[str, BinaryOp] = {op.name: op for op in (
-    _op("add", "+", operator.add, np.add),
-    _op("sub", "-", operator.sub, np.subtract),
-    _op("mul", "*", operator.mul, np.multiply),
-    _op("and", "&", operator.and_, np.bitwise_and, int_only=True),
-    _op("or", "|", operator.or_, np.bitwise_or, int_only=True),
-    _op("xor", "^", operator.xor, np.bitwise_xor, int_only=True),
-    _op("logical_and", "&&", lambda a, b: int(bool(a) and bool(b)), np.bitwise_and,
-        lanes=_lanes_logical(np.logical_and), logical=True),
-    _op("logical_or", "||", lambda a, b: int(bool(a) or bool(b)), np.bitwise_or,
-        lanes=_lanes_logical(np.logical_or), logical=True),
-    _op("min", "min", min, np.minimum, lanes=_lanes_min, function=True),
-    _op("max", "max", max, np.maximum, lanes=_lanes_max, function=True),
-)}
+BINARY: dict[str, BinaryOp] = {
+    op.name: op
+    for op in (
+        _op("add", "+", operator.add, np.add),
+        _op("sub", "-", operator.sub, np.subtract),
+        _op("mul", "*", operator.mul, np.multiply),
+        _op("and", "&", operator.and_, np.bitwise_and, int_only=True),
+        _op("or", "|", operator.or_, np.bitwise_or, int_only=True),
+        _op("xor", "^", operator.xor, np.bitwise_xor, int_only=True),
+        _op(
+            "logical_and",
+            "&&",
+            lambda a, b: int(bool(a) and bool(b)),
+            np.bitwise_and,
+            lanes=_lanes_logical(np.logical_and),
+            logical=True,
+        ),
+        _op(
+            "logical_or",
+            "||",
+            lambda a, b: int(bool(a) or bool(b)),
+            np.bitwise_or,
+            lanes=_lanes_logical(np.logical_or),
+            logical=True,
+        ),
+        _op("min", "min", min, np.minimum, lanes=_lanes_min, function=True),
+        _op("max", "max", max, np.maximum, lanes=_lanes_max, function=True),
+    )
+}
 # C infix token → operator (the IR's Binary ops that are plain combinations).
 BY_SYMBOL: dict[str, BinaryOp] = {op.symbol: op for op in BINARY.values() if not op.function}
 
@@ -102,18 +119,21 @@ class ReductionOp:
         return identity_value(self.op.name, elem)
 
 
-REDUCTIONS: dict[str, ReductionOp] = {r.ident: r for r in (
-    ReductionOp("+", BINARY["add"], native=True),
-    ReductionOp("-", BINARY["add"], native=True),
-    ReductionOp("*", BINARY["mul"]),
-    ReductionOp("&", BINARY["and"]),
-    ReductionOp("|", BINARY["or"]),
-    ReductionOp("^", BINARY["xor"]),
-    ReductionOp("&&", BINARY["logical_and"]),
-    ReductionOp("||", BINARY["logical_or"]),
-    ReductionOp("min", BINARY["min"], native=True),
-    ReductionOp("max", BINARY["max"], native=True),
-)}
+REDUCTIONS: dict[str, ReductionOp] = {
+    r.ident: r
+    for r in (
+        ReductionOp("+", BINARY["add"], native=True),
+        ReductionOp("-", BINARY["add"], native=True),
+        ReductionOp("*", BINARY["mul"]),
+        ReductionOp("&", BINARY["and"]),
+        ReductionOp("|", BINARY["or"]),
+        ReductionOp("^", BINARY["xor"]),
+        ReductionOp("&&", BINARY["logical_and"]),
+        ReductionOp("||", BINARY["logical_or"]),
+        ReductionOp("min", BINARY["min"], native=True),
+        ReductionOp("max", BINARY["max"], native=True),
+    )
+}
 # OpenCL suffix → reduction ("-" is an alias of "+", so "add" names "+").
 REDUCTION_NAMES: dict[str, ReductionOp] = {}
 for _r in REDUCTIONS.values():

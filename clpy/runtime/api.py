@@ -56,5 +56,15 @@ def clear_caches(disk: bool = False) -> None:
         diskcache.clear()
 
 
-__all__ = ["devices", "use_device", "default_device", "get_device", "clear_caches",
-           "LocalMemory", "Device", "LaunchHandle", "LaunchError", "ENV_VAR"]
+__all__ = [
+    "devices",
+    "use_device",
+    "default_device",
+    "get_device",
+    "clear_caches",
+    "LocalMemory",
+    "Device",
+    "LaunchHandle",
+    "LaunchError",
+    "ENV_VAR",
+]

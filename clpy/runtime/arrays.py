@@ -30,8 +30,9 @@ def to_device(a: Any, device: Any = None) -> DeviceArray:
         a = a.get()
     host = np.array(a, order="C", copy=True)
     if host.ndim == 0:
-        raise ValueError("to_device: expected an array with at least one dimension, got a "
-                         "0-d value")
+        raise ValueError(
+            "to_device: expected an array with at least one dimension, got a 0-d value"
+        )
     return _wrap(_device(device), host)
 
 

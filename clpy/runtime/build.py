@@ -19,7 +19,8 @@ from clpy.errors import BuildError
 _DIAG = re.compile(
     r"^(?:(?P<sev0>error|warning|note|fatal error):\s*)?"
     r"(?P<file>[^\s:][^:\n]*?):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
-    r"(?:(?P<sev1>error|warning|note|fatal error):\s*)?(?P<msg>.*)$")
+    r"(?:(?P<sev1>error|warning|note|fatal error):\s*)?(?P<msg>.*)$"
+)
 _LINE = re.compile(r'^\s*#line\s+(\d+)\s+"([^"]*)"')
 
 
@@ -32,8 +33,8 @@ class Diagnostic:
     file: str
     line: int
     col: int | None
-    python_line: str | None     # the Python source line, when the file is a Python file
-    cl_line: str | None         # the generated OpenCL line, when the report is against it
+    python_line: str | None  # the Python source line, when the file is a Python file
+    cl_line: str | None  # the generated OpenCL line, when the report is against it
 
     def render(self) -> str:
         col = f":{self.col}" if self.col is not None else ""
@@ -79,9 +80,10 @@ def parse_log(log: str, source: str) -> list[Diagnostic]:
         py_text = ""
         if file.endswith(".py"):
             py_text = linecache.getline(file, line).rstrip("\n")
-            col = None              # a column of the generated C, not of the Python line
-        out.append(Diagnostic(sev, m.group("msg").strip(), file, line, col,
-                              py_text or None, cl_text))
+            col = None  # a column of the generated C, not of the Python line
+        out.append(
+            Diagnostic(sev, m.group("msg").strip(), file, line, col, py_text or None, cl_text)
+        )
     return out
 
 
@@ -92,20 +94,20 @@ def _extract_log(err: Exception) -> str:
     return m.group(1).strip() if m else text
 
 
-def build_error(kernel_name: str, device: str, options: str, source: str,
-                log: str) -> BuildError:
+def build_error(kernel_name: str, device: str, options: str, source: str, log: str) -> BuildError:
     """A ``BuildError`` whose message lists each diagnostic at its Python line."""
     diags = parse_log(log, source)
-    head = (f"OpenCL build of kernel {kernel_name!r} failed on {device} "
-            f"(options: {options or 'none'})")
+    head = (
+        f"OpenCL build of kernel {kernel_name!r} failed on {device} (options: {options or 'none'})"
+    )
     body = "\n".join(d.render() for d in diags if d.severity != "note")
     msg = f"{head}\n{body}\n--- compiler log ---\n{log}" if body else f"{head}\n{log}"
     err = BuildError(msg)
-    err.log = log                                  # type: ignore[attr-defined]
-    err.source = source                            # type: ignore[attr-defined]
-    err.options = options                          # type: ignore[attr-defined]
-    err.diagnostics = diags                        # type: ignore[attr-defined]
-    err.device = device                            # type: ignore[attr-defined]
+    err.log = log  # type: ignore[attr-defined]
+    err.source = source  # type: ignore[attr-defined]
+    err.options = options  # type: ignore[attr-defined]
+    err.diagnostics = diags  # type: ignore[attr-defined]
+    err.device = device  # type: ignore[attr-defined]
     return err
 
 
@@ -116,12 +118,24 @@ class ProgramCache:
         self._programs: dict[tuple[str, int, int, str], Any] = {}
         self._lock = threading.Lock()
 
-    def get(self, context: Any, cl_device: Any, source: str, options: str,
-            kernel_name: str, device_name: str, cache_dir: str | None = None) -> Any:
+    def get(
+        self,
+        context: Any,
+        cl_device: Any,
+        source: str,
+        options: str,
+        kernel_name: str,
+        device_name: str,
+        cache_dir: str | None = None,
+    ) -> Any:
         """The built program, building it (once per key) if needed; ``BuildError`` on
         failure."""
-        key = (hashlib.sha256(source.encode()).hexdigest(), int(cl_device.int_ptr),
-               int(context.int_ptr), options)
+        key = (
+            hashlib.sha256(source.encode()).hexdigest(),
+            int(cl_device.int_ptr),
+            int(context.int_ptr),
+            options,
+        )
         prg = self._programs.get(key)
         if prg is not None:
             return prg
@@ -132,11 +146,12 @@ class ProgramCache:
             if prg is None:
                 try:
                     prg = cl.Program(context, source).build(
-                        options=options, devices=[cl_device],
-                        cache_dir=cache_dir)
-                except cl.Error as e:      # BUILD_PROGRAM_FAILURE, INVALID_BUILD_OPTIONS
-                    raise build_error(kernel_name, device_name, options, source,
-                                      _extract_log(e)) from None
+                        options=options, devices=[cl_device], cache_dir=cache_dir
+                    )
+                except cl.Error as e:  # BUILD_PROGRAM_FAILURE, INVALID_BUILD_OPTIONS
+                    raise build_error(
+                        kernel_name, device_name, options, source, _extract_log(e)
+                    ) from None
                 self._programs[key] = prg
         return prg
 

@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 class CLPlan:
     """One specialization built for one device and context."""
 
-    def __init__(self, spec: Specialization, name: str, dev: Device, ctx: Any,
-                 queue: Any) -> None:
+    def __init__(self, spec: Specialization, name: str, dev: Device, ctx: Any, queue: Any) -> None:
         import pyopencl as cl  # deferred: `import clpy` does not load pyopencl
 
         self._cl = cl
@@ -44,24 +43,32 @@ class CLPlan:
         self.std = std
         self.options = " ".join((f"-cl-std=CL{std[0]}.{std[1]}", *dev.build_options))
         diskcache.record(name, dev.name, self.options, self.source)
-        prg = PROGRAMS.get(self.context, dev.cl_device, self.source, self.options, name,
-                           dev.name, diskcache.binary_dir())
+        prg = PROGRAMS.get(
+            self.context,
+            dev.cl_device,
+            self.source,
+            self.options,
+            name,
+            dev.name,
+            diskcache.binary_dir(),
+        )
         self._program = prg
         self.kernel = cl.Kernel(prg, fn.name)
         self.name = name
         self.lock = threading.Lock()
         info = dev.info
-        wg = self.kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
-                                             dev.cl_device)
+        wg = self.kernel.get_work_group_info(
+            cl.kernel_work_group_info.WORK_GROUP_SIZE, dev.cl_device
+        )
         self.max_wg = min(int(wg), info.max_work_group_size)
         self.max_items = info.max_work_item_sizes
         self.non_uniform = bool(target.info.get("non_uniform_work_groups")) and std >= (2, 0)
         self.local_limit = info.local_mem_size
         self.params: tuple[Param, ...] = spec.abi
-        site = CLSite(self.context, self.local_limit, info.max_constant_buffer_size,
-                      self._saw_svm)
-        self.converters: list[tuple[int, Converter]] = [(p.index, p.cl_converter(site))
-                                                        for p in self.params]
+        site = CLSite(self.context, self.local_limit, info.max_constant_buffer_size, self._saw_svm)
+        self.converters: list[tuple[int, Converter]] = [
+            (p.index, p.cl_converter(site)) for p in self.params
+        ]
         self._bind_setters()
         self._checked: set[Sizes] = set()
         self._last: list[Any] | None = None
@@ -69,8 +76,10 @@ class CLPlan:
 
     def _bind_setters(self) -> None:
         set_buf = getattr(self.kernel, "_set_arg_buf", None) or self.kernel.set_arg
-        self._setters = [set_buf if isinstance(p, (Value, StructValue)) else self.kernel.set_arg
-                         for p in self.params]
+        self._setters = [
+            set_buf if isinstance(p, (Value, StructValue)) else self.kernel.set_arg
+            for p in self.params
+        ]
 
     def _saw_svm(self) -> None:
         self._svm_seen = True
@@ -84,10 +93,16 @@ class CLPlan:
         generated invokers do: ``Kernel.set_arg`` takes ~10 µs to classify a NumPy scalar.
         Call with ``self.lock`` held."""
         last = self._last
-        self._last = None              # if a setter fails, the next launch sets everything
-        if last is not None and self._svm_seen and any(
+        self._last = None  # if a setter fails, the next launch sets everything
+        if (
+            last is not None
+            and self._svm_seen
+            and any(
                 isinstance(a, self._cl.SVMPointer) != isinstance(b, self._cl.SVMPointer)
-                for a, b in zip(cl_args, last) if b is not None):
+                for a, b in zip(cl_args, last)
+                if b is not None
+            )
+        ):
             # NVIDIA's driver rejects a buffer in a slot that last held an SVM pointer
             # (INVALID_KERNEL_ARGS at enqueue, seen on an H200): start from a fresh kernel.
             self.kernel = self._cl.Kernel(self._program, self.kernel.function_name)
@@ -107,8 +122,9 @@ class CLPlan:
             check_uniform(self.name, g, loc, self.device.name, self.non_uniform)
         self._checked.add(sizes)
 
-    def run(self, args: tuple[Any, ...], sizes: Sizes, wait: bool,
-            offset: Any) -> LaunchHandle | None:
+    def run(
+        self, args: tuple[Any, ...], sizes: Sizes, wait: bool, offset: Any
+    ) -> LaunchHandle | None:
         if sizes not in self._checked:
             self.check_sizes(sizes)
         pending: list[Any] = []
@@ -119,7 +135,7 @@ class CLPlan:
         cl = self._cl
         copies: list[tuple[Any, Any]] = []
         temps: list[int] = []
-        if pending:      # every argument checked: now copy NumPy arrays to the device
+        if pending:  # every argument checked: now copy NumPy arrays to the device
             for j, x in enumerate(cl_args):
                 if type(x) is HostUpload:
                     buf = x.upload(self.context, cl)
@@ -132,22 +148,27 @@ class CLPlan:
         try:
             with self.lock:
                 self._set_args(cl_args)
-                evt = cl.enqueue_nd_range_kernel(queue, self.kernel, g, loc,
-                                                 global_work_offset=offset)
-                for j in temps:        # don't keep temporary device copies alive in _last
+                evt = cl.enqueue_nd_range_kernel(
+                    queue, self.kernel, g, loc, global_work_offset=offset
+                )
+                for j in temps:  # don't keep temporary device copies alive in _last
                     cl_args[j] = None
         except cl.Error as e:
             raise LaunchError(f"{self.name}: launch on {self.device} failed: {e}") from e
         if wait:
             evt.wait()
             if evt.command_execution_status < 0:
-                raise LaunchError(f"{self.name}: kernel failed on {self.device} with status "
-                                  f"{evt.command_execution_status}; arguments left untouched")
+                raise LaunchError(
+                    f"{self.name}: kernel failed on {self.device} with status "
+                    f"{evt.command_execution_status}; arguments left untouched"
+                )
             for host, buf in copies:
                 cl.enqueue_copy(queue, host, buf)
             return None
-        events = [evt] + [cl.enqueue_copy(queue, host, buf, wait_for=[evt], is_blocking=False)
-                          for host, buf in copies]
+        events = [evt] + [
+            cl.enqueue_copy(queue, host, buf, wait_for=[evt], is_blocking=False)
+            for host, buf in copies
+        ]
         return LaunchHandle(evt, events, (keep, copies))
 
 

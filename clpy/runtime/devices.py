@@ -75,16 +75,21 @@ class Device:
                     self._state["queue"] = q
         return q
 
-    def variant(self, target: Target | None = None,
-                build_options: tuple[str, ...] | list[str] | str | None = None) -> Device:
+    def variant(
+        self,
+        target: Target | None = None,
+        build_options: tuple[str, ...] | list[str] | str | None = None,
+    ) -> Device:
         """The same device with another target and/or extra build options; it shares the
         context and queue, and is cached separately."""
         if isinstance(build_options, str):
             build_options = tuple(build_options.split())
-        return replace(self, target=target or self.target,
-                       build_options=tuple(build_options) if build_options is not None
-                       else self.build_options,
-                       _state=self._state)
+        return replace(
+            self,
+            target=target or self.target,
+            build_options=tuple(build_options) if build_options is not None else self.build_options,
+            _state=self._state,
+        )
 
     def __str__(self) -> str:
         return self.name
@@ -101,8 +106,10 @@ class Device:
         return id(self)
 
 
-SIM = Device("sim", "clpy NumPy simulator: runs the typed IR on the host, checks races "
-                    "and out-of-bounds accesses")
+SIM = Device(
+    "sim",
+    "clpy NumPy simulator: runs the typed IR on the host, checks races and out-of-bounds accesses",
+)
 
 
 def _opencl_devices() -> list[Any]:
@@ -151,11 +158,10 @@ class Runtime:
                     for d in _opencl_devices():
                         name = f"opencl:{_clean(d.platform.name)}:{_clean(d.name)}"
                         k = seen[name] = seen.get(name, -1) + 1
-                        if k:                  # identical GPUs: "... #1", "... #2"
+                        if k:  # identical GPUs: "... #1", "... #2"
                             name = f"{name} #{k}"
                         info = query(d, name)
-                        devs.append(Device(name, info.description, d, info,
-                                           device_target(info)))
+                        devs.append(Device(name, info.description, d, info, device_target(info)))
                     self._devices = devs
         return devs
 
@@ -182,9 +188,11 @@ class Runtime:
             gpus = [d for d in cl_devs if d.info and d.info.device_type == "gpu"]
             return (gpus or cl_devs)[0]
         if not low.startswith("opencl:"):
-            raise ValueError(f"unknown device {selector!r}: use 'sim', 'opencl' or "
-                             f"'opencl:<platform>[:<device>]' (devices: {self._names()})")
-        parts = [p.strip() for p in low[len("opencl:"):].split(":")]
+            raise ValueError(
+                f"unknown device {selector!r}: use 'sim', 'opencl' or "
+                f"'opencl:<platform>[:<device>]' (devices: {self._names()})"
+            )
+        parts = [p.strip() for p in low[len("opencl:") :].split(":")]
         for d in cl_devs:
             if _matches(d, parts):
                 return d
@@ -202,8 +210,10 @@ class Runtime:
             for d in self.devices():
                 if d.cl_device is not None and d.cl_device == obj:
                     return d
-        raise TypeError(f"device must be a name such as 'sim' or 'opencl:pocl', a clpy "
-                        f"Device or a pyopencl Device/Context/CommandQueue, not {obj!r}")
+        raise TypeError(
+            f"device must be a name such as 'sim' or 'opencl:pocl', a clpy "
+            f"Device or a pyopencl Device/Context/CommandQueue, not {obj!r}"
+        )
 
     def _names(self) -> str:
         return ", ".join(repr(d.name) for d in self.devices())

@@ -52,7 +52,7 @@ def record(kernel: str, device: str, options: str, source: str) -> Path | None:
         note = {"kernel": kernel, "device": device, "options": options}
         path.with_suffix(".json").write_text(json.dumps(note, indent=1))
     except OSError:
-        return None               # a read-only or full disk never breaks a launch
+        return None  # a read-only or full disk never breaks a launch
     return path
 
 

@@ -31,8 +31,10 @@ class LaunchHandle:
     def done(self) -> bool:
         import pyopencl as cl  # deferred: `import clpy` does not load pyopencl
 
-        return all(e.command_execution_status in (cl.command_execution_status.COMPLETE,)
-                   for e in self.events)
+        return all(
+            e.command_execution_status in (cl.command_execution_status.COMPLETE,)
+            for e in self.events
+        )
 
     def __repr__(self) -> str:
         return f"<clpy.LaunchHandle done={self.done}>"
@@ -47,5 +49,3 @@ class DoneHandle(LaunchHandle):
     @property
     def done(self) -> bool:
         return True
-
-

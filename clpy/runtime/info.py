@@ -14,13 +14,13 @@ class DeviceInfo:
     """A device's capabilities. ``opencl_c_features`` is ``None`` where the driver cannot
     report CL_DEVICE_OPENCL_C_FEATURES (pre-3.0 drivers)."""
 
-    name: str                                  # "opencl:<platform>:<device>"
+    name: str  # "opencl:<platform>:<device>"
     platform: str
     platform_vendor: str
     platform_version: str
     device_name: str
     device_vendor: str
-    device_type: str                   # "gpu", "cpu", "accelerator", "emulator" or "other"
+    device_type: str  # "gpu", "cpu", "accelerator", "emulator" or "other"
     device_version: str
     driver_version: str
     opencl_c_versions: tuple[Version, ...]
@@ -43,10 +43,12 @@ class DeviceInfo:
         """One line: type, OpenCL C versions, compute units, memory."""
         cv = max(self.opencl_c_versions)
         gib = self.global_mem_size / 2**30
-        return (f"{self.device_type.upper()} {self.device_name.strip()} on "
-                f"{self.platform.strip()}: OpenCL C {cv[0]}.{cv[1]}, "
-                f"{self.max_compute_units} compute units, {gib:.1f} GiB, "
-                f"local memory {self.local_mem_size // 1024} KiB")
+        return (
+            f"{self.device_type.upper()} {self.device_name.strip()} on "
+            f"{self.platform.strip()}: OpenCL C {cv[0]}.{cv[1]}, "
+            f"{self.max_compute_units} compute units, {gib:.1f} GiB, "
+            f"local memory {self.local_mem_size // 1024} KiB"
+        )
 
 
 def _get(dev: Any, attr: str, default: Any) -> Any:
@@ -71,7 +73,7 @@ EMULATORS: tuple[str, ...] = ("oclgrind",)
 
 
 def _device_type(dev: Any) -> str:
-    """"gpu", "cpu", "accelerator", "emulator" or "other". A device claiming several kinds at
+    """ "gpu", "cpu", "accelerator", "emulator" or "other". A device claiming several kinds at
     once (emulators answer every query) is "other"."""
     import pyopencl as cl
 

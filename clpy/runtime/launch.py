@@ -37,19 +37,21 @@ class Meta:
 
     name: str
     names: tuple[str, ...]
-    dynamic: tuple[int, ...]        # unannotated: specialized from the argument's type
-    constexprs: tuple[int, ...]     # compile-time: specialized from the argument's value
+    dynamic: tuple[int, ...]  # unannotated: specialized from the argument's type
+    constexprs: tuple[int, ...]  # compile-time: specialized from the argument's value
 
     def spec_key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if not self.dynamic and not self.constexprs:
             return ()
-        return (tuple(_type_key(args[i]) for i in self.dynamic),
-                tuple(const_key(args[i]) for i in self.constexprs))
+        return (
+            tuple(_type_key(args[i]) for i in self.dynamic),
+            tuple(const_key(args[i]) for i in self.constexprs),
+        )
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Positional and keyword arguments in parameter order."""
         out = list(args)
-        for name in self.names[len(args):]:
+        for name in self.names[len(args) :]:
             if name not in kwargs:
                 break
             out.append(kwargs.pop(name))
@@ -57,8 +59,9 @@ class Meta:
             bad = next(iter(kwargs))
             if bad in self.names:
                 raise TypeError(f"{self.name}(): parameter {bad!r} given twice")
-            raise TypeError(f"{self.name}(): no parameter named {bad!r}; parameters are "
-                            f"{', '.join(self.names)}")
+            raise TypeError(
+                f"{self.name}(): no parameter named {bad!r}; parameters are {', '.join(self.names)}"
+            )
         return tuple(out)
 
 
@@ -80,10 +83,12 @@ class KernelLaunches:
             k = self.kernel
             names = tuple(k.param_names)
             anns = k.annotations()
-            m = Meta(k.__name__, names,
-                     tuple(i for i, n in enumerate(names) if n not in anns),
-                     tuple(i for i, n in enumerate(names)
-                           if isinstance(anns.get(n), _Constexpr)))
+            m = Meta(
+                k.__name__,
+                names,
+                tuple(i for i, n in enumerate(names) if n not in anns),
+                tuple(i for i, n in enumerate(names) if isinstance(anns.get(n), _Constexpr)),
+            )
             self.meta = m
             KERNELS.add(self)
         return m
@@ -110,15 +115,19 @@ def infer_type(kname: str, name: str, a: Any) -> Any:
     and typed ``LocalMemory``)."""
     if isinstance(a, LocalMemory):
         if a.dtype is None:
-            raise TypeError(f"{kname}(): parameter {name!r} is unannotated: annotate it "
-                            "Local[T] or pass clpy.LocalMemory(count, dtype)")
+            raise TypeError(
+                f"{kname}(): parameter {name!r} is unannotated: annotate it "
+                "Local[T] or pass clpy.LocalMemory(count, dtype)"
+            )
         return PointerType(_scalar(kname, name, a.dtype), AddressSpace.LOCAL)
     if isinstance(a, DeviceArray) or _is_pyopencl_array(a):
         return PointerType(_scalar(kname, name, a.dtype), AddressSpace.GLOBAL)
     if type(a).__module__.startswith("pyopencl"):
-        raise TypeError(f"{kname}(): parameter {name!r} is unannotated and a "
-                        f"{type(a).__name__} carries no element type: annotate it "
-                        "(Global[float32] ...)")
+        raise TypeError(
+            f"{kname}(): parameter {name!r} is unannotated and a "
+            f"{type(a).__name__} carries no element type: annotate it "
+            "(Global[float32] ...)"
+        )
     try:
         return arg_type(name, a)
     except TypeError as e:
@@ -152,15 +161,18 @@ def arg_type(name: str, value: Any) -> Type:
         st = C.scalar_for_dtype(value.dtype)
         if st is not None:
             return st
-    raise TypeError(f"argument {name!r}: cannot infer a kernel parameter type from "
-                    f"{type(value).__name__}; annotate the parameter")
+    raise TypeError(
+        f"argument {name!r}: cannot infer a kernel parameter type from "
+        f"{type(value).__name__}; annotate the parameter"
+    )
 
 
 def _scalar(kname: str, name: str, dtype: Any) -> Any:
     st = C.scalar_for_dtype(dtype)
     if st is None:
-        raise TypeError(f"{kname}(): parameter {name!r}: arrays of dtype {dtype} need an "
-                        "annotation")
+        raise TypeError(
+            f"{kname}(): parameter {name!r}: arrays of dtype {dtype} need an annotation"
+        )
     return st
 
 
@@ -200,8 +212,9 @@ class Launcher:
         self.kernel = kernel
         self.sizes = sizes
 
-    def __call__(self, *args: Any, device: Any = None, wait: bool = True,
-                 offset: Any = None, **kwargs: Any) -> LaunchHandle | None:
+    def __call__(
+        self, *args: Any, device: Any = None, wait: bool = True, offset: Any = None, **kwargs: Any
+    ) -> LaunchHandle | None:
         """Run the kernel. ``device``: a name, a clpy Device, or a pyopencl
         Device/Context/CommandQueue; ``wait=False`` returns a ``LaunchHandle``;
         ``offset``: global work offset (1–3 ints)."""
@@ -221,7 +234,7 @@ class Launcher:
         key = (spec_key, dev, ctx_key, None if queue is None else int(queue.int_ptr))
         try:
             plan = launches.plans.get(key)
-        except TypeError:          # an unhashable constexpr value: specialize() says why
+        except TypeError:  # an unhashable constexpr value: specialize() says why
             specialize_for(self.kernel, meta, args)
             raise
         if plan is None:
@@ -230,11 +243,14 @@ class Launcher:
             return plan.run(args, sizes, wait, offset)
         except ForeignContext as fc:
             if ctx is not None:
-                raise ValueError(f"{meta.name}(): parameter {fc.param!r} lives in another "
-                                 "pyopencl context than the requested device") from None
+                raise ValueError(
+                    f"{meta.name}(): parameter {fc.param!r} lives in another "
+                    "pyopencl context than the requested device"
+                ) from None
             if device is not None and dev.cl_device not in fc.context.devices:
-                raise ValueError(f"{meta.name}(): parameter {fc.param!r} lives on another "
-                                 f"device than {dev}") from None
+                raise ValueError(
+                    f"{meta.name}(): parameter {fc.param!r} lives on another device than {dev}"
+                ) from None
             # Run where the memory is: the same device (keeping a variant's target and build
             # options), in the argument's context and on its queue.
             there = dev if device is not None else RUNTIME.find(fc.context)
@@ -245,8 +261,16 @@ class Launcher:
                 plan = self._plan(launches, key, meta, args, there, fc.context, fc.queue)
             return plan.run(args, sizes, wait, offset)
 
-    def _plan(self, launches: KernelLaunches, key: tuple[Any, ...], meta: Meta,
-              args: tuple[Any, ...], dev: Device, ctx: Any, queue: Any) -> CLPlan | SimPlan:
+    def _plan(
+        self,
+        launches: KernelLaunches,
+        key: tuple[Any, ...],
+        meta: Meta,
+        args: tuple[Any, ...],
+        dev: Device,
+        ctx: Any,
+        queue: Any,
+    ) -> CLPlan | SimPlan:
         spec = specialize_for(self.kernel, meta, args)
         with _plan_lock:
             plan = launches.plans.get(key)
@@ -262,5 +286,13 @@ class Launcher:
         return f"<clpy launcher {self.kernel.__name__}[{self.sizes!r}]>"
 
 
-__all__ = ["Launcher", "KernelLaunches", "LaunchHandle", "LaunchError", "DoneHandle",
-           "ForeignContext", "LocalMemory", "arg_type"]
+__all__ = [
+    "Launcher",
+    "KernelLaunches",
+    "LaunchHandle",
+    "LaunchError",
+    "DoneHandle",
+    "ForeignContext",
+    "LocalMemory",
+    "arg_type",
+]

@@ -24,9 +24,9 @@ from clpy.types.pipes import PipeType, pipe_type
 class Pipe:
     """A pipe of ``max_packets`` packets of ``dtype`` (a clpy type or NumPy dtype)::
 
-        p = clpy.Pipe(clpy.int32, 1024)
-        produce[(256,), (64,)](p, x)      # produce(p: clpy.WritePipe[int32], x: ...)
-        consume[(256,), (64,)](p, y)      # consume(p: clpy.Pipe[int32], y: ...)
+    p = clpy.Pipe(clpy.int32, 1024)
+    produce[(256,), (64,)](p, x)      # produce(p: clpy.WritePipe[int32], x: ...)
+    consume[(256,), (64,)](p, y)      # consume(p: clpy.Pipe[int32], y: ...)
     """
 
     def __class_getitem__(cls, elem: Any) -> PipeType:
@@ -34,10 +34,14 @@ class Pipe:
 
     def __init__(self, dtype: Any, max_packets: int) -> None:
         t = pipe_type(dtype, False).elem
-        if not isinstance(max_packets, (int, np.integer)) or isinstance(max_packets, bool) \
-                or int(max_packets) <= 0:
-            raise ValueError(f"Pipe(dtype, max_packets): max_packets must be a positive int, "
-                             f"got {max_packets!r}")
+        if (
+            not isinstance(max_packets, (int, np.integer))
+            or isinstance(max_packets, bool)
+            or int(max_packets) <= 0
+        ):
+            raise ValueError(
+                f"Pipe(dtype, max_packets): max_packets must be a positive int, got {max_packets!r}"
+            )
         self.elem: Type = t
         self.max_packets = int(max_packets)
         self.packet_size = t.size
@@ -62,12 +66,15 @@ class Pipe:
             import pyopencl as cl
 
             try:
-                p = cl.Pipe(context, cl.mem_flags.READ_WRITE, self.packet_size,
-                            self.max_packets, [])
+                p = cl.Pipe(
+                    context, cl.mem_flags.READ_WRITE, self.packet_size, self.max_packets, []
+                )
             except cl.Error as e:
                 names = ", ".join(d.name for d in context.devices)
-                raise RuntimeError(f"{self!r}: {names} cannot create a pipe ({e}); pipes need "
-                                   "a device with CL_DEVICE_PIPE_SUPPORT") from None
+                raise RuntimeError(
+                    f"{self!r}: {names} cannot create a pipe ({e}); pipes need "
+                    "a device with CL_DEVICE_PIPE_SUPPORT"
+                ) from None
             self.cl_pipes[context] = p
         return p
 

@@ -39,8 +39,8 @@ QUIRKS: tuple[Quirk, ...] = (
     Quirk(
         match="portable computing language",
         note="PoCL reports OpenCL C 1.2 (plus 3.0 in ALL_VERSIONS); C11 atomics build only "
-             "under -cl-std=CL3.0, program-scope global variables only under -cl-std=CL2.0; "
-             "no work-group collectives, no generic address space, no sub-groups on CPU",
+        "under -cl-std=CL3.0, program-scope global variables only under -cl-std=CL2.0; "
+        "no work-group collectives, no generic address space, no sub-groups on CPU",
         cl_std=(3, 0),
         add_features=frozenset({"__opencl_c_program_scope_global_variables"}),
         std_for_feature=(("__opencl_c_program_scope_global_variables", (2, 0)),),
@@ -48,19 +48,25 @@ QUIRKS: tuple[Quirk, ...] = (
     Quirk(
         match="nvidia",
         note="NVIDIA reports OpenCL C 1.2 features (3.0 driver), but its compiler accepts the "
-             "work-group collective built-ins (work_group_reduce_add ...) under -cl-std=CL2.0. "
-             "Its native min/max/all collectives deviate from spec §1.13.15 (measured on an "
-             "H200, driver 580.159.04, scripts/nv_collectives_diag.py): reduce_min of "
-             "uint/ulong is always 0; with one work-item per group reduce_min/max and all "
-             "return 0 or FLT_MIN; exclusive min/max scans start from FLT_MAX/FLT_MIN instead "
-             "of +INF/-INF; work_group_all of uint comparisons is wrong. Those are lowered; "
-             "add, inclusive min/max scans, broadcast and any stay native (they matched in "
-             "every shape and type tested).",
+        "work-group collective built-ins (work_group_reduce_add ...) under -cl-std=CL2.0. "
+        "Its native min/max/all collectives deviate from spec §1.13.15 (measured on an "
+        "H200, driver 580.159.04, scripts/nv_collectives_diag.py): reduce_min of "
+        "uint/ulong is always 0; with one work-item per group reduce_min/max and all "
+        "return 0 or FLT_MIN; exclusive min/max scans start from FLT_MAX/FLT_MIN instead "
+        "of +INF/-INF; work_group_all of uint comparisons is wrong. Those are lowered; "
+        "add, inclusive min/max scans, broadcast and any stay native (they matched in "
+        "every shape and type tested).",
         cl_std=(2, 0),
         add_features=frozenset({"__opencl_c_work_group_collective_functions"}),
-        lower_builtins=frozenset({
-            "work_group_reduce_min", "work_group_reduce_max", "work_group_all",
-            "work_group_scan_exclusive_min", "work_group_scan_exclusive_max"}),
+        lower_builtins=frozenset(
+            {
+                "work_group_reduce_min",
+                "work_group_reduce_max",
+                "work_group_all",
+                "work_group_scan_exclusive_min",
+                "work_group_scan_exclusive_max",
+            }
+        ),
         # printf("%v4hlf", v) prints misplaced lanes and drops the text before it (H200).
         no_vector_printf=True,
     ),
@@ -81,7 +87,7 @@ def _baseline_features(info: DeviceInfo, top: Version) -> frozenset[str]:
     if info.opencl_c_features is not None:
         feats = set(info.opencl_c_features)
     elif top >= (2, 0):
-        feats = set(CL20_FEATURES)           # every 2.x device has all of these
+        feats = set(CL20_FEATURES)  # every 2.x device has all of these
         if "cl_khr_fp64" in info.extensions:
             feats.add("__opencl_c_fp64")
     else:
@@ -119,8 +125,14 @@ def device_target(info: DeviceInfo) -> Target:
         "lower_builtins": q.lower_builtins if q else frozenset(),
         "no_vector_printf": bool(q and q.no_vector_printf),
     }
-    return Target(name=f"{info.name} (OpenCL C {version[0]}.{version[1]})", version=version,
-                  features=feats, extensions=info.extensions, device=info.name, info=extra)
+    return Target(
+        name=f"{info.name} (OpenCL C {version[0]}.{version[1]})",
+        version=version,
+        features=feats,
+        extensions=info.extensions,
+        device=info.name,
+        info=extra,
+    )
 
 
 def build_std(target: Target, needed: set[str] | frozenset[str]) -> Version:

@@ -27,12 +27,16 @@ def _sim_module() -> ModuleType:
     try:
         import sim  # the simulator starts only when the user picks it (DESIGN.md)
     except ImportError as e:
-        raise RuntimeError("the simulator package 'sim' is not installed or failed to import "
-                           f"({e}); choose an OpenCL device") from None
+        raise RuntimeError(
+            "the simulator package 'sim' is not installed or failed to import "
+            f"({e}); choose an OpenCL device"
+        ) from None
     if not hasattr(sim, "launch"):
         where = getattr(sim, "__file__", None) or list(getattr(sim, "__path__", []))
-        raise RuntimeError(f"the package 'sim' imported from {where} has no launch(): not "
-                           "clpy's simulator, or a stale editable install (pip install -e .)")
+        raise RuntimeError(
+            f"the package 'sim' imported from {where} has no launch(): not "
+            "clpy's simulator, or a stale editable install (pip install -e .)"
+        )
     return sim
 
 
@@ -43,11 +47,13 @@ class SimPlan:
         self.function = spec.function
         self.name = name
         self.params: tuple[Param, ...] = spec.abi
-        self.converters: list[tuple[int, Converter]] = [(p.index, p.sim_converter())
-                                                        for p in self.params]
+        self.converters: list[tuple[int, Converter]] = [
+            (p.index, p.sim_converter()) for p in self.params
+        ]
 
-    def run(self, args: tuple[Any, ...], sizes: Sizes, wait: bool,
-            offset: Any) -> LaunchHandle | None:
+    def run(
+        self, args: tuple[Any, ...], sizes: Sizes, wait: bool, offset: Any
+    ) -> LaunchHandle | None:
         sim = _sim_module()
         deferred: list[SimDeferred] = []
         sim_args = [conv(args[i], deferred) for i, conv in self.converters]
@@ -57,8 +63,13 @@ class SimPlan:
         if loc is None:
             loc = pick_local(g)
         else:
-            check_uniform(self.name, g, loc, "the simulator",
-                          bool(getattr(sim, "SUPPORTS_NON_UNIFORM", False)))
+            check_uniform(
+                self.name,
+                g,
+                loc,
+                "the simulator",
+                bool(getattr(sim, "SUPPORTS_NON_UNIFORM", False)),
+            )
         off = None if offset is None else tuple(int(x) for x in np.atleast_1d(offset))
         try:
             sim.launch(self.function, g, loc, sim_args, offset=off, params=self.params)

@@ -13,12 +13,14 @@ Sizes = tuple[Dims, "Dims | None"]
 def _dims(v: Any, what: str, kname: str) -> Dims:
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         out: Dims = (int(v),)
-    elif isinstance(v, (tuple, list)) and 1 <= len(v) <= 3 and all(
-            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in v):
+    elif (
+        isinstance(v, (tuple, list))
+        and 1 <= len(v) <= 3
+        and all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in v)
+    ):
         out = tuple(int(x) for x in v)
     else:
-        raise TypeError(f"{kname}[...]: {what} must be an int or a tuple of 1 to 3 ints, "
-                        f"got {v!r}")
+        raise TypeError(f"{kname}[...]: {what} must be an int or a tuple of 1 to 3 ints, got {v!r}")
     if any(x < 0 for x in out):
         raise ValueError(f"{kname}[...]: {what} {out} has a negative entry")
     if what == "local_size" and any(x == 0 for x in out):
@@ -47,14 +49,18 @@ def parse_sizes(sizes: Any, kname: str) -> Sizes:
     elif isinstance(sizes, tuple) and len(sizes) == 1:
         g, loc = _dims(sizes[0], "global_size", kname), None
     elif isinstance(sizes, tuple):
-        raise TypeError(f"{kname}[...] takes [global_size] or [global_size, local_size]; "
-                        f"for a {len(sizes)}-D global size with no local size write "
-                        f"{kname}[{sizes!r}, None]")
+        raise TypeError(
+            f"{kname}[...] takes [global_size] or [global_size, local_size]; "
+            f"for a {len(sizes)}-D global size with no local size write "
+            f"{kname}[{sizes!r}, None]"
+        )
     else:
         g, loc = _dims(sizes, "global_size", kname), None
     if loc is not None and len(loc) != len(g):
-        raise ValueError(f"{kname}[...]: global_size {g} and local_size {loc} have different "
-                         "numbers of dimensions")
+        raise ValueError(
+            f"{kname}[...]: global_size {g} and local_size {loc} have different "
+            "numbers of dimensions"
+        )
     return g, loc
 
 
@@ -72,20 +78,26 @@ def check_uniform(kname: str, g: Dims, loc: Dims, device: str, non_uniform: bool
                 f"{kname}[...]: global size {gi} is not a multiple of local size {li} in "
                 f"dimension {d}, and {device} does not support non-uniform work-groups: pad "
                 f"the global size to {shown} (and skip the extra work-items with "
-                f"`if gid < n`), or pass local_size=None")
+                f"`if gid < n`), or pass local_size=None"
+            )
 
 
-def check_limits(kname: str, loc: Dims, device: str, max_wg: int,
-                 max_items: tuple[int, ...]) -> None:
+def check_limits(
+    kname: str, loc: Dims, device: str, max_wg: int, max_items: tuple[int, ...]
+) -> None:
     total = 1
     for d, li in enumerate(loc):
         total *= li
         if d < len(max_items) and li > max_items[d]:
-            raise ValueError(f"{kname}[...]: local size {li} in dimension {d} exceeds the "
-                             f"maximum {max_items[d]} of {device}")
+            raise ValueError(
+                f"{kname}[...]: local size {li} in dimension {d} exceeds the "
+                f"maximum {max_items[d]} of {device}"
+            )
     if total > max_wg:
-        raise ValueError(f"{kname}[...]: a work-group of {total} work-items (local size "
-                         f"{loc}) exceeds the maximum {max_wg} for this kernel on {device}")
+        raise ValueError(
+            f"{kname}[...]: a work-group of {total} work-items (local size "
+            f"{loc}) exceeds the maximum {max_wg} for this kernel on {device}"
+        )
 
 
 def pick_local(g: Dims, budget: int = 256) -> Dims:

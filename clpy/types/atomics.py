@@ -47,6 +47,19 @@ atomic_size_t = AtomicType(C.size_t)
 atomic_ptrdiff_t = AtomicType(C.ptrdiff_t)
 atomic_flag = AtomicType(C.int_, True)
 
-ATOMIC_TYPES: dict[str, AtomicType] = {t.cl_name: t for t in (
-    atomic_int, atomic_uint, atomic_long, atomic_ulong, atomic_float, atomic_double,
-    atomic_intptr_t, atomic_uintptr_t, atomic_size_t, atomic_ptrdiff_t, atomic_flag)}
+ATOMIC_TYPES: dict[str, AtomicType] = {
+    t.cl_name: t
+    for t in (
+        atomic_int,
+        atomic_uint,
+        atomic_long,
+        atomic_ulong,
+        atomic_float,
+        atomic_double,
+        atomic_intptr_t,
+        atomic_uintptr_t,
+        atomic_size_t,
+        atomic_ptrdiff_t,
+        atomic_flag,
+    )
+}

@@ -40,8 +40,16 @@ VECTORS_BY_NAME: dict[str, VectorType] = {
 
 # NumPy-style aliases (DESIGN.md "Types").
 ALIASES: dict[str, ScalarType] = {
-    "int8": char, "uint8": uchar, "int16": short, "uint16": ushort, "int32": int_,
-    "uint32": uint, "int64": long, "uint64": ulong, "float16": half, "float32": float_,
+    "int8": char,
+    "uint8": uchar,
+    "int16": short,
+    "uint16": ushort,
+    "int32": int_,
+    "uint32": uint,
+    "int64": long,
+    "uint64": ulong,
+    "float16": half,
+    "float32": float_,
     "float64": double,
 }
 

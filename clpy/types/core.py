@@ -60,7 +60,7 @@ class Type:
 def _field_values(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """Normalise constructor arguments (positional, keyword, defaults) to the field tuple."""
     values: list[Any] = list(args)
-    for f in dataclasses.fields(cls)[len(args):]:
+    for f in dataclasses.fields(cls)[len(args) :]:
         if f.name in kwargs:
             values.append(kwargs[f.name])
         else:
@@ -168,8 +168,13 @@ class AddressSpace(enum.Enum):
 
     @property
     def title(self) -> str:
-        return {"__global": "Global", "__local": "Local", "__constant": "Constant",
-                "__private": "Private", "": "Ptr"}[self.value]
+        return {
+            "__global": "Global",
+            "__local": "Local",
+            "__constant": "Constant",
+            "__private": "Private",
+            "": "Ptr",
+        }[self.value]
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -49,7 +49,8 @@ def pipe_type(elem: Any, write: bool) -> PipeType:
     """``Pipe[T]`` / ``WritePipe[T]``: ``T`` is a scalar, vector or struct type."""
     t = resolve_annotation(elem)
     if isinstance(t, (PointerType, PipeType, OpaqueType)) or (
-            isinstance(t, ScalarType) and t.name == "void"):
+        isinstance(t, ScalarType) and t.name == "void"
+    ):
         kind = "WritePipe" if write else "Pipe"
         raise TypeError(f"{kind}[{t}]: a pipe's packets are scalars, vectors or structs")
     assert isinstance(t, Type)
@@ -67,4 +68,3 @@ class _WritePipe:
 
 
 WritePipe = _WritePipe()
-

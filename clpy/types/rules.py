@@ -72,8 +72,10 @@ def arithmetic(left: Type, lweak: bool, right: Type, rweak: bool, op: str) -> Ty
 def _vector_arith(left: Type, right: Type, op: str) -> Type:
     if isinstance(left, VectorType) and isinstance(right, VectorType):
         if left is not right:
-            raise RuleError(f"operator {op} needs vectors of the same type, got {left} and "
-                            f"{right}; convert one with convert_{left.cl_name}(...)")
+            raise RuleError(
+                f"operator {op} needs vectors of the same type, got {left} and "
+                f"{right}; convert one with convert_{left.cl_name}(...)"
+            )
         return left
     vec = left if isinstance(left, VectorType) else right
     other = right if vec is left else left
@@ -81,8 +83,10 @@ def _vector_arith(left: Type, right: Type, op: str) -> Type:
         raise RuleError(f"operator {op} does not apply to {left} and {right}")
     assert isinstance(vec, VectorType)
     if other.is_float and not vec.elem.is_float:
-        raise RuleError(f"operator {op}: cannot mix {vec} with floating {other} "
-                        f"(spec §1.2.6 forbids this implicit conversion)")
+        raise RuleError(
+            f"operator {op}: cannot mix {vec} with floating {other} "
+            f"(spec §1.2.6 forbids this implicit conversion)"
+        )
     return vec
 
 

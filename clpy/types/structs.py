@@ -53,12 +53,14 @@ class StructType(Type):
     @property
     def dtype(self) -> np.dtype[Any]:
         """NumPy structured dtype with the same offsets, size and alignment as OpenCL's."""
-        return np.dtype({
-            "names": [n for n, _ in self.fields],
-            "formats": [host_dtype(t) for _, t in self.fields],
-            "offsets": list(self.offsets),
-            "itemsize": self.size,
-        })
+        return np.dtype(
+            {
+                "names": [n for n, _ in self.fields],
+                "formats": [host_dtype(t) for _, t in self.fields],
+                "offsets": list(self.offsets),
+                "itemsize": self.size,
+            }
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Outside kernels, build a NumPy structured scalar: ``ValIdx(1.0, 3)``."""
@@ -116,8 +118,9 @@ def struct(cls: type) -> StructType:
             try:
                 fann = eval(fann, namespace, dict(vars(cls)))  # noqa: S307 - user annotation
             except Exception as e:
-                raise TypeError(f"struct {cls.__name__}.{fname}: cannot evaluate annotation "
-                                f"{fann!r}: {e}") from None
+                raise TypeError(
+                    f"struct {cls.__name__}.{fname}: cannot evaluate annotation {fann!r}: {e}"
+                ) from None
         try:
             t = resolve_annotation(fann)
         except TypeError as e:

@@ -73,10 +73,11 @@ def elementwise(fn: Callable[..., Any], wide: bool = True) -> Impl:
     """A built-in computed by ``fn`` on NumPy arrays. With ``wide``, float and half arguments
     are computed in double and rounded once to the result type (more accurate than the
     spec's ULP bounds); integer arguments are passed through."""
+
     def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
-        xs = [f64(a) if wide and _is_float(p) else np.asarray(a)
-              for a, p in zip(args, call.params)]
+        xs = [f64(a) if wide and _is_float(p) else np.asarray(a) for a, p in zip(args, call.params)]
         return fix(fn(*xs), call.ret)
+
     impl.__name__ = getattr(fn, "__name__", "impl")
     return impl
 

@@ -43,6 +43,7 @@ def _clamp(call: Call, fr: Frame, args: list[Any]) -> Any:
 def _f(fn: Any) -> Any:
     def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         return fix(fn(*(f64(a) for a in args)), call.ret)
+
     return impl
 
 
@@ -70,7 +71,13 @@ def _smooth(call: Call, fr: Frame, args: list[Any]) -> Any:
 
 
 IMPLS: dict[str, Any] = {
-    "min": _min, "max": _max, "clamp": _clamp,
-    "degrees": _f(lambda r: r * (180.0 / np.pi)), "radians": _f(lambda d: d * (np.pi / 180.0)),
-    "sign": _f(_sign), "mix": _mix, "step": _step, "smoothstep": _smooth,
+    "min": _min,
+    "max": _max,
+    "clamp": _clamp,
+    "degrees": _f(lambda r: r * (180.0 / np.pi)),
+    "radians": _f(lambda d: d * (np.pi / 180.0)),
+    "sign": _f(_sign),
+    "mix": _mix,
+    "step": _step,
+    "smoothstep": _smooth,
 }

@@ -21,8 +21,11 @@ _ROUND = {None: None, "rte": np.rint, "rtz": np.trunc, "rtp": np.ceil, "rtn": np
 
 def directed_float(x: Any, dst: ScalarType, mode: str | None) -> Any:
     """Round the (wider) floats ``x`` to ``dst`` in the given IEEE rounding mode."""
-    x = np.asarray(x, dtype=np.float64) if np.asarray(x).dtype.kind != "f" or \
-        np.asarray(x).dtype.itemsize < 8 else np.asarray(x)
+    x = (
+        np.asarray(x, dtype=np.float64)
+        if np.asarray(x).dtype.kind != "f" or np.asarray(x).dtype.itemsize < 8
+        else np.asarray(x)
+    )
     f = x.astype(dst.dtype)
     if mode in (None, "rte"):
         return f
@@ -65,12 +68,12 @@ def int_from_float(x: Any, dst: ScalarType, sat: bool, mode: str | None) -> Any:
     small = t <= lo
     safe = np.where(nan | big | small, 0.0, t).astype(dst.dtype)
     if sat:
-        out = np.where(big, dst.dtype.type(info.max), np.where(small, dst.dtype.type(
-            info.min), safe))
+        out = np.where(
+            big, dst.dtype.type(info.max), np.where(small, dst.dtype.type(info.min), safe)
+        )
         return np.where(nan, dst.dtype.type(0), out)
     # unsaturated out-of-range results are undefined (§1.2.3.3); saturate like most devices
-    return np.where(big, dst.dtype.type(info.max), np.where(small, dst.dtype.type(info.min),
-                                                            safe))
+    return np.where(big, dst.dtype.type(info.max), np.where(small, dst.dtype.type(info.min), safe))
 
 
 def float_from_int(x: Any, src: ScalarType, dst: ScalarType, mode: str | None) -> Any:
@@ -82,7 +85,7 @@ def float_from_int(x: Any, src: ScalarType, dst: ScalarType, mode: str | None) -
     wide = np.int64 if src.is_signed else np.uint64
     fb = np.clip(f.astype(np.float64), np.iinfo(wide).min, float(np.iinfo(wide).max) / 2 * 2)
     fi = np.where(np.isfinite(fb), fb, 0).astype(wide)
-    over = (f.astype(np.float64) >= 2.0 ** (64 if not src.is_signed else 63))
+    over = f.astype(np.float64) >= 2.0 ** (64 if not src.is_signed else 63)
     gt = over | (fi > x)
     lt = ~over & (fi < x)
     zero, inf = dst.dtype.type(0), dst.dtype.type(np.inf)
@@ -97,8 +100,11 @@ def convert_value(v: Any, src_t: Type, dst_t: Type, sat: bool, mode: str | None)
     src, dst = element_of(src_t), element_of(dst_t)
     if dst.is_float:
         if src.is_float:
-            out = directed_float(v, dst, mode) if src.bits > dst.bits else \
-                np.asarray(v).astype(dst.dtype)
+            out = (
+                directed_float(v, dst, mode)
+                if src.bits > dst.bits
+                else np.asarray(v).astype(dst.dtype)
+            )
         else:
             out = float_from_int(v, src, dst, mode)
     elif src.is_float:
@@ -114,6 +120,7 @@ def _convert(conv: Conversion) -> Any:
 
     def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         return convert_value(args[0], call.params[0], call.ret, sat, mode)
+
     return impl
 
 

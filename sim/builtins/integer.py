@@ -30,8 +30,11 @@ def _u(a: Any, e: ScalarType) -> Any:
 
 def popcount_u(u: Any) -> Any:
     b = np.ascontiguousarray(u)
-    by = b.view(np.uint8).reshape(*b.shape, b.dtype.itemsize) if b.ndim else \
-        b.reshape(1).view(np.uint8)
+    by = (
+        b.view(np.uint8).reshape(*b.shape, b.dtype.itemsize)
+        if b.ndim
+        else b.reshape(1).view(np.uint8)
+    )
     return _POP8[by].sum(axis=-1, dtype=np.int64).reshape(b.shape)
 
 
@@ -89,6 +92,7 @@ def _sat_arith(op: str) -> Any:
             over = ((a >= 0) != (b >= 0)) & ((r >= 0) != (a >= 0))
         sat = np.where(a >= 0, e.dtype.type(hi), e.dtype.type(lo))
         return fix(np.where(over, sat, r), call.ret)
+
     return impl
 
 
@@ -122,8 +126,11 @@ def mul_hi(a: Any, b: Any, e: ScalarType) -> Any:
         return (a.astype(w) * b.astype(w)) >> w(e.bits)
     hi = _mulhi_u64(a, b)
     if e.is_signed:
-        hi = hi - np.where(a < 0, b.astype(np.uint64), np.uint64(0)) - \
-            np.where(b < 0, a.astype(np.uint64), np.uint64(0))
+        hi = (
+            hi
+            - np.where(a < 0, b.astype(np.uint64), np.uint64(0))
+            - np.where(b < 0, a.astype(np.uint64), np.uint64(0))
+        )
         return hi.view(np.int64) if hi.ndim else np.asarray(hi).view(np.int64)[()]
     return hi
 
@@ -177,8 +184,9 @@ def _upsample(call: Call, fr: Frame, args: list[Any]) -> Any:
     out = element_of(call.ret)
     hi = np.asarray(args[0]).astype(out.dtype)
     lo = _u(args[1], element_of(call.params[1])).astype(np.dtype(f"uint{out.bits}"))
-    return fix((hi.view(np.dtype(f"uint{out.bits}")) << np.uint64(e.bits).astype(
-        lo.dtype)) | lo, call.ret)
+    return fix(
+        (hi.view(np.dtype(f"uint{out.bits}")) << np.uint64(e.bits).astype(lo.dtype)) | lo, call.ret
+    )
 
 
 def _mul24(call: Call, fr: Frame, args: list[Any]) -> Any:
@@ -190,8 +198,20 @@ def _mad24(call: Call, fr: Frame, args: list[Any]) -> Any:
 
 
 IMPLS: dict[str, Any] = {
-    "clz": _clz, "popcount": _popcount, "ctz": _ctz, "add_sat": _sat_arith("+"),
-    "sub_sat": _sat_arith("-"), "hadd": _hadd, "rhadd": _rhadd, "mul_hi": _mul_hi,
-    "mad_hi": _mad_hi, "rotate": _rotate, "mad_sat": _mad_sat, "abs": _abs,
-    "abs_diff": _abs_diff, "upsample": _upsample, "mul24": _mul24, "mad24": _mad24,
+    "clz": _clz,
+    "popcount": _popcount,
+    "ctz": _ctz,
+    "add_sat": _sat_arith("+"),
+    "sub_sat": _sat_arith("-"),
+    "hadd": _hadd,
+    "rhadd": _rhadd,
+    "mul_hi": _mul_hi,
+    "mad_hi": _mad_hi,
+    "rotate": _rotate,
+    "mad_sat": _mad_sat,
+    "abs": _abs,
+    "abs_diff": _abs_diff,
+    "upsample": _upsample,
+    "mul24": _mul24,
+    "mad24": _mad24,
 }

@@ -28,6 +28,7 @@ def _pyfunc(fn: Any) -> Any:
     def f(x: Any) -> Any:
         a = np.asarray(x, dtype=np.float64)
         return np.asarray(uf(a), dtype=np.float64) if a.size else a
+
     return f
 
 
@@ -45,6 +46,7 @@ def _safe(fn: Any) -> Any:
                     return math.nan
                 return math.inf if x > 0 else 0.0
             return math.nan
+
     return g
 
 
@@ -78,8 +80,9 @@ def _tanpi(x: Any) -> Any:
     r = x - np.rint(x)  # tan has period 1
     out = np.tan(PI * r)
     out = np.where(r == 0, np.copysign(0.0, x) * np.where(np.rint(x) % 2 == 0, 1, -1), out)
-    out = np.where(np.abs(r) == 0.5, np.copysign(np.inf, r) * np.where(
-        (np.rint(x) % 2) == 0, 1, -1), out)
+    out = np.where(
+        np.abs(r) == 0.5, np.copysign(np.inf, r) * np.where((np.rint(x) % 2) == 0, 1, -1), out
+    )
     return np.where(np.isinf(x), np.nan, out)
 
 
@@ -126,8 +129,7 @@ def _remainder(x: Any, y: Any) -> Any:
 
 def _powr(x: Any, y: Any) -> Any:
     out = np.power(x, y)
-    bad = (x < 0) | ((x == 0) & (y == 0)) | (np.isinf(x) & (y == 0)) | \
-        ((x == 1) & np.isinf(y))
+    bad = (x < 0) | ((x == 0) & (y == 0)) | (np.isinf(x) & (y == 0)) | ((x == 1) & np.isinf(y))
     return np.where(bad, np.nan, out)
 
 
@@ -168,8 +170,7 @@ def _nan(call: Call, fr: Frame, args: list[Any]) -> Any:
     exp_all = ((1 << (bits - 1 - mant)) - 1) << mant
     quiet = 1 << (mant - 1)
     pattern = (code.astype(ut) & ut.type((1 << mant) - 1)) | ut.type(exp_all | quiet)
-    return fix(pattern.view(dt) if pattern.ndim else np.asarray(pattern).view(dt)[()],
-               call.ret)
+    return fix(pattern.view(dt) if pattern.ndim else np.asarray(pattern).view(dt)[()], call.ret)
 
 
 def _ilogb(call: Call, fr: Frame, args: list[Any]) -> Any:
@@ -195,8 +196,12 @@ def _mad(call: Call, fr: Frame, args: list[Any]) -> Any:
 def _fract(call: Call, fr: Frame, args: list[Any]) -> Any:
     x = f64(args[0])
     fl = np.floor(x)
-    one_minus = float(np.nextafter(np.asarray(1.0, dtype=np.asarray(args[0]).dtype),
-                                   np.asarray(0.0, dtype=np.asarray(args[0]).dtype)))
+    one_minus = float(
+        np.nextafter(
+            np.asarray(1.0, dtype=np.asarray(args[0]).dtype),
+            np.asarray(0.0, dtype=np.asarray(args[0]).dtype),
+        )
+    )
     r = np.fmin(x - fl, one_minus)
     r = np.where(np.isinf(x), np.copysign(0.0, x), r)
     store_through(call, fr, args[1], fix(fl, call.ret))
@@ -253,32 +258,89 @@ def _remquo(call: Call, fr: Frame, args: list[Any]) -> Any:
 
 _E = elementwise
 IMPLS: dict[str, Any] = {
-    "acos": _E(np.arccos), "acosh": _E(np.arccosh), "acospi": _E(lambda x: np.arccos(x) / PI),
-    "asin": _E(np.arcsin), "asinh": _E(np.arcsinh), "asinpi": _E(lambda x: np.arcsin(x) / PI),
-    "atan": _E(np.arctan), "atanh": _E(np.arctanh), "atanpi": _E(lambda x: np.arctan(x) / PI),
-    "cbrt": _E(np.cbrt), "ceil": _E(np.ceil), "cos": _E(np.cos), "cosh": _E(np.cosh),
-    "cospi": _E(_cospi), "erfc": _E(_erfc), "erf": _E(_erf), "exp": _E(np.exp),
-    "exp2": _E(np.exp2), "exp10": _E(lambda x: np.power(10.0, x)), "expm1": _E(np.expm1),
-    "fabs": _E(np.abs), "floor": _E(np.floor), "lgamma": _E(_lgamma), "log": _E(np.log),
-    "log2": _E(np.log2), "log10": _E(np.log10), "log1p": _E(np.log1p), "logb": _E(_logb),
-    "rint": _E(np.rint), "round": _E(_round), "rsqrt": _E(lambda x: 1.0 / np.sqrt(x)),
-    "sin": _E(np.sin), "sinh": _E(np.sinh), "sinpi": _E(_sinpi), "sqrt": _E(np.sqrt),
-    "tan": _E(np.tan), "tanh": _E(np.tanh), "tanpi": _E(_tanpi), "tgamma": _E(_tgamma),
+    "acos": _E(np.arccos),
+    "acosh": _E(np.arccosh),
+    "acospi": _E(lambda x: np.arccos(x) / PI),
+    "asin": _E(np.arcsin),
+    "asinh": _E(np.arcsinh),
+    "asinpi": _E(lambda x: np.arcsin(x) / PI),
+    "atan": _E(np.arctan),
+    "atanh": _E(np.arctanh),
+    "atanpi": _E(lambda x: np.arctan(x) / PI),
+    "cbrt": _E(np.cbrt),
+    "ceil": _E(np.ceil),
+    "cos": _E(np.cos),
+    "cosh": _E(np.cosh),
+    "cospi": _E(_cospi),
+    "erfc": _E(_erfc),
+    "erf": _E(_erf),
+    "exp": _E(np.exp),
+    "exp2": _E(np.exp2),
+    "exp10": _E(lambda x: np.power(10.0, x)),
+    "expm1": _E(np.expm1),
+    "fabs": _E(np.abs),
+    "floor": _E(np.floor),
+    "lgamma": _E(_lgamma),
+    "log": _E(np.log),
+    "log2": _E(np.log2),
+    "log10": _E(np.log10),
+    "log1p": _E(np.log1p),
+    "logb": _E(_logb),
+    "rint": _E(np.rint),
+    "round": _E(_round),
+    "rsqrt": _E(lambda x: 1.0 / np.sqrt(x)),
+    "sin": _E(np.sin),
+    "sinh": _E(np.sinh),
+    "sinpi": _E(_sinpi),
+    "sqrt": _E(np.sqrt),
+    "tan": _E(np.tan),
+    "tanh": _E(np.tanh),
+    "tanpi": _E(_tanpi),
+    "tgamma": _E(_tgamma),
     "trunc": _E(np.trunc),
-    "atan2": _E(np.arctan2), "atan2pi": _E(lambda y, x: np.arctan2(y, x) / PI),
-    "copysign": _E(np.copysign), "fdim": _E(_fdim), "fmod": _E(np.fmod),
-    "hypot": _E(np.hypot), "maxmag": _E(_maxmag), "minmag": _E(_minmag),
-    "nextafter": _nextafter, "pow": _E(np.power), "powr": _E(_powr),
-    "remainder": _E(_remainder), "fmax": _E(np.fmax), "fmin": _E(np.fmin),
-    "fma": _fma, "mad": _mad, "fract": _fract, "modf": _modf, "sincos": _sincos,
-    "frexp": _frexp, "lgamma_r": _lgamma_r, "remquo": _remquo, "ilogb": _ilogb,
-    "ldexp": _ldexp, "pown": _E(_pown), "rootn": _E(_rootn), "nan": _nan,
+    "atan2": _E(np.arctan2),
+    "atan2pi": _E(lambda y, x: np.arctan2(y, x) / PI),
+    "copysign": _E(np.copysign),
+    "fdim": _E(_fdim),
+    "fmod": _E(np.fmod),
+    "hypot": _E(np.hypot),
+    "maxmag": _E(_maxmag),
+    "minmag": _E(_minmag),
+    "nextafter": _nextafter,
+    "pow": _E(np.power),
+    "powr": _E(_powr),
+    "remainder": _E(_remainder),
+    "fmax": _E(np.fmax),
+    "fmin": _E(np.fmin),
+    "fma": _fma,
+    "mad": _mad,
+    "fract": _fract,
+    "modf": _modf,
+    "sincos": _sincos,
+    "frexp": _frexp,
+    "lgamma_r": _lgamma_r,
+    "remquo": _remquo,
+    "ilogb": _ilogb,
+    "ldexp": _ldexp,
+    "pown": _E(_pown),
+    "rootn": _E(_rootn),
+    "nan": _nan,
 }
 _FAST: dict[str, Any] = {
-    "cos": np.cos, "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x),
-    "log": np.log, "log2": np.log2, "log10": np.log10, "recip": lambda x: 1.0 / x,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x), "sin": np.sin, "sqrt": np.sqrt, "tan": np.tan,
-    "divide": lambda x, y: x / y, "powr": _powr,
+    "cos": np.cos,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "exp10": lambda x: np.power(10.0, x),
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "recip": lambda x: 1.0 / x,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "sin": np.sin,
+    "sqrt": np.sqrt,
+    "tan": np.tan,
+    "divide": lambda x, y: x / y,
+    "powr": _powr,
 }
 for _n, _f in _FAST.items():
     IMPLS["half_" + _n] = _E(_f)

@@ -23,12 +23,14 @@ def _truth(call: Call, r: Any) -> Any:
 def _cmp(fn: Any) -> Any:
     def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         return _truth(call, fn(np.asarray(args[0]), np.asarray(args[1])))
+
     return impl
 
 
 def _test(fn: Any) -> Any:
     def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
         return _truth(call, fn(np.asarray(args[0])))
+
     return impl
 
 
@@ -55,8 +57,11 @@ def _all(call: Call, fr: Frame, args: list[Any]) -> Any:
 
 def _bits(a: Any) -> Any:
     a = np.asarray(a)
-    return a.view(np.dtype(f"uint{a.dtype.itemsize * 8}")) if a.ndim else \
-        a.reshape(1).view(np.dtype(f"uint{a.dtype.itemsize * 8}"))[0]
+    return (
+        a.view(np.dtype(f"uint{a.dtype.itemsize * 8}"))
+        if a.ndim
+        else a.reshape(1).view(np.dtype(f"uint{a.dtype.itemsize * 8}"))[0]
+    )
 
 
 def _bitselect(call: Call, fr: Frame, args: list[Any]) -> Any:
@@ -70,21 +75,33 @@ def _bitselect(call: Call, fr: Frame, args: list[Any]) -> Any:
 def _select(call: Call, fr: Frame, args: list[Any]) -> Any:
     a, b, c = (np.asarray(x) for x in args)
     if isinstance(call.params[2], VectorType):
-        pick = c < 0 if element_of(call.params[2]).is_signed else \
-            (c >> c.dtype.type(c.dtype.itemsize * 8 - 1)) != 0
+        pick = (
+            c < 0
+            if element_of(call.params[2]).is_signed
+            else (c >> c.dtype.type(c.dtype.itemsize * 8 - 1)) != 0
+        )
     else:
         pick = c != 0
     return fix(np.where(pick, b, a), call.ret)
 
 
 IMPLS: dict[str, Any] = {
-    "isequal": _cmp(np.equal), "isnotequal": _cmp(np.not_equal),
-    "isgreater": _cmp(np.greater), "isgreaterequal": _cmp(np.greater_equal),
-    "isless": _cmp(np.less), "islessequal": _cmp(np.less_equal),
+    "isequal": _cmp(np.equal),
+    "isnotequal": _cmp(np.not_equal),
+    "isgreater": _cmp(np.greater),
+    "isgreaterequal": _cmp(np.greater_equal),
+    "isless": _cmp(np.less),
+    "islessequal": _cmp(np.less_equal),
     "islessgreater": _cmp(lambda x, y: (x < y) | (x > y)),
-    "isfinite": _test(np.isfinite), "isinf": _test(np.isinf), "isnan": _test(np.isnan),
-    "isnormal": _test(_isnormal), "signbit": _test(np.signbit),
+    "isfinite": _test(np.isfinite),
+    "isinf": _test(np.isinf),
+    "isnan": _test(np.isnan),
+    "isnormal": _test(_isnormal),
+    "signbit": _test(np.signbit),
     "isordered": _cmp(lambda x, y: ~(np.isnan(x) | np.isnan(y))),
     "isunordered": _cmp(lambda x, y: np.isnan(x) | np.isnan(y)),
-    "any": _any, "all": _all, "bitselect": _bitselect, "select": _select,
+    "any": _any,
+    "all": _all,
+    "bitselect": _bitselect,
+    "select": _select,
 }

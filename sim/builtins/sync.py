@@ -28,15 +28,23 @@ def barrier(call: Call, fr: Frame, args: list[Any]) -> None:
             if "barriers" in call.checks:
                 bad = partial[np.broadcast_to(gs, fr.shape)]
                 g = int(np.flatnonzero(partial)[0])
-                launch.fail_lanes(fr, bad, "barrier-divergence",
-                                  f"barrier reached by {int(counts[g])} of the "
-                                  f"{int(np.broadcast_to(full, counts.shape)[g])} "
-                                  "work-items of a work-group (the others took another path "
-                                  "or returned): all must reach the same barrier", call.loc)
+                launch.fail_lanes(
+                    fr,
+                    bad,
+                    "barrier-divergence",
+                    f"barrier reached by {int(counts[g])} of the "
+                    f"{int(np.broadcast_to(full, counts.shape)[g])} "
+                    "work-items of a work-group (the others took another path "
+                    "or returned): all must reach the same barrier",
+                    call.loc,
+                )
         groups: Any = np.flatnonzero(counts)
     else:
-        groups = slice(None) if gs.ndim and gs.shape[0] == batch.G else (
-            gs.ravel() if gs.ndim else np.arange(batch.G))
+        groups = (
+            slice(None)
+            if gs.ndim and gs.shape[0] == batch.G
+            else (gs.ravel() if gs.ndim else np.arange(batch.G))
+        )
     batch.epoch[groups] += 1
     batch.barriers += 1
     for mem in batch.locals.values():

@@ -32,6 +32,7 @@ def _vload(n: int, stride: int, to_float: bool) -> Any:
         if n == 1:
             v = v[0]
         return fix(v, call.ret)
+
     return impl
 
 
@@ -48,15 +49,15 @@ def _vstore(n: int, stride: int, half: str | None) -> Any:
         for k in range(n):
             p.mem.store(fr, base + k, d[k], call.loc)
         return None
+
     return impl
 
 
 def _shuffle(call: Call, fr: Frame, args: list[Any]) -> Any:
     *xs, mask = (np.asarray(a) for a in args)
-    x = np.concatenate([np.asarray(v) for v in np.broadcast_arrays(*xs)]) if len(xs) > 1 \
-        else xs[0]
+    x = np.concatenate([np.asarray(v) for v in np.broadcast_arrays(*xs)]) if len(xs) > 1 else xs[0]
     m = x.shape[0]
-    idx = (mask.astype(np.int64) % m)
+    idx = mask.astype(np.int64) % m
     shape = np.broadcast_shapes(x.shape[1:], idx.shape[1:])
     xb = np.broadcast_to(x, (m, *shape))
     ib = np.broadcast_to(idx, (idx.shape[0], *shape))
@@ -80,6 +81,7 @@ def _to_space(space: str) -> Any:
         s = _space_of(p)
         ok = s == space or (space == "global" and s == "constant")
         return p if ok else PtrVal(None, np.int64(0))
+
     return impl
 
 
@@ -88,9 +90,13 @@ def _get_fence(call: Call, fr: Frame, args: list[Any]) -> Any:
 
 
 IMPLS: dict[str, Any] = {
-    "shuffle": _shuffle, "shuffle2": _shuffle, "vec_step": _vec_step,
-    "to_global": _to_space("global"), "to_local": _to_space("local"),
-    "to_private": _to_space("private"), "get_fence": _get_fence,
+    "shuffle": _shuffle,
+    "shuffle2": _shuffle,
+    "vec_step": _vec_step,
+    "to_global": _to_space("global"),
+    "to_local": _to_space("local"),
+    "to_private": _to_space("private"),
+    "get_fence": _get_fence,
 }
 for _name, _b in REGISTRY.items():  # vload/vstore: from each declaration's VectorAccess
     _va = _b.vector_access

@@ -83,6 +83,7 @@ def _sizes(attr: str, default: int) -> Callable[[Any, Frame, list[Any]], Any]:
         d = _dim(fr, args)
         vals = getattr(L, attr)
         return _U64(vals[d] if d < L.dims else default)
+
     return impl
 
 
@@ -112,6 +113,7 @@ def _ids(fn: Callable[[Frame, int], Any]) -> Callable[[Any, Frame, list[Any]], A
             d = int(a.value)
             return lambda fr: fn(fr, d)
         return None
+
     impl.specialize = specialize  # type: ignore[attr-defined]
     return impl
 
