@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from clpy.ir.nodes import Loc
 
 
 class Writer:
-    def __init__(self, line_directives: bool = True, indent: str = "    ") -> None:
+    """``line_file`` maps a Python file name to the name ``#line`` shows (``clpy emit``
+    writes names relative to the current directory)."""
+
+    def __init__(
+        self,
+        line_directives: bool = True,
+        indent: str = "    ",
+        line_file: Callable[[str], str] | None = None,
+    ) -> None:
         self.lines: list[str] = []
         self.depth = 0
         self.indent = indent
         self.line_directives = line_directives
+        self.line_file = line_file
         self._last: tuple[str, int] | None = None
 
     def line(self, text: str = "", loc: Loc | None = None) -> None:
         if loc is not None and self.line_directives and loc.line > 0:
             key = (loc.file, loc.line)
             if key != self._last:
-                self.lines.append(f'#line {loc.line} "{_escape_path(loc.file)}"')
+                name = self.line_file(loc.file) if self.line_file else loc.file
+                self.lines.append(f'#line {loc.line} "{_escape_path(name)}"')
                 self._last = key
         self.lines.append(self.indent * self.depth + text if text else "")
 
