@@ -1,0 +1,282 @@
+# mypy: disable-error-code="valid-type"
+"""Device-wide reductions: ``reduce``, ``argmin``/``argmax`` and ``segmented_reduce``.
+
+Two passes, both clpy kernels: ``groups`` work-groups (enough to fill the device, from its
+tuning) walk the array grid-stride, each work-item combining into a private accumulator
+(scalars of 4 bytes or less are read as 4-lane vectors, ``vload4``, when the operator works
+lane-wise), then one ``clpy.work_group_reduce(acc, op)`` per group; a single group combines the
+per-group results. Memory traffic is one read of the input.
+
+The combination order is not the array's order: like the collectives (and OpenMP), a
+reduction's operator must be associative and commutative (floating-point sums are rounded
+in an unspecified order: compare with a tolerance).
+"""
+
+# No `from __future__ import annotations`: kernel annotations such as Global[t] name closure
+# variables, which Python captures only when the annotations are evaluated eagerly.
+
+import functools
+from typing import Any, no_type_check
+
+import numpy as np
+
+import clpy
+from clpy import Global
+from clpy.algorithms._core import Input, Op, as_input, element_type, resolve_op, tuning
+from clpy.builtins.reductions import Reduction
+from clpy.kernel import Func
+from clpy.types import catalog as C
+from clpy.types.core import ScalarType, Type
+from clpy.vectors import vector
+
+_I32_LIMIT = 2**31 - 1
+
+
+def index_type(count: int, slack: int) -> ScalarType:
+    """``int`` while every index a kernel forms stays below 2^31, else ``long``."""
+    return C.int_ if count + slack < _I32_LIMIT else C.long
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _partial_kernel(t: Type, op: Op, idx: ScalarType, vec: int) -> Any:
+    """Per group: the combination of a grid-stride share of ``x[:n]`` → ``part[group]``."""
+    combine, OP, I = op.combine, op.op, idx  # noqa: N806 - kernel-side constants
+
+    if vec == 4:
+        VT = vector(t, 4)  # noqa: N806
+
+        @clpy.kernel
+        def reduce_partial_v4(x: Global[t], part: Global[t], n: I, ident: t):
+            gid = I(clpy.get_global_id(0))
+            stride = I(clpy.get_global_size(0))
+            nv = n // 4
+            accv = VT(ident)
+            i = gid
+            while i < nv:
+                accv = combine(accv, clpy.vload4(i, x))
+                i += stride
+            acc = combine(combine(accv.x, accv.y), combine(accv.z, accv.w))
+            j = nv * 4 + gid
+            if j < n:
+                acc = combine(acc, x[j])
+            r = clpy.work_group_reduce(acc, OP)
+            if clpy.get_local_id(0) == 0:
+                part[clpy.get_group_id(0)] = r
+
+        return reduce_partial_v4
+
+    @clpy.kernel
+    def reduce_partial(x: Global[t], part: Global[t], n: I, ident: t):
+        i = I(clpy.get_global_id(0))
+        stride = I(clpy.get_global_size(0))
+        acc = ident
+        while i < n:
+            acc = combine(acc, x[i])
+            i += stride
+        r = clpy.work_group_reduce(acc, OP)
+        if clpy.get_local_id(0) == 0:
+            part[clpy.get_group_id(0)] = r
+
+    return reduce_partial
+
+
+def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
+    """The reduction of ``inp`` as a one-element device array of ``t``."""
+    place = inp.place
+    tn = tune or tuning(place.dev)
+    n = inp.count
+    wg = tn.wg
+    vec = tn.vec if op.vectorizable and isinstance(t, ScalarType) and t.size <= 4 else 1
+    groups = max(1, min(tn.groups, -(-n // (wg * vec))))
+    idx = index_type(n, groups * wg * vec)
+    ident = op.host_identity(t)
+    part = place.empty((groups, *inp.shape[1:]), inp.dtype)
+    k = _partial_kernel(t, op, idx, vec)
+    k[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on)
+    if groups == 1:
+        return part
+    out = place.empty((1, *inp.shape[1:]), inp.dtype)
+    last = _partial_kernel(t, op, C.int_, 1)
+    last[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on)
+    return out
+
+
+def reduce(x: Any, op: Any = "+", device: Any = None) -> Any:
+    """Combine all elements of ``x`` with ``op`` (``"+" "-" "*" "&" "|" "^" "&&" "||" "min"
+    "max"`` or a ``@clpy.reduction``): a NumPy scalar (a lanes array for vectors, a record for
+    structs). An empty ``x`` gives the identity.
+
+    >>> clpy.algorithms.reduce(np.arange(10, dtype=np.int32), "+")
+    np.int32(45)
+    """
+    inp = as_input(x, device)
+    t = element_type(inp.dtype, inp.shape, op)
+    o = resolve_op(op, t)
+    if inp.count == 0:
+        return o.host_identity(t)
+    return reduce_on(inp, t, o).get()[0]
+
+
+# --- argmin / argmax --------------------------------------------------------------------------
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _arg_reduction(t: ScalarType, idx: ScalarType, want_max: bool) -> tuple[Any, Reduction]:
+    """A struct (val, idx) and the reduction that keeps the extreme value, the first index on
+    ties and the first NaN (NumPy's rule)."""
+    S = clpy.struct(
+        type(f"ValIdx_{t.name}_{idx.name}", (), {"__annotations__": {"val": t, "idx": idx}})
+    )  # noqa: N806
+    big = _I32_LIMIT if idx is C.int_ else 2**63 - 1
+    if t.is_float:
+        worst = -np.inf if want_max else np.inf
+    else:
+        info = np.iinfo(t.dtype)
+        worst = info.min if want_max else info.max
+
+    if want_max:
+
+        def argmax_first(a: S, b: S) -> S:
+            anan = a.val != a.val
+            bnan = b.val != b.val
+            if anan or bnan:
+                return a if anan and (not bnan or a.idx < b.idx) else b
+            return a if a.val > b.val or (a.val == b.val and a.idx < b.idx) else b
+
+        fn = argmax_first
+    else:
+
+        def argmin_first(a: S, b: S) -> S:
+            anan = a.val != a.val
+            bnan = b.val != b.val
+            if anan or bnan:
+                return a if anan and (not bnan or a.idx < b.idx) else b
+            return a if a.val < b.val or (a.val == b.val and a.idx < b.idx) else b
+
+        fn = argmin_first
+    return S, Reduction(Func(fn), S(worst, big))
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _arg_kernel(t: ScalarType, idx: ScalarType, want_max: bool) -> Any:
+    S, red = _arg_reduction(t, idx, want_max)  # noqa: N806
+    combine, I = red.func, idx  # noqa: N806
+
+    @clpy.kernel
+    def arg_partial(x: Global[t], part: Global[S], n: I, ident: S):
+        i = I(clpy.get_global_id(0))
+        stride = I(clpy.get_global_size(0))
+        acc = ident
+        while i < n:
+            acc = combine(acc, S(x[i], i))
+            i += stride
+        r = clpy.work_group_reduce(acc, red)
+        if clpy.get_local_id(0) == 0:
+            part[clpy.get_group_id(0)] = r
+
+    @clpy.kernel
+    def arg_final(part: Global[S], out: Global[S], n: I, ident: S):
+        i = I(clpy.get_global_id(0))
+        acc = ident
+        while i < n:
+            acc = combine(acc, part[i])
+            i += I(clpy.get_global_size(0))
+        r = clpy.work_group_reduce(acc, red)
+        if clpy.get_local_id(0) == 0:
+            out[0] = r
+
+    return arg_partial, arg_final
+
+
+def _arg(x: Any, device: Any, want_max: bool) -> np.int64:
+    name = "argmax" if want_max else "argmin"
+    inp = as_input(x, device)
+    t = element_type(inp.dtype, inp.shape, "+")
+    if not isinstance(t, ScalarType):
+        raise TypeError(f"x: {name} takes a 1-d array of numbers, not an array of {t}")
+    n = inp.count
+    if n == 0:
+        raise ValueError(f"{name} of an empty array (x has no elements)")
+    place, tn = inp.place, tuning(inp.place.dev)
+    wg = tn.wg
+    groups = max(1, min(tn.groups, -(-n // wg)))
+    idx = index_type(n, groups * wg)
+    S, red = _arg_reduction(t, idx, want_max)  # noqa: N806
+    ident = red.identity
+    part = place.empty(groups, S.dtype)
+    out = place.empty(1, S.dtype)
+    kp, kf = _arg_kernel(t, idx, want_max)
+    kp[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on)
+    kf[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on)
+    return np.int64(out.get()[0]["idx"])
+
+
+def argmax(x: Any, device: Any = None) -> np.int64:
+    """The index of the largest element of a 1-d ``x`` (the first one on ties, the first NaN
+    if there is one, as ``np.argmax``)."""
+    return _arg(x, device, True)
+
+
+def argmin(x: Any, device: Any = None) -> np.int64:
+    """The index of the smallest element of a 1-d ``x`` (the first one on ties, the first NaN
+    if there is one, as ``np.argmin``)."""
+    return _arg(x, device, False)
+
+
+# --- segmented reduction ----------------------------------------------------------------------
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _segment_kernel(t: Type, op: Op, idx: ScalarType) -> Any:
+    combine, OP, I = op.combine, op.op, idx  # noqa: N806
+
+    @clpy.kernel
+    def segment_reduce(x: Global[t], offsets: Global[I], out: Global[t], ident: t):
+        s = clpy.get_group_id(0)
+        b = offsets[s]
+        e = offsets[s + 1]
+        acc = ident
+        i = b + I(clpy.get_local_id(0))
+        while i < e:
+            acc = combine(acc, x[i])
+            i += I(clpy.get_local_size(0))
+        r = clpy.work_group_reduce(acc, OP)
+        if clpy.get_local_id(0) == 0:
+            out[s] = r
+
+    return segment_reduce
+
+
+def segmented_reduce(x: Any, offsets: Any, op: Any = "+", device: Any = None) -> Any:
+    """``out[i] = reduce(x[offsets[i]:offsets[i + 1]], op)`` for each of the
+    ``len(offsets) - 1`` segments (an empty segment gives the identity). ``offsets``: a
+    non-decreasing integer array from 0 ... to at most ``len(x)``, on the host or on ``x``'s
+    device. The result has ``x``'s kind (NumPy, DeviceArray or pyopencl array)."""
+    inp = as_input(x, device)
+    t = element_type(inp.dtype, inp.shape, op)
+    o = resolve_op(op, t)
+    offs = as_input(offsets, device, "offsets", inp.place)
+    host_offs = offs.data.get() if offs.kind != "numpy" else np.asarray(offsets)
+    if host_offs.ndim != 1 or host_offs.dtype.kind not in "iu":
+        raise TypeError(
+            f"offsets: expected a 1-d integer array, got {host_offs.dtype} {host_offs.shape}"
+        )
+    m = host_offs.size - 1
+    if m < 0:
+        raise ValueError("offsets: needs at least one element (len(offsets) - 1 segments)")
+    if m and (np.any(np.diff(host_offs) < 0) or host_offs[0] < 0 or host_offs[-1] > inp.count):
+        raise ValueError(f"offsets: must be non-decreasing and within [0, {inp.count}]")
+    place = inp.place
+    out = place.empty((m, *inp.shape[1:]), inp.dtype)
+    if m:
+        tn = tuning(place.dev)
+        idx = index_type(inp.count, tn.wg)
+        dev_offs = place.upload(host_offs.astype(idx.dtype))
+        k = _segment_kernel(t, o, idx)
+        k[(m * tn.wg,), (tn.wg,)](
+            inp.data, dev_offs, out, o.host_identity(t), device=place.launch_on
+        )
+    return inp.result(out)
+
+
+__all__ = ["reduce", "argmax", "argmin", "segmented_reduce", "reduce_on", "index_type"]

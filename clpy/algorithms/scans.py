@@ -1,0 +1,320 @@
+# mypy: disable-error-code="valid-type"
+"""Device-wide inclusive and exclusive scans with any operator: ``scan(x, op)``.
+
+The array is cut into tiles of ``wg * items`` elements. A work-group scans a tile in local
+memory: coalesced loads into a local array, each work-item scans its ``items`` consecutive
+elements serially, ``clpy.work_group_scan_exclusive`` combines the work-items' totals, and the
+tile is written back coalesced. Order is preserved everywhere, so the operator needs only be
+associative (a user combiner need not commute).
+
+How tiles learn the combination of all earlier tiles:
+
+**Single pass, decoupled look-back** (Merrill & Garland, "Single-pass Parallel Prefix Scan
+with Decoupled Look-back", 2016), used on GPUs for 4-byte scalars: one read and one write of
+the array. Each tile publishes, in one 64-bit status word per tile (flag in the high half, the
+value's bits in the low half, so one atomic access carries both and no fence is needed between
+a flag and its value), first its aggregate and, once it knows it, its inclusive prefix. A tile
+walks back over its predecessors' words, combining aggregates until it meets an inclusive
+prefix. Flags carry a per-launch epoch (``2e + 1``: aggregate, ``2e + 2``: prefix), so the
+status array is never cleared; the tile counter is reset by the group that takes the last
+ticket.
+
+*Forward progress.* OpenCL (2.x/3.0 §3.2.2) promises nothing about work-groups making progress
+while another one waits, so a tile that spins on another tile's flag can in principle wait
+forever. Two things make the wait safe where we use it: (1) tiles are taken from an atomic
+ticket counter, not from ``get_group_id``, so a tile only ever waits on tiles whose tickets
+were taken *earlier*, i.e. by work-groups that are already running; (2) on GPUs a running
+work-group stays resident and keeps being scheduled until it finishes (no preemption in
+favour of a group that has not started: the "occupancy-bound" execution model, Sorensen et al.,
+OOPSLA 2016), so every tile it waits on finishes its publication in finite time. Neither
+holds on the simulator, which runs groups in batches to completion one batch at a time with
+no ticket order between batches' spins, nor is (2) promised by every CPU driver: there, and
+for types that do not fit a 32-bit status half, we use:
+
+**Reduce, then scan** (three launches, two reads and one write): ``groups`` work-groups each
+reduce a contiguous run of tiles, one group scans those per-group totals, and each group
+rescans its run with its carry-in. Nothing ever waits on another group.
+"""
+
+# No `from __future__ import annotations`: kernel annotations such as Global[t] name closure
+# variables, which Python captures only when the annotations are evaluated eagerly.
+
+import functools
+import threading
+from typing import Any, no_type_check
+
+import numpy as np
+
+import clpy
+from clpy import Global, int32, uint, ulong
+from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
+from clpy.algorithms.reductions import index_type
+from clpy.types import catalog as C
+from clpy.types.core import ScalarType, Type
+
+_FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _lookback_kernel(
+    t: ScalarType, op: Op, idx: ScalarType, wg: int, items: int, incl: bool
+) -> Any:
+    combine, OP, I, WG, ITEMS = op.combine, op.op, idx, wg, items  # noqa: N806
+    TILE, FROM = wg * items, _FROM_BITS[t]  # noqa: N806
+
+    @clpy.kernel
+    def scan_lookback(
+        x: Global[t],
+        y: Global[t],
+        n: I,
+        ident: t,
+        status: Global[ulong],
+        counter: Global[int32],
+        epoch: uint,
+        ntiles: int32,
+    ):
+        lid = clpy.get_local_id(0)
+        buf = clpy.local_array(t, TILE)
+        sh = clpy.local_array(t, 2)
+        ticket = clpy.local_array(int32, 1)
+        if lid == 0:
+            ticket[0] = clpy.atomic_inc(counter, 0)
+        clpy.barrier()
+        tile = ticket[0]
+        if lid == 0 and tile == ntiles - 1:
+            clpy.atomic_xchg(counter, 0, 0)  # every ticket is taken: ready for the next launch
+        base = I(tile) * TILE
+        for k in range(ITEMS):
+            g = base + k * WG + lid
+            buf[k * WG + lid] = x[g] if g < n else ident
+        clpy.barrier()
+        b = lid * ITEMS
+        run = ident
+        for j in range(ITEMS):
+            v = buf[b + j]
+            if incl:
+                run = combine(run, v)
+                buf[b + j] = run
+            else:
+                buf[b + j] = run
+                run = combine(run, v)
+        p = clpy.work_group_scan_exclusive(run, OP)
+        if lid == WG - 1:
+            sh[0] = combine(p, run)
+        clpy.barrier()
+        if lid == 0:
+            agg = sh[0]
+            f_agg = epoch * 2 + 1
+            f_pfx = epoch * 2 + 2
+            prefix = ident
+            if tile == 0:
+                clpy.atom_xchg(status, 0, (ulong(f_pfx) << 32) | ulong(clpy.as_uint(agg)))
+            else:
+                clpy.atom_xchg(status, tile, (ulong(f_agg) << 32) | ulong(clpy.as_uint(agg)))
+                j = tile - 1
+                done = False
+                while not done:
+                    s = clpy.atom_or(status, j, ulong(0))
+                    f = uint(s >> 32)
+                    if f >= f_agg:
+                        prefix = combine(FROM(uint(s & 0xFFFFFFFF)), prefix)
+                        if f == f_pfx:
+                            done = True
+                        else:
+                            j -= 1
+                incl_pfx = combine(prefix, agg)
+                clpy.atom_xchg(status, tile, (ulong(f_pfx) << 32) | ulong(clpy.as_uint(incl_pfx)))
+            sh[1] = prefix
+        clpy.barrier()
+        pre = combine(sh[1], p)
+        for j in range(ITEMS):
+            buf[b + j] = combine(pre, buf[b + j])
+        clpy.barrier()
+        for k in range(ITEMS):
+            g = base + k * WG + lid
+            if g < n:
+                y[g] = buf[k * WG + lid]
+
+    return scan_lookback
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _rts_kernels(t: Type, op: Op, idx: ScalarType, wg: int, items: int, incl: bool) -> Any:
+    """Reduce-then-scan: (tile-run totals, scan of the totals, rescan with carry-in)."""
+    combine, OP, I, WG, ITEMS = op.combine, op.op, idx, wg, items  # noqa: N806
+    TILE = wg * items  # noqa: N806
+
+    @clpy.kernel
+    def scan_up(x: Global[t], part: Global[t], n: I, ident: t, tpg: int32):
+        lid = clpy.get_local_id(0)
+        g = clpy.get_group_id(0)
+        acc = ident
+        for tile in range(g * tpg, g * tpg + tpg):
+            b = I(tile) * TILE + lid * ITEMS
+            run = ident
+            for j in range(ITEMS):
+                if b + j < n:
+                    run = combine(run, x[b + j])
+            acc = combine(acc, clpy.work_group_reduce(run, OP))
+        if lid == 0:
+            part[g] = acc
+
+    @clpy.kernel
+    def scan_parts(part: Global[t], groups: int32, ident: t):
+        lid = clpy.get_local_id(0)
+        v = part[lid] if lid < groups else ident
+        e = clpy.work_group_scan_exclusive(v, OP)
+        if lid < groups:
+            part[lid] = e
+
+    @clpy.kernel
+    def scan_down(x: Global[t], y: Global[t], n: I, ident: t, part: Global[t], tpg: int32):
+        lid = clpy.get_local_id(0)
+        g = clpy.get_group_id(0)
+        buf = clpy.local_array(t, TILE)
+        sh = clpy.local_array(t, 1)
+        carry = part[g]
+        for tile in range(g * tpg, g * tpg + tpg):
+            base = I(tile) * TILE
+            for k in range(ITEMS):
+                gi = base + k * WG + lid
+                buf[k * WG + lid] = x[gi] if gi < n else ident
+            clpy.barrier()
+            b = lid * ITEMS
+            run = ident
+            for j in range(ITEMS):
+                v = buf[b + j]
+                if incl:
+                    run = combine(run, v)
+                    buf[b + j] = run
+                else:
+                    buf[b + j] = run
+                    run = combine(run, v)
+            p = clpy.work_group_scan_exclusive(run, OP)
+            if lid == WG - 1:
+                sh[0] = combine(p, run)
+            pre = combine(carry, p)
+            for j in range(ITEMS):
+                buf[b + j] = combine(pre, buf[b + j])
+            clpy.barrier()
+            for k in range(ITEMS):
+                gi = base + k * WG + lid
+                if gi < n:
+                    y[gi] = buf[k * WG + lid]
+            carry = combine(carry, sh[0])
+            clpy.barrier()
+
+    return scan_up, scan_parts, scan_down
+
+
+class _LookbackState:
+    """Per queue: the tiles' status words, the ticket counter and the launch epoch."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.status: Any = None
+        self.counter: Any = None
+        self.epoch = 0
+
+
+_STATES: dict[Any, _LookbackState] = {}
+_STATES_LOCK = threading.Lock()
+
+
+def _state(place: Place) -> _LookbackState:
+    key = (id(place.dev), int(place.cl_queue.int_ptr))
+    with _STATES_LOCK:
+        return _STATES.setdefault(key, _LookbackState())
+
+
+def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
+    return bool(tune.lookback) and not place.is_sim and t in _FROM_BITS
+
+
+def scan_on(inp: Input, y: Any, t: Type, op: Op, inclusive: bool, tune: Any = None) -> None:
+    """Scan ``inp`` into the device array ``y`` (which may be ``inp.data``)."""
+    place = inp.place
+    tn = tune or tuning(place.dev)
+    n, wg = inp.count, tn.wg
+    items = max(
+        1,
+        min(
+            tn.items,
+            (16384 // max(1, inp.dtype.itemsize * (inp.shape[1] if len(inp.shape) > 1 else 1)))
+            // wg,
+        ),
+    )
+    tile = wg * items
+    ntiles = -(-n // tile)
+    idx = index_type(n, tile)
+    ident = op.host_identity(t)
+    if lookback_applies(place, t, tn):
+        assert isinstance(t, ScalarType)
+        st = _state(place)
+        with st.lock:
+            if st.status is None or st.status.shape[0] < ntiles:
+                st.status = place.zeros(max(ntiles, 1024), np.uint64)
+                if st.counter is None:
+                    st.counter = place.zeros(1, np.int32)
+            st.epoch = st.epoch + 1 if st.epoch < 2**30 else 1
+            if st.epoch == 1:
+                st.status.fill(0)
+            k = _lookback_kernel(t, op, idx, wg, items, inclusive)
+            k[(ntiles * wg,), (wg,)](
+                inp.data,
+                y,
+                n,
+                ident,
+                st.status,
+                st.counter,
+                np.uint32(st.epoch),
+                ntiles,
+                device=place.launch_on,
+            )
+        return
+    groups = max(1, min(wg, tn.groups, ntiles))
+    tpg = -(-ntiles // groups)
+    groups = -(-ntiles // tpg)
+    part = place.empty((groups, *inp.shape[1:]), inp.dtype)
+    up, parts, down = _rts_kernels(t, op, idx, wg, items, inclusive)
+    up[(groups * wg,), (wg,)](inp.data, part, n, ident, tpg, device=place.launch_on)
+    parts[(wg,), (wg,)](part, groups, ident, device=place.launch_on)
+    down[(groups * wg,), (wg,)](inp.data, y, n, ident, part, tpg, device=place.launch_on)
+
+
+def scan(x: Any, op: Any = "+", inclusive: bool = True, out: Any = None, device: Any = None) -> Any:
+    """The running combination of ``x`` with ``op`` (``"+"`` ... or a ``@clpy.reduction``):
+    ``y[i] = x[0] op ... op x[i]`` (inclusive) or ``x[0] op ... op x[i - 1]`` starting from the
+    identity (exclusive). ``out``: an array of the same kind, shape and dtype to write into
+    (``x`` itself for an in-place scan). The result has ``x``'s kind: NumPy, DeviceArray or
+    pyopencl array (on ``x``'s device).
+
+    >>> clpy.algorithms.scan(np.array([1, 2, 3, 4], np.int32))
+    array([ 1,  3,  6, 10], dtype=int32)
+    """
+    inp = as_input(x, device)
+    t = element_type(inp.dtype, inp.shape, op)
+    o = resolve_op(op, t)
+    host_out = None
+    if out is None:
+        y = inp.place.empty(inp.shape, inp.dtype)
+    elif inp.kind == "numpy":
+        if not isinstance(out, np.ndarray) or out.shape != inp.shape or out.dtype != inp.dtype:
+            raise ValueError(f"out: expected a NumPy array of {inp.dtype} {inp.shape}")
+        host_out, y = out, inp.place.empty(inp.shape, inp.dtype)
+    else:
+        oi = as_input(out, device, "out", inp.place)
+        if oi.kind != inp.kind or oi.shape != inp.shape or oi.dtype != inp.dtype:
+            raise ValueError(f"out: expected a {inp.kind} array of {inp.dtype} {inp.shape}")
+        y = oi.data
+    if inp.count:
+        scan_on(inp, y, t, o, inclusive)
+    if host_out is not None:
+        host_out[...] = y.get()
+        return host_out
+    return inp.result(y)
+
+
+__all__ = ["scan", "scan_on"]
