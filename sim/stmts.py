@@ -525,12 +525,21 @@ def _same(fr: Frame, snap: dict[Any, Value], keys: frozenset[Any]) -> bool:
             continue
         if a is None or b is None:
             return False
-        try:
-            if not np.array_equal(a, b):
-                return False
-        except TypeError:
+        if not _same_value(a, b):
             return False
     return True
+
+
+def _same_value(a: Value, b: Value) -> bool:
+    """Lane values equal; a struct is a dict of its fields' values (sim/values.py)."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        if not (isinstance(a, dict) and isinstance(b, dict)) or a.keys() != b.keys():
+            return False
+        return all(_same_value(a[k], b[k]) for k in a)
+    try:
+        return bool(np.array_equal(a, b))
+    except (TypeError, ValueError):
+        return False
 
 
 _INPLACE = {
