@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from clpy.errors import CompileError, KernelTypeError, RecursionNotAllowedError
 from clpy.frontend.build import build_function, check_signature
 from clpy.frontend.context import CompileSession, PyValue
 from clpy.frontend.source import ParsedFunction, parse_function
+from clpy.ir.contract import contract_function
 from clpy.ir.nodes import CallFunc, Expr, Function
 from clpy.runtime.launch import KernelLaunches, Launcher, arg_type
 from clpy.runtime.subgroup_info import sub_group_info
@@ -132,8 +134,10 @@ class Specialization:
 class Kernel(_Callable):
     """A ``@clpy.kernel``. ``k.source`` is its OpenCL C; ``k[gsize, lsize](*args)`` runs it."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], fp_contract: bool | None = None) -> None:
         super().__init__(fn, True)
+        # Fuse `a*b + c` into fma (clpy/ir/contract.py); None: CLPY_FP_CONTRACT, else off.
+        self.fp_contract = _fp_contract_default() if fp_contract is None else bool(fp_contract)
         self._cache: dict[tuple[Any, ...], Specialization] = {}
         self._default_spec: Specialization | None = None  # specialize() with no arguments
         # Launch plans and the signature facts the launch fast path needs, owned by the
@@ -145,6 +149,12 @@ class Kernel(_Callable):
 
         Annotated parameters need not be given. ``k.specialize(x=Global[float32], n=int32)``
         """
+        return self.specialize_with(kwargs, None)
+
+    def specialize_with(self, kwargs: dict[str, Any], fp_contract: bool | None) -> Specialization:
+        """``specialize(**kwargs)`` with contraction on or off for this specialization
+        (``None``: the kernel's ``fp_contract``)."""
+        contract = self.fp_contract if fp_contract is None else bool(fp_contract)
         anns = self.annotations()
         names = self.param_names
         unknown = set(kwargs) - set(names)
@@ -183,12 +193,15 @@ class Kernel(_Callable):
             except TypeError as e:
                 node = next(a for a in self.parsed.tree.args.args if a.arg == name)
                 raise KernelTypeError(str(e), self.parsed.loc(node)) from None
-        return self._specialization(tuple(types), tuple(consts))
+        return self._specialization(tuple(types), tuple(consts), contract)
 
     def _specialization(
-        self, types: tuple[tuple[str, Type], ...], consts: tuple[tuple[str, Any], ...]
+        self,
+        types: tuple[tuple[str, Type], ...],
+        consts: tuple[tuple[str, Any], ...],
+        contract: bool = False,
     ) -> Specialization:
-        key = (types, tuple((n, const_key(v)) for n, v in consts))
+        key = (types, tuple((n, const_key(v)) for n, v in consts), contract)
         spec = self._cache.get(key)
         if spec is None:
             with self._lock:
@@ -196,6 +209,8 @@ class Kernel(_Callable):
                 if spec is None:
                     session = CompileSession()
                     fn = build_function(self.parsed, types, dict(consts), True, session)
+                    if contract:
+                        fn = contract_function(fn)
                     spec = Specialization(self, fn, consts)
                     self._cache[key] = spec
         return spec
@@ -305,16 +320,23 @@ class Func(_Callable):
         return f"<clpy.func {self.__name__}>"
 
 
-def kernel(fn: Callable[..., Any]) -> Kernel:
+def kernel(fn: Callable[..., Any] | None = None, *, fp_contract: bool | None = None) -> Any:
     """Declare an OpenCL kernel written in Python.
 
     >>> @clpy.kernel
     ... def scale(x: Global[float32], a: float32):
     ...     x[clpy.get_global_id(0)] *= a
+
+    ``@clpy.kernel(fp_contract=True)`` fuses ``a*b + c`` into ``fma(a, b, c)`` by the rule of
+    ``clpy.ir.contract`` (one rounding instead of two, on every device and the simulator
+    alike); the default is off (``CLPY_FP_CONTRACT=1`` in the environment turns it on for
+    kernels that do not say), and a launch can override it: ``k[g, l](..., fp_contract=True)``.
     """
+    if fn is None:
+        return lambda f: kernel(f, fp_contract=fp_contract)
     if not callable(fn):
         raise TypeError("@clpy.kernel decorates a function")
-    return Kernel(fn)
+    return Kernel(fn, fp_contract)
 
 
 def reduction(identity: Any) -> Callable[[Callable[..., Any]], Reduction]:
@@ -360,6 +382,15 @@ def _eval_simple(node: ast.expr, closure: dict[str, Any], globs: dict[str, Any])
         except Exception:
             return _UNSET
     return _UNSET
+
+
+def _fp_contract_default() -> bool:
+    v = os.environ.get("CLPY_FP_CONTRACT", "").strip().lower()
+    if v in ("", "0", "off", "false", "no"):
+        return False
+    if v in ("1", "on", "true", "yes"):
+        return True
+    raise ValueError(f"CLPY_FP_CONTRACT={v!r}: use 1 or 0")
 
 
 def _check_param_type(kname: str, name: str, t: Type) -> Type:

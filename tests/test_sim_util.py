@@ -10,6 +10,8 @@ import numpy as np
 import sim
 from clpy.emit.program import emit_program
 from clpy.ir.nodes import Function
+from clpy.runtime.info import query
+from clpy.runtime.quirks import device_target, fp_build_options
 
 TARGET = "opencl-c-1.2"
 
@@ -29,12 +31,13 @@ def run_cl(ctx: Any, fn: Function, gsize: tuple[int, ...], lsize: tuple[int, ...
            args: list[Any], target: Any = None) -> list[Any]:
     import pyopencl as cl
 
-    # The simulator rounds every operation; keep the device from fusing a*b+c into fma.
-    src = "#pragma OPENCL FP_CONTRACT OFF\n" + emit_program(fn, target or TARGET)
+    # The emitted C says FP_CONTRACT OFF; the options are the runtime's (correctly rounded
+    # float / and sqrt where the device offers them), so sim and device give the same bits.
+    src = emit_program(fn, target or TARGET)
     key = (id(ctx), src)
     prg = _PROGRAMS.get(key)
     if prg is None:
-        prg = cl.Program(ctx, src).build()
+        prg = cl.Program(ctx, src).build(options=" ".join(fp_options(ctx)))
         _PROGRAMS[key] = prg
     q = cl.CommandQueue(ctx)
     out = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -55,6 +58,12 @@ def run_cl(ctx: Any, fn: Function, gsize: tuple[int, ...], lsize: tuple[int, ...
         cl.enqueue_copy(q, a, buf)
     q.finish()
     return out
+
+
+def fp_options(ctx: Any) -> tuple[str, ...]:
+    """The float build options clpy's runtime passes for the context's first device."""
+    dev = ctx.devices[0]
+    return fp_build_options(device_target(query(dev, f"opencl:{dev.platform.name}:{dev.name}")))
 
 
 def ulp_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:

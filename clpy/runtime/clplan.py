@@ -15,7 +15,7 @@ from clpy.runtime import diskcache
 from clpy.runtime.build import PROGRAMS
 from clpy.runtime.devices import Device
 from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
-from clpy.runtime.quirks import build_std
+from clpy.runtime.quirks import build_std, fp_build_options
 from clpy.runtime.sizes import Sizes, check_limits, check_uniform
 
 if TYPE_CHECKING:
@@ -41,7 +41,9 @@ class CLPlan:
         need = set(required_features(ordered_functions(fn)))
         std = build_std(target, need)
         self.std = std
-        self.options = " ".join((f"-cl-std=CL{std[0]}.{std[1]}", *dev.build_options))
+        self.options = " ".join(
+            (f"-cl-std=CL{std[0]}.{std[1]}", *fp_build_options(target), *dev.build_options)
+        )
         diskcache.record(name, dev.name, self.options, self.source)
         prg = PROGRAMS.get(
             self.context,

@@ -37,6 +37,9 @@ class DeviceInfo:
     max_constant_buffer_size: int
     max_compute_units: int
     global_mem_size: int
+    # CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT in CL_DEVICE_SINGLE_FP_CONFIG: the device honours
+    # -cl-fp32-correctly-rounded-divide-sqrt (spec §5.8.4.2, "Math Intrinsics Options")
+    correctly_rounded_divide_sqrt: bool = False
 
     @property
     def description(self) -> str:
@@ -107,6 +110,9 @@ def opencl_c_versions(dev: Any) -> tuple[Version, ...]:
     return tuple(sorted(out))
 
 
+_CORRECTLY_ROUNDED_DIVIDE_SQRT = 1 << 7  # cl_device_fp_config bit (CL/cl.h)
+
+
 def query(dev: Any, name: str) -> DeviceInfo:
     """Query everything clpy needs from a pyopencl device."""
     plat = dev.platform
@@ -141,4 +147,7 @@ def query(dev: Any, name: str) -> DeviceInfo:
         max_constant_buffer_size=int(_get(dev, "max_constant_buffer_size", 65536)),
         max_compute_units=int(_get(dev, "max_compute_units", 1)),
         global_mem_size=int(_get(dev, "global_mem_size", 0)),
+        correctly_rounded_divide_sqrt=bool(
+            int(_get(dev, "single_fp_config", 0) or 0) & _CORRECTLY_ROUNDED_DIVIDE_SQRT
+        ),
     )

@@ -176,13 +176,15 @@ def _scalar(kname: str, name: str, dtype: Any) -> Any:
     return st
 
 
-def specialize_for(k: Kernel, meta: Meta, args: tuple[Any, ...]) -> Specialization:
+def specialize_for(
+    k: Kernel, meta: Meta, args: tuple[Any, ...], fp_contract: bool | None = None
+) -> Specialization:
     kw: dict[str, Any] = {}
     for i in meta.dynamic:
         kw[meta.names[i]] = infer_type(meta.name, meta.names[i], args[i])
     for i in meta.constexprs:
         kw[meta.names[i]] = args[i]
-    return k.specialize(**kw)
+    return k.specialize_with(kw, fp_contract)
 
 
 def _exec_target(device: Any) -> tuple[Device, Any, Any]:
@@ -213,11 +215,18 @@ class Launcher:
         self.sizes = sizes
 
     def __call__(
-        self, *args: Any, device: Any = None, wait: bool = True, offset: Any = None, **kwargs: Any
+        self,
+        *args: Any,
+        device: Any = None,
+        wait: bool = True,
+        offset: Any = None,
+        fp_contract: bool | None = None,
+        **kwargs: Any,
     ) -> LaunchHandle | None:
         """Run the kernel. ``device``: a name, a clpy Device, or a pyopencl
         Device/Context/CommandQueue; ``wait=False`` returns a ``LaunchHandle``;
-        ``offset``: global work offset (1–3 ints)."""
+        ``offset``: global work offset (1–3 ints); ``fp_contract``: fuse ``a*b + c`` into
+        ``fma`` for this launch (default: the kernel's ``fp_contract``)."""
         launches = self.kernel.launches
         meta = launches.meta or launches.meta_of()
         if kwargs:
@@ -230,15 +239,17 @@ class Launcher:
         else:
             dev, ctx, queue = _exec_target(device)
         spec_key = meta.spec_key(args)
+        if fp_contract is not None:
+            spec_key = (spec_key, bool(fp_contract))
         ctx_key = None if ctx is None else int(ctx.int_ptr)
         key = (spec_key, dev, ctx_key, None if queue is None else int(queue.int_ptr))
         try:
             plan = launches.plans.get(key)
         except TypeError:  # an unhashable constexpr value: specialize() says why
-            specialize_for(self.kernel, meta, args)
+            specialize_for(self.kernel, meta, args, fp_contract)
             raise
         if plan is None:
-            plan = self._plan(launches, key, meta, args, dev, ctx, queue)
+            plan = self._plan(launches, key, meta, args, dev, ctx, queue, fp_contract)
         try:
             return plan.run(args, sizes, wait, offset)
         except ForeignContext as fc:
@@ -258,7 +269,9 @@ class Launcher:
             key = (spec_key, there, int(fc.context.int_ptr), qkey)
             plan = launches.plans.get(key)
             if plan is None:
-                plan = self._plan(launches, key, meta, args, there, fc.context, fc.queue)
+                plan = self._plan(
+                    launches, key, meta, args, there, fc.context, fc.queue, fp_contract
+                )
             return plan.run(args, sizes, wait, offset)
 
     def _plan(
@@ -270,8 +283,9 @@ class Launcher:
         dev: Device,
         ctx: Any,
         queue: Any,
+        fp_contract: bool | None = None,
     ) -> CLPlan | SimPlan:
-        spec = specialize_for(self.kernel, meta, args)
+        spec = specialize_for(self.kernel, meta, args, fp_contract)
         with _plan_lock:
             plan = launches.plans.get(key)
             if plan is None:

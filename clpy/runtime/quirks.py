@@ -124,6 +124,7 @@ def device_target(info: DeviceInfo) -> Target:
         "quirk": q.note if q else None,
         "lower_builtins": q.lower_builtins if q else frozenset(),
         "no_vector_printf": bool(q and q.no_vector_printf),
+        "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
     }
     return Target(
         name=f"{info.name} (OpenCL C {version[0]}.{version[1]})",
@@ -133,6 +134,17 @@ def device_target(info: DeviceInfo) -> Target:
         device=info.name,
         info=extra,
     )
+
+
+def fp_build_options(target: Target) -> tuple[str, ...]:
+    """Build options that make the device's float arithmetic the simulator's (DESIGN.md
+    "Semantics", floats): single-precision ``/`` and ``sqrt`` correctly rounded where the
+    device reports CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT. Elsewhere they keep the spec's bounds
+    (2.5 ulp for ``/``, 3 ulp for ``sqrt``: spec §2.4, table 36). Contraction needs no option:
+    the emitted C says ``#pragma OPENCL FP_CONTRACT OFF``."""
+    if target.info.get("correctly_rounded_divide_sqrt"):
+        return ("-cl-fp32-correctly-rounded-divide-sqrt",)
+    return ()
 
 
 def build_std(target: Target, needed: set[str] | frozenset[str]) -> Version:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.types.core import PointerType, Type, element_of
+from sim import fpexact
 from sim.builtins import elementwise, f64, fix, store_through
 
 if TYPE_CHECKING:
@@ -184,8 +185,8 @@ def _ilogb(call: Call, fr: Frame, args: list[Any]) -> Any:
 
 
 def _fma(call: Call, fr: Frame, args: list[Any]) -> Any:
-    a, b, c = (f64(x) for x in args)
-    return fix(a * b + c, call.ret)
+    """Correctly rounded (spec §2.4, table 36): sim/fpexact.py says how."""
+    return fix(fpexact.fma(args[0], args[1], args[2], element_of(call.ret).dtype), call.ret)
 
 
 def _mad(call: Call, fr: Frame, args: list[Any]) -> Any:
