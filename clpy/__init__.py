@@ -20,6 +20,8 @@ from clpy.builtins.constants import CONSTANTS as _CONSTANTS
 from clpy.builtins.conversions import missing_conversion_hint
 from clpy.builtins.reductions import API as _COLLECTIVE_API
 from clpy.builtins.registry import REGISTRY as _REGISTRY
+from clpy.builtins.samplers import SHORT_NAMES as _SAMPLER_NAMES
+from clpy.builtins.samplers import SamplerSpec, sampler
 from clpy.emit.targets import Target
 from clpy.errors import (
     BuildError,
@@ -34,6 +36,7 @@ from clpy.errors import (
 from clpy.kernel import Func, Kernel, Specialization, func, kernel, reduction
 from clpy.runtime import api as _api
 from clpy.runtime.arrays import empty, to_device, zeros, zeros_like
+from clpy.runtime.images import Image
 from clpy.runtime.pipes import Pipe
 from clpy.types.annotations import Constant, Global, Local, Private, Ptr, constexpr
 from clpy.types.atomics import ATOMIC_TYPES as _ATOMIC_TYPES
@@ -47,6 +50,20 @@ from clpy.types.catalog import (
     VECTORS_BY_NAME as _VECTORS,
 )
 from clpy.types.core import Type
+from clpy.types.images import (
+    Image1D,
+    Image1DArray,
+    Image1DBuffer,
+    Image2D,
+    Image2DArray,
+    Image2DArrayDepth,
+    Image2DDepth,
+    Image3D,
+    ReadOnly,
+    ReadWrite,
+    Sampler,
+    WriteOnly,
+)
 from clpy.types.pipes import WritePipe, reserve_id_t
 from clpy.types.structs import StructType, struct
 from clpy.vectors import vector
@@ -56,6 +73,7 @@ globals().update(_TYPES)
 globals().update(_CONSTANTS)
 globals().update(_COLLECTIVE_API)  # work_group_reduce(x, op), reduction, ...
 globals().update(_ATOMIC_TYPES)  # atomic_int ... atomic_flag
+globals().update(_SAMPLER_NAMES)  # clpy.CLAMP_TO_EDGE, clpy.LINEAR ... for clpy.sampler
 del _builtins
 
 __version__ = "0.1.0"
@@ -129,4 +147,19 @@ __all__ = [
     "empty",
     "zeros",
     "zeros_like",
+    "Image",
+    "Image1D",
+    "Image1DBuffer",
+    "Image1DArray",
+    "Image2D",
+    "Image2DArray",
+    "Image2DDepth",
+    "Image2DArrayDepth",
+    "Image3D",
+    "ReadOnly",
+    "WriteOnly",
+    "ReadWrite",
+    "Sampler",
+    "SamplerSpec",
+    "sampler",
 ]

@@ -151,6 +151,9 @@ class ExprCompiler:
         return lambda fr: v
 
     def x_NamedConst(self, e: NamedConst) -> Fn:
+        if e.type is C.sampler_t:  # clpy.sampler(...): its bit-field (sim/images.py)
+            bits = np.int64(e.value)
+            return lambda fr: bits
         v = ops.const_value(e.value, e.type)
         return lambda fr: v
 

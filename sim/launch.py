@@ -14,6 +14,7 @@ from clpy.types.structs import StructType
 from sim.config import current
 from sim.errors import SimulationError
 from sim.frame import Frame, PtrVal, select_lanes
+from sim.images import make_image
 from sim.memory import make_global, make_local
 from sim.plan import get_plan
 from sim.printf import flush_prints
@@ -56,6 +57,12 @@ class _Binder:
 
     def pipe(self, param: Param, pipe: Any) -> Any:
         return pipe  # a clpy.Pipe: its packets live in the object
+
+    def image(self, param: Param, image: Any) -> Any:
+        return make_image(self.st, param.name, image)
+
+    def sampler(self, param: Param, spec: Any) -> Any:
+        return np.int64(spec.bits)
 
 
 def launch(

@@ -3,6 +3,7 @@
 from clpy.abi.base import CLSite, Converter, HeaderArg, Param, SimBinder, arg_count_error
 from clpy.abi.buffers import Buffer, ForeignContext, LocalBuffer, LocalMemory, SimDeferred
 from clpy.abi.device_array import DeviceArray
+from clpy.abi.images import ImageParam, SamplerParam, SimImageArg
 from clpy.abi.params import kernel_params, param_class, param_of
 from clpy.abi.pipes import PipeParam
 from clpy.abi.values import StructValue, Value
@@ -14,6 +15,9 @@ __all__ = [
     "Value",
     "StructValue",
     "PipeParam",
+    "ImageParam",
+    "SamplerParam",
+    "SimImageArg",
     "CLSite",
     "SimBinder",
     "HeaderArg",

@@ -49,6 +49,12 @@ class SimBinder(Protocol):
     def pipe(self, param: Any, pipe: Any) -> Any:
         """A ``clpy.Pipe`` whose packets live in the host object."""
 
+    def image(self, param: Any, image: Any) -> Any:
+        """An image (``clpy.abi.images.SimImageArg``: pixels written in place)."""
+
+    def sampler(self, param: Any, spec: Any) -> Any:
+        """A sampler (``clpy.builtins.samplers.SamplerSpec``)."""
+
 
 @dataclass(frozen=True)
 class CLSite:

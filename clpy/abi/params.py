@@ -6,10 +6,13 @@ from collections.abc import Sequence
 
 from clpy.abi.base import Param
 from clpy.abi.buffers import Buffer, LocalBuffer
+from clpy.abi.images import ImageParam, SamplerParam
 from clpy.abi.pipes import PipeParam
 from clpy.abi.values import StructValue, Value
 from clpy.ir.nodes import Function, Var
+from clpy.types.catalog import sampler_t
 from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
+from clpy.types.images import ImageType
 from clpy.types.pipes import PipeType
 from clpy.types.structs import StructType
 
@@ -20,6 +23,10 @@ def param_class(t: Type) -> type[Param]:
         return LocalBuffer if t.space is AddressSpace.LOCAL else Buffer
     if isinstance(t, PipeType):
         return PipeParam
+    if isinstance(t, ImageType):
+        return ImageParam
+    if t is sampler_t:
+        return SamplerParam
     if isinstance(t, StructType):
         return StructValue
     if isinstance(t, VectorType) or (isinstance(t, ScalarType) and t.name != "void"):

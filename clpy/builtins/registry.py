@@ -79,6 +79,7 @@ SIM_MODULES: dict[str, str] = {
     "sub-group": "sim.collectives",
     "atomics": "sim.atomics",
     "pipes": "sim.pipes",
+    "images": "sim.images",
 }
 
 

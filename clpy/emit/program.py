@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from clpy.builtins.registry import REGISTRY
+from clpy.builtins.samplers import SamplerSpec
 from clpy.emit.c_exprs import ExprEmitter, type_name
 from clpy.emit.c_stmts import StmtEmitter, declaration
 from clpy.emit.helpers import helper_source
@@ -16,10 +17,11 @@ from clpy.emit.names import RESERVED, Namer
 from clpy.emit.targets import Target, target_of
 from clpy.emit.writer import Writer
 from clpy.errors import FeatureError
-from clpy.ir.nodes import CallBuiltin, CallFunc, Expr, Function
+from clpy.ir.nodes import CallBuiltin, CallFunc, Expr, Function, NamedConst
 from clpy.ir.walk import all_types, scalar_elems, walk
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, PointerType, Type, VectorType
+from clpy.types.images import ImageType
 from clpy.types.pipes import PipeType, reserve_id_t
 from clpy.types.structs import StructType
 
@@ -49,6 +51,7 @@ def required_features(fns: list[Function]) -> dict[str, Any]:
         for n in walk(fn.body):
             if isinstance(n, Expr):
                 _type_features(n.type, n.loc, need)
+                _image_features(n, need)
                 if isinstance(n, CallBuiltin) and n.builtin.lowering is None:
                     for feat in n.builtin.features:
                         need.setdefault(feat, n.loc)
@@ -59,7 +62,33 @@ def required_features(fns: list[Function]) -> dict[str, Any]:
     return need
 
 
+def _image_features(n: Any, need: dict[str, Any]) -> None:
+    """Writes to 3-D images need ``__opencl_c_3d_image_writes`` (an extension before 2.0)."""
+    if isinstance(n, CallBuiltin) and n.builtin.family == "images" and n.args:
+        t = n.args[0].type
+        if n.builtin.name.startswith("write_image") and isinstance(t, ImageType):
+            if t.kind.dims == 3:
+                need.setdefault("__opencl_c_3d_image_writes", n.loc)
+
+
+def _samplers(fns: list[Function]) -> list[SamplerSpec]:
+    """The constant samplers the program uses (declared once each at program scope)."""
+    out: list[SamplerSpec] = []
+    for fn in fns:
+        for n in walk(fn.body):
+            if isinstance(n, NamedConst) and n.type is C.sampler_t:
+                spec = SamplerSpec.from_bits(n.value)
+                if spec not in out:
+                    out.append(spec)
+    return out
+
+
 def _type_features(t: Type, loc: Any, need: dict[str, Any]) -> None:
+    if isinstance(t, ImageType):  # images: core before 3.0, the device answers formats
+        need.setdefault("__opencl_c_images", loc)
+        if t.access == "read_write":
+            need.setdefault("__opencl_c_read_write_images", loc)
+        return
     if isinstance(t, PipeType) or t is reserve_id_t:
         need.setdefault("__opencl_c_pipes", loc)
         t = t.elem if isinstance(t, PipeType) else C.int_
@@ -83,6 +112,7 @@ _PRAGMA_EXTENSIONS = (
     "cl_khr_int64_base_atomics",
     "cl_khr_int64_extended_atomics",
     "cl_khr_subgroups",
+    "cl_khr_3d_image_writes",
 )
 
 
@@ -100,6 +130,8 @@ def emit_program(
     fns = ordered_functions(*kernels)
     need = required_features(fns)
     _check_target(need, tgt)
+    if "__opencl_c_3d_image_writes" in need and tgt.version < (2, 0):
+        need.setdefault("cl_khr_3d_image_writes", need["__opencl_c_3d_image_writes"])
     if tgt.has("cl_khr_subgroups") and _native_use(fns, tgt, "__opencl_c_subgroups"):
         need.setdefault("cl_khr_subgroups", kernel.loc)  # 2.0 devices: the extension pragma
     helpers: set[tuple[str, Type]] = set()
@@ -137,6 +169,11 @@ def emit_program(
             out.raw(f"    {declaration(ft, fname)};")
         out.raw(f"}} {st.name};")
         out.raw("")
+    samplers = _samplers(fns)
+    for smp in samplers:
+        out.raw(f"__constant sampler_t {smp.c_name} = {smp.flags_text};")
+    if samplers:
+        out.raw("")
     for kind, t in sorted(helpers, key=lambda h: (h[0], h[1].cl_name)):
         out.raw(helper_source(kind, t))
         out.raw("")
@@ -160,6 +197,11 @@ def _check_target(need: dict[str, Any], tgt: Target) -> None:
             continue
         if feat == "cl_khr_fp64" and tgt.has("__opencl_c_fp64"):
             continue
+        if feat == "__opencl_c_images" and tgt.version < (3, 0):
+            continue  # core before OpenCL C 3.0; a device without images has no formats
+        if feat == "__opencl_c_3d_image_writes" and tgt.version < (2, 0):
+            if tgt.has("cl_khr_3d_image_writes"):
+                continue
         if not tgt.has(feat):
             what = {
                 "cl_khr_fp64": "double precision (cl_khr_fp64)",

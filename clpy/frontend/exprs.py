@@ -15,6 +15,7 @@ import numpy as np
 
 from clpy.builtins.constants import NamedConstant
 from clpy.builtins.registry import REGISTRY
+from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
 from clpy.frontend.calls import CallBuilder
 from clpy.frontend.context import FuncState, PyValue
@@ -169,12 +170,12 @@ class ExprBuilder:
         var = st.vars.get(name)
         if var is not None:
             return VarRef(var.type, st.loc(node), var)
+        if name in st.constexprs:  # constexpr parameters and constant samplers
+            return self.from_python(st.constexprs[name], node)
         if name in st.decl_block:
             st.fail(
                 node, f"local variable {name!r} is used before it is assigned", UndefinedNameError
             )
-        if name in st.constexprs:
-            return self.from_python(st.constexprs[name], node)
         if name in st.parsed.closure:
             return self.from_python(st.parsed.closure[name], node)
         if name in st.parsed.globals:
@@ -188,6 +189,8 @@ class ExprBuilder:
         loc = self.state.loc(node)
         if isinstance(v, NamedConstant):
             return NamedConst(v.type, loc, v.name, v.value)
+        if isinstance(v, SamplerSpec):  # clpy.sampler(...) made outside the kernel
+            return v.as_expr(loc)
         if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
             return self.literal(v, node)
         if isinstance(v, np.generic):

@@ -10,6 +10,7 @@ import ast
 import builtins as py_builtins
 from typing import Any
 
+from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.exprs import BINOPS, ExprBuilder
@@ -29,6 +30,7 @@ from clpy.ir.nodes import (
     For,
     If,
     Index,
+    NamedConst,
     Print,
     Return,
     Stmt,
@@ -41,6 +43,7 @@ from clpy.types import catalog as C
 from clpy.types import rules
 from clpy.types.annotations import resolve_annotation
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy.types.images import ImageType
 
 _UNSUPPORTED_STMTS: dict[type, str] = {
     ast.ClassDef: "class definition",
@@ -276,6 +279,7 @@ class StmtBuilder:
         if isinstance(target, ast.Name) and target.id not in st.vars:
             return self.first_assign(target.id, value_node, ann, node)
         lhs = self.lvalue(target)
+        self.check_storable(lhs.type, node)
         value = self.ex.expr(value_node)
         if isinstance(target, ast.Name):
             self.maybe_widen(target, value.type, node, value)
@@ -301,6 +305,11 @@ class StmtBuilder:
         value = self.ex.expr(value_node)
         if isinstance(value.type, ArrayType):
             st.fail(node, "arrays cannot be copied; index them instead")
+        if value.type is C.sampler_t and isinstance(value, NamedConst):
+            # a constant sampler: the name stands for it (emitted once at program scope)
+            st.constexprs = {**st.constexprs, name: SamplerSpec.from_bits(value.value)}
+            return []
+        self.check_storable(value.type, node)
         t = ann if ann is not None else st.hints.get(name, value.type)
         if t is C.void:
             st.fail(value_node, "this call returns nothing; it has no value to assign")
@@ -312,6 +321,21 @@ class StmtBuilder:
         if self.hoist(name, var):
             return [Assign(st.loc(node), VarRef(t, st.loc(node), var), init)]
         return [Declare(st.loc(node), var, init)]
+
+    def check_storable(self, t: Type, node: ast.AST) -> None:
+        """Images and samplers live in parameters only (spec §1.9 restrictions)."""
+        if isinstance(t, ImageType):
+            self.state.fail(
+                node,
+                f"an image ({t!r}) cannot be stored in a variable; use the kernel "
+                "parameter itself (spec §1.9: images are parameters only)",
+            )
+        if t is C.sampler_t:
+            self.state.fail(
+                node,
+                "a sampler cannot be stored in a variable; use the parameter or a constant "
+                "clpy.sampler(...) directly",
+            )
 
     def array_decl(self, node: ast.expr) -> ArrayType | None:
         """``clpy.local_array(T, shape)`` / ``clpy.private_array(T, shape)`` → its type."""

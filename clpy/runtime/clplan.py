@@ -139,7 +139,7 @@ class CLPlan:
         temps: list[int] = []
         if pending:  # every argument checked: now copy NumPy arrays to the device
             for j, x in enumerate(cl_args):
-                if type(x) is HostUpload:
+                if isinstance(x, HostUpload):  # arrays and images (ImageUpload)
                     buf = x.upload(self.context, cl)
                     cl_args[j] = buf
                     temps.append(j)
@@ -165,13 +165,22 @@ class CLPlan:
                     f"{evt.command_execution_status}; arguments left untouched"
                 )
             for host, buf in copies:
-                cl.enqueue_copy(queue, host, buf)
+                cl.enqueue_copy(queue, host, buf, **_image_region(cl, buf))
             return None
         events = [evt] + [
-            cl.enqueue_copy(queue, host, buf, wait_for=[evt], is_blocking=False)
+            cl.enqueue_copy(
+                queue, host, buf, wait_for=[evt], is_blocking=False, **_image_region(cl, buf)
+            )
             for host, buf in copies
         ]
         return LaunchHandle(evt, events, (keep, copies))
+
+
+def _image_region(cl: Any, buf: Any) -> dict[str, Any]:
+    """``origin``/``region`` of a copy back from an image (none for a buffer)."""
+    if not isinstance(buf, cl.Image):
+        return {}
+    return {"origin": (0,) * len(buf.shape), "region": buf.shape}
 
 
 def _same(a: Any, b: Any) -> bool:

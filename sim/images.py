@@ -1,0 +1,593 @@
+"""Images and samplers in the simulator, bit-exact with the spec (OpenCL C 2.0 §3 "Image
+addressing and filtering", §1.13.14 image functions).
+
+An image is a ``SimImage`` over the launch's working copy of the host array, viewed as a
+``(depth or layers, height or layers, width, channels)`` grid: coordinate ``x`` indexes the
+width, ``y`` the height (the layer of a 1-D array), ``z`` the depth (the layer of a 2-D
+array). Every read and write is vectorized over the frame's lanes.
+
+Reads: float coordinates are float32 and follow §3.2 operation by operation (``u = s * w_t``,
+``floor(u - 0.5f)``, ``frac``; repeat and mirrored-repeat formulas; array layers
+``clamp(rint(w), 0, d_t - 1)``); texels are converted to float by §3.3 (``c / 255.0f``,
+``max(-1.0f, c / 127.0f)``, half and packed 565/555/101010 formats, sRGB to linear before
+filtering) and linear filtering weighs them with the spec's formula in float32. Out-of-range
+texels take the border colour of the channel order. ``ADDRESS_NONE`` reads outside the image,
+writes outside it, and reads the spec leaves undefined (``read_imagei`` on a float image,
+integer coordinates with a normalized or linear sampler) are checker reports (``bounds``);
+linear footprints that cross the edge under ``ADDRESS_NONE`` are clamped to it. Writes convert
+by §3.3 (``convert_uchar_sat_rte(f * 255.0f)`` ..., integer saturation, float → half to
+nearest even, linear → sRGB). Images the kernel writes take part in race checks like buffers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from clpy.abi.images import SimImageArg
+from clpy.builtins.samplers import SamplerSpec
+from clpy.types.core import ScalarType, VectorType
+from clpy.types.images import ImageType
+from sim.memory import Where
+from sim.races import GlobalShadow
+
+if TYPE_CHECKING:
+    from sim.call import Call
+    from sim.frame import Frame
+    from sim.state import Launch
+
+_F = np.float32
+_HALF = _F(0.5)
+_ONE = _F(1.0)
+_Z, _O = -1, -2  # order table entries: constant 0, constant 1
+
+# Stored channel feeding each of (r, g, b, a) per channel order.
+_ORDER_READ: dict[str, tuple[int, ...]] = {
+    "R": (0, _Z, _Z, _O),
+    "Rx": (0, _Z, _Z, _O),
+    "A": (_Z, _Z, _Z, 0),
+    "RG": (0, 1, _Z, _O),
+    "RGx": (0, 1, _Z, _O),
+    "RA": (0, _Z, _Z, 1),
+    "RGB": (0, 1, 2, _O),
+    "RGBx": (0, 1, 2, _O),
+    "sRGB": (0, 1, 2, _O),
+    "sRGBx": (0, 1, 2, _O),
+    "RGBA": (0, 1, 2, 3),
+    "sRGBA": (0, 1, 2, 3),
+    "BGRA": (2, 1, 0, 3),
+    "sBGRA": (2, 1, 0, 3),
+    "ARGB": (1, 2, 3, 0),
+    "ABGR": (3, 2, 1, 0),
+    "INTENSITY": (0, 0, 0, 0),
+    "LUMINANCE": (0, 0, 0, _O),
+    "DEPTH": (0,),
+}
+# Colour component stored in each channel (-1: padding, written as 0).
+_ORDER_WRITE: dict[str, tuple[int, ...]] = {
+    "R": (0,),
+    "Rx": (0, -1),
+    "A": (3,),
+    "RG": (0, 1),
+    "RGx": (0, 1, -1),
+    "RA": (0, 3),
+    "RGB": (0, 1, 2),
+    "RGBx": (0, 1, 2, -1),
+    "sRGB": (0, 1, 2),
+    "sRGBx": (0, 1, 2, -1),
+    "RGBA": (0, 1, 2, 3),
+    "sRGBA": (0, 1, 2, 3),
+    "BGRA": (2, 1, 0, 3),
+    "sBGRA": (2, 1, 0, 3),
+    "ARGB": (3, 0, 1, 2),
+    "ABGR": (3, 2, 1, 0),
+    "INTENSITY": (0,),
+    "LUMINANCE": (0,),
+    "DEPTH": (0,),
+}
+_BORDER_ALPHA_ONE = frozenset({"R", "RG", "RGB", "LUMINANCE"})
+_NORM = {"UNORM_INT8": 255.0, "UNORM_INT16": 65535.0, "SNORM_INT8": 127.0, "SNORM_INT16": 32767.0}
+_PACKED_FIELDS = {  # (shift, bits) of r, g, b
+    "UNORM_SHORT_565": ((11, 5), (5, 6), (0, 5)),
+    "UNORM_SHORT_555": ((10, 5), (5, 5), (0, 5)),
+    "UNORM_INT_101010": ((20, 10), (10, 10), (0, 10)),
+}
+_INT_LIMITS = {
+    "SIGNED_INT8": (-128, 127),
+    "SIGNED_INT16": (-32768, 32767),
+    "SIGNED_INT32": (-(2**31), 2**31 - 1),
+    "UNSIGNED_INT8": (0, 255),
+    "UNSIGNED_INT16": (0, 65535),
+    "UNSIGNED_INT32": (0, 2**32 - 1),
+}
+
+
+class SimImage:
+    """One image argument of a launch (see the module docstring)."""
+
+    def __init__(self, launch: Launch, name: str, arg: SimImageArg) -> None:
+        lay = arg.layout
+        self.name = name
+        self.launch = launch
+        self.data = arg.data
+        self.flat = arg.data.reshape(-1, arg.data.shape[-1])
+        self.width, self.height, self.depth = lay.width, lay.height, lay.depth
+        self.layers = lay.layers
+        self.order = lay.format.order
+        self.ctype = lay.format.ctype
+        self.format = lay.format
+        self.count = self.flat.shape[0]
+        self.sizes = (lay.width, lay.height, lay.depth)
+        self.shadow: Any = None
+        if arg.written and "races" in launch.checks:
+            self.shadow = GlobalShadow(launch, self.count, self)
+
+    def describe(self) -> str:
+        return f"image `{self.name}`"
+
+    @property
+    def is_int(self) -> bool:
+        return self.ctype.startswith(("SIGNED", "UNSIGNED"))
+
+
+def make_image(launch: Launch, name: str, arg: SimImageArg) -> SimImage:
+    return SimImage(launch, name, arg)
+
+
+# ----------------------------------------------------------------------------- coordinates
+
+
+def _lanes(v: Any, t: Any, shape: tuple[int, int], n: int) -> list[np.ndarray]:
+    """The first ``n`` components of a coordinate of type ``t``, each as a flat array of the
+    frame's lanes."""
+    a = np.asarray(v)
+    if isinstance(t, VectorType):
+        return [np.broadcast_to(a[i], shape).ravel() for i in range(n)]
+    return [np.broadcast_to(a, shape).ravel()]
+
+
+def _floor_int(u: np.ndarray) -> np.ndarray:
+    """``(int)floor(u)``, saturated to the int range (NaN → 0: undefined in the spec)."""
+    f = np.floor(u)
+    f = np.where(np.isnan(f), 0, np.clip(f, -(2.0**31), 2.0**31 - 1))
+    return f.astype(np.int64)
+
+
+def _address(i: np.ndarray, size: int, mode: str) -> np.ndarray:
+    if mode == "CLAMP_TO_EDGE":
+        return np.clip(i, 0, size - 1)
+    if mode == "CLAMP":
+        return np.clip(i, -1, size)
+    return i
+
+
+def _nearest(s: np.ndarray, size: int, spec: SamplerSpec, is_int: bool) -> np.ndarray:
+    """Texel index along one axis for a nearest read (§3.2); may be outside ``[0, size)``."""
+    mode = spec.address
+    if is_int:
+        return _address(s.astype(np.int64), size, mode)
+    n = _F(size)
+    if mode == "REPEAT":
+        u = (s - np.floor(s)) * n
+        i = _floor_int(u)
+        return np.where(i > size - 1, i - size, i)
+    if mode == "MIRRORED_REPEAT":
+        sp = np.abs(s - _F(2.0) * np.rint(_HALF * s))
+        return np.minimum(_floor_int(sp * n), size - 1)
+    u = s * n if spec.normalized else s
+    return _address(_floor_int(u), size, mode)
+
+
+def _linear(
+    s: np.ndarray, size: int, spec: SamplerSpec
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(i0, i1, a) along one axis for a linear read (§3.2)."""
+    mode = spec.address
+    n = _F(size)
+    if mode == "REPEAT":
+        u = (s - np.floor(s)) * n
+        t = u - _HALF
+        i0 = _floor_int(t)
+        i1 = i0 + 1
+        i0 = np.where(i0 < 0, size + i0, i0)
+        i1 = np.where(i1 > size - 1, i1 - size, i1)
+    elif mode == "MIRRORED_REPEAT":
+        sp = np.abs(s - _F(2.0) * np.rint(_HALF * s))
+        u = sp * n
+        t = u - _HALF
+        i0 = _floor_int(t)
+        i1 = np.minimum(i0 + 1, size - 1)
+        i0 = np.maximum(i0, 0)
+    else:
+        u = s * n if spec.normalized else s
+        t = u - _HALF
+        f = _floor_int(t)
+        i0, i1 = _address(f, size, mode), _address(f + 1, size, mode)
+        if mode == "NONE":  # the footprint of an inside coordinate is clamped to the edge
+            i0, i1 = np.clip(i0, 0, size - 1), np.clip(i1, 0, size - 1)
+    a = (t - np.floor(t)).astype(_F)
+    return i0, i1, a
+
+
+def _layer(c: np.ndarray, count: int, is_int: bool, sampled: bool) -> np.ndarray:
+    """The array layer: ``clamp(rint(c), 0, count - 1)`` with a sampler (§3.4), else ``c``."""
+    if is_int:
+        li = c.astype(np.int64)
+    else:
+        li = _floor_int(np.rint(c))
+    return np.clip(li, 0, count - 1) if sampled else li
+
+
+# ----------------------------------------------------------------------------- conversions
+
+
+def _srgb_to_linear(c: np.ndarray) -> np.ndarray:
+    d = c.astype(np.float64)
+    return np.where(d <= 0.04045, d / 12.92, ((d + 0.055) / 1.055) ** 2.4).astype(_F)
+
+
+def _linear_to_srgb(c: np.ndarray) -> np.ndarray:
+    d = np.nan_to_num(c.astype(np.float64), nan=0.0)
+    d = np.clip(d, 0.0, 1.0)
+    d = np.where(d < 0.0031308, 12.92 * d, 1.055 * d ** (1.0 / 2.4) - 0.055)
+    return np.floor(d * 255 + 0.5).astype(np.uint8)
+
+
+def _channels_float(img: SimImage, raw: np.ndarray) -> np.ndarray:
+    """Stored channels ``(N, C)`` → float32 channel values ``(N, C')`` (§3.3)."""
+    ct = img.ctype
+    if ct in ("FLOAT", "HALF_FLOAT"):
+        return raw.astype(_F)
+    if ct in _NORM:
+        scale = _F(_NORM[ct])
+        f = raw.astype(_F) / scale
+        return np.maximum(f, _F(-1.0)) if ct.startswith("SNORM") else f
+    if ct in _PACKED_FIELDS:
+        r = raw[:, 0].astype(np.uint32)
+        cols = [
+            ((r >> sh) & ((1 << b) - 1)).astype(_F) / _F((1 << b) - 1)
+            for sh, b in _PACKED_FIELDS[ct]
+        ]
+        return np.stack(cols, axis=1)
+    if ct == "UNORM_INT24":
+        return ((raw.astype(np.uint32) & 0xFFFFFF).astype(_F) / _F(16777215.0)).astype(_F)
+    return raw.astype(_F)  # integer formats read as float: undefined (reported)
+
+
+def _texels(img: SimImage, pix: np.ndarray, inside: np.ndarray, want: str) -> np.ndarray:
+    """Colours ``(4, N)`` (or ``(1, N)`` for depth) of the texels at flat pixel indices
+    ``pix``, with the border colour where not ``inside``. ``want``: f, i or u."""
+    raw = img.flat[np.where(inside, pix, 0)]
+    order = img.order
+    if want == "f":
+        ch = _channels_float(img, raw)
+        if order.startswith("s"):  # sRGB: to linear before filtering; alpha stays linear
+            ch = ch.copy()
+            ch[:, :3] = _srgb_to_linear(ch[:, :3])
+        dt: Any = _F
+    else:
+        dt = np.int32 if want == "i" else np.uint32
+        ch = raw.astype(np.int64).astype(dt)
+    N = pix.shape[0]
+    table = _ORDER_READ[order]
+    out = np.empty((len(table), N), dt)
+    for k, src in enumerate(table):
+        if src == _Z:
+            out[k] = 0
+        elif src == _O:
+            out[k] = 1
+        else:
+            out[k] = ch[:, src]
+    if not inside.all():
+        border = [0] * len(table)
+        if order in _BORDER_ALPHA_ONE:
+            border[3] = 1
+        out[:, ~inside] = np.asarray(border, dt)[:, None]
+    return out
+
+
+def _float_to_raw(img: SimImage, color: np.ndarray) -> np.ndarray:
+    """Channel values ``(C, N)`` float32 → stored raw values (§3.3 write rules)."""
+    ct = img.ctype
+    dt = img.flat.dtype
+    if ct == "FLOAT":
+        return color.astype(_F)
+    if ct == "HALF_FLOAT":
+        return color.astype(np.float16)
+    if img.order.startswith("s") and ct == "UNORM_INT8":
+        out = _linear_to_srgb(color)
+        if out.shape[0] == 4:  # sRGBA, sBGRA: alpha (stored last) stays linear
+            out[3] = _unorm(color[3], 255.0, 0, 255)
+        return out
+    if ct in _NORM:
+        scale = _NORM[ct]
+        lo, hi = (-128, 127) if ct == "SNORM_INT8" else (-32768, 32767)
+        if ct.startswith("UNORM"):
+            lo, hi = 0, int(scale)
+        return _unorm(color, scale, lo, hi).astype(dt)
+    if ct in _PACKED_FIELDS:
+        word = np.zeros(color.shape[1], np.uint32)
+        for k, (sh, b) in enumerate(_PACKED_FIELDS[ct]):
+            m = (1 << b) - 1
+            word |= _unorm(color[k], float(m), 0, m).astype(np.uint32) << np.uint32(sh)
+        return word.astype(dt)[None, :]
+    if ct == "UNORM_INT24":
+        return _unorm(color, 16777215.0, 0, 16777215).astype(dt)
+    return color.astype(dt)  # float written to an integer image: undefined (reported)
+
+
+def _unorm(f: np.ndarray, scale: float, lo: int, hi: int) -> np.ndarray:
+    """``convert_<T>_sat_rte(f * scale)``: float32 product, to nearest even, saturated,
+    NaN → 0."""
+    x = np.asarray(f, _F) * _F(scale)
+    x = np.where(np.isnan(x), _F(0), x)
+    return np.clip(np.rint(x.astype(np.float64)), lo, hi).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- built-ins
+
+
+def _fail(fr: Frame, bad: np.ndarray, message: str, call: Call, img: SimImage, idx: Any) -> None:
+    if "bounds" in fr.batch.launch.checks:
+        fr.batch.launch.fail_lanes(
+            fr,
+            bad.reshape(fr.shape),
+            "out-of-bounds",
+            message,
+            call.loc,
+            img.name,
+            np.asarray(idx).reshape(fr.shape),
+        )
+
+
+def _sampler_of(call: Call, fr: Frame, v: Any) -> SamplerSpec:
+    a = np.asarray(v)
+    first = int(a.flat[0])
+    if a.ndim and (a != first).any():
+        fr.batch.launch.fail(
+            "unsupported",
+            "the simulator needs one sampler for all work-items of a call",
+            call.loc,
+        )
+    key = f"sampler{first}"
+    spec: SamplerSpec = call.state.get(key) or SamplerSpec.from_bits(first)
+    call.state[key] = spec
+    return spec
+
+
+def _read(call: Call, fr: Frame, args: list[Any]) -> Any:
+    img: SimImage = args[0]
+    t = call.params[0]
+    assert isinstance(t, ImageType)
+    kind = t.kind
+    sampled = len(args) == 3
+    spec = _sampler_of(call, fr, args[1]) if sampled else SamplerSpec(False, "NONE", "NEAREST")
+    ctype = call.params[-1]
+    is_int = not (isinstance(ctype, (ScalarType, VectorType)) and _elem(ctype).is_float)
+    shape = fr.shape
+    comps = _lanes(args[-1], call.params[-1], shape, kind.axes)
+    name = call.name
+    want = (
+        "f" if name in ("read_imagef", "read_imageh") else ("i" if name == "read_imagei" else "u")
+    )
+    if (want == "f") == img.is_int:
+        _fail(
+            fr,
+            np.ones(shape, bool),
+            f"{name} on {img.describe()} of channel type {img.ctype} is undefined "
+            f"(spec §1.13.14: use {'read_imagef' if want != 'f' else 'read_imagei/ui'})",
+            call,
+            img,
+            0,
+        )
+    if is_int and (
+        spec.normalized or spec.filter == "LINEAR" or spec.address in ("REPEAT", "MIRRORED_REPEAT")
+    ):
+        _fail(
+            fr,
+            np.ones(shape, bool),
+            f"{name} with integer coordinates needs an unnormalized, nearest sampler with "
+            "NONE, CLAMP or CLAMP_TO_EDGE addressing (spec §1.13.14); got "
+            f"{spec!r}",
+            call,
+            img,
+            0,
+        )
+    if want != "f" and spec.filter == "LINEAR":
+        _fail(
+            fr,
+            np.ones(shape, bool),
+            f"{name} supports nearest filtering only (spec §1.13.14)",
+            call,
+            img,
+            0,
+        )
+    W, H, D = img.sizes
+    sizes = (W, H, D)
+    naxes = kind.dims  # filtered axes; an array's layer comes after them
+    layer = None
+    if kind.arrayed:
+        count = img.layers
+        layer = _layer(comps[naxes], count, is_int, sampled)
+        if not sampled:
+            out = (layer < 0) | (layer >= count)
+            if out.any():
+                _fail(
+                    fr,
+                    out,
+                    f"read of {img.describe()} outside its {count} layers",
+                    call,
+                    img,
+                    layer,
+                )
+            layer = np.clip(layer, 0, count - 1)
+    N = comps[0].shape[0]
+    if spec.filter == "NEAREST" or want != "f":
+        idx = [_nearest(comps[a], sizes[a], spec, is_int) for a in range(naxes)]
+        inside = np.ones(N, bool)
+        for a in range(naxes):
+            inside &= (idx[a] >= 0) & (idx[a] < sizes[a])
+        if spec.address == "NONE" and not inside.all():
+            _fail(
+                fr,
+                ~inside,
+                f"read of {img.describe()} outside the image ({_dims(img)}) with "
+                "ADDRESS_NONE: the result is undefined (spec §3.2)",
+                call,
+                img,
+                _pixel(idx, layer, sizes, naxes),
+            )
+        pix = _pixel(idx, layer, sizes, naxes)
+        _track_read(fr, img, pix, inside, call)
+        res = _texels(img, pix, inside, want)
+    else:
+        parts = [_linear(comps[a], sizes[a], spec) for a in range(naxes)]
+        res = None
+        for corner in range(1 << naxes):
+            idx = []
+            wgt = _ONE
+            for a in range(naxes):
+                i0, i1, frac = parts[a]
+                hi = (corner >> a) & 1
+                idx.append(i1 if hi else i0)
+                wgt = wgt * (frac if hi else _ONE - frac)
+            inside = np.ones(N, bool)
+            for a in range(naxes):
+                inside &= (idx[a] >= 0) & (idx[a] < sizes[a])
+            pix = _pixel(idx, layer, sizes, naxes)
+            term = wgt * _texels(img, pix, inside, "f")
+            res = term if res is None else res + term
+    assert res is not None
+    if kind.depth:
+        return res[0].reshape(shape)
+    out4 = res.reshape(4, *shape)
+    if name == "read_imageh":
+        return out4.astype(np.float16)
+    return out4
+
+
+def _elem(t: Any) -> ScalarType:
+    return t.elem if isinstance(t, VectorType) else t
+
+
+def _dims(img: SimImage) -> str:
+    W, H, D = img.sizes
+    return f"{W}" if H == D == 1 else (f"{W}x{H}" if D == 1 else f"{W}x{H}x{D}")
+
+
+def _pixel(
+    idx: list[np.ndarray], layer: Any, sizes: tuple[int, int, int], naxes: int
+) -> np.ndarray:
+    W, H, _ = sizes
+    i = np.clip(idx[0], 0, W - 1)
+    p = i.copy()
+    if naxes >= 2:
+        p += np.clip(idx[1], 0, H - 1) * W
+    if naxes == 3:
+        p += np.clip(idx[2], 0, sizes[2] - 1) * (W * H)
+    if layer is not None:
+        p += layer * (W if naxes == 1 else W * H)
+    return p
+
+
+def _track_read(fr: Frame, img: SimImage, pix: np.ndarray, inside: np.ndarray, call: Call) -> None:
+    if img.shadow is not None:
+        img.shadow.read(fr, Where("flat", fr.shape, idx=pix.reshape(fr.shape)), call.loc)
+
+
+def _write(call: Call, fr: Frame, args: list[Any]) -> None:
+    img: SimImage = args[0]
+    t = call.params[0]
+    assert isinstance(t, ImageType)
+    kind = t.kind
+    shape = fr.shape
+    comps = _lanes(args[1], call.params[1], shape, kind.axes)
+    W, H, D = img.sizes
+    sizes = (W, H, D)
+    naxes = kind.dims
+    idx = [c.astype(np.int64) for c in comps[:naxes]]
+    inside = np.ones(comps[0].shape[0], bool)
+    for a in range(naxes):
+        inside &= (idx[a] >= 0) & (idx[a] < sizes[a])
+    layer = None
+    if kind.arrayed:
+        layer = comps[naxes].astype(np.int64)
+        inside &= (layer >= 0) & (layer < img.layers)
+        layer = np.clip(layer, 0, img.layers - 1)
+    pix = _pixel(idx, layer, sizes, naxes)
+    if not inside.all():
+        _fail(
+            fr,
+            ~inside,
+            f"write to {img.describe()} outside the image ({_dims(img)}"
+            + (f", {img.layers} layers" if kind.arrayed else "")
+            + ")",
+            call,
+            img,
+            pix,
+        )
+    name = call.name
+    if (name in ("write_imagef", "write_imageh")) == img.is_int:
+        _fail(
+            fr,
+            np.ones(shape, bool),
+            f"{name} on {img.describe()} of channel type {img.ctype} is undefined (spec §1.13.14)",
+            call,
+            img,
+            0,
+        )
+    color = np.asarray(args[2])
+    if kind.depth:
+        col = np.broadcast_to(color, shape).reshape(1, -1)
+    else:
+        col = np.stack([np.broadcast_to(color[k], shape).ravel() for k in range(4)])
+    table = _ORDER_WRITE[img.order]
+    ch = np.stack([col[k] if k >= 0 else np.zeros_like(col[0]) for k in table])
+    if name in ("write_imagef", "write_imageh"):
+        raw = _float_to_raw(img, ch.astype(_F))
+    else:
+        lo, hi = _INT_LIMITS.get(img.ctype, (-(2**63), 2**63 - 1))
+        raw = np.clip(ch.astype(np.int64), lo, hi).astype(img.flat.dtype)
+    if img.shadow is not None:
+        img.shadow.write(fr, Where("flat", shape, idx=pix.reshape(shape)), call.loc)
+    keep = inside
+    img.flat[pix[keep]] = raw.T[keep]
+    fr.batch.launch.stores += 1
+
+
+def _query(which: str) -> Any:
+    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
+        img: SimImage = args[0]
+        W, H, D = img.sizes
+        if which == "width":
+            return np.int32(W)
+        if which == "height":
+            return np.int32(H)
+        if which == "depth":
+            return np.int32(D)
+        if which == "array":
+            return np.uint64(img.layers)
+        if which == "order":
+            return np.int32(img.format.order_code)
+        if which == "type":
+            return np.int32(img.format.type_code)
+        t = call.ret
+        assert isinstance(t, VectorType)
+        vals = [W, H] if t.n == 2 else [W, H, D, 0]
+        return np.asarray(vals, np.int32).reshape(t.n, 1, 1)
+
+    return impl
+
+
+IMPLS: dict[str, Any] = {
+    **{f"read_image{s}": _read for s in ("f", "i", "ui", "h")},
+    **{f"write_image{s}": _write for s in ("f", "i", "ui", "h")},
+    "get_image_width": _query("width"),
+    "get_image_height": _query("height"),
+    "get_image_depth": _query("depth"),
+    "get_image_array_size": _query("array"),
+    "get_image_dim": _query("dim"),
+    "get_image_channel_order": _query("order"),
+    "get_image_channel_data_type": _query("type"),
+}
