@@ -33,6 +33,11 @@ class CompileError(Exception):
     def line(self) -> int | None:
         return self.loc.line if self.loc else None
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython/Jupyter show this instead of a traceback: the message with the kernel's
+        (cell) line and caret, without clpy's internal frames."""
+        return f"{type(self).__name__}: {self}".splitlines()
+
 
 class UnsupportedSyntaxError(CompileError):
     """A Python construct clpy kernels do not support (classes, comprehensions, ``try`` ...)."""
@@ -60,3 +65,7 @@ class FeatureError(CompileError):
 
 class BuildError(Exception):
     """The OpenCL device compiler rejected the generated source; the log is mapped to Python."""
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython/Jupyter: the mapped compiler messages, not clpy's frames."""
+        return f"{type(self).__name__}: {self}".splitlines()

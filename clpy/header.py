@@ -24,7 +24,7 @@ from clpy.emit.program import ordered_functions, required_features
 from clpy.emit.targets import Target
 from clpy.ir.nodes import Function
 from clpy.kernel import Specialization
-from clpy.runtime.quirks import build_std
+from clpy.runtime.quirks import build_std, fp_build_options
 from clpy.types.core import AddressSpace, ArrayType, Kind, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
@@ -209,6 +209,7 @@ def c_header(
     fns = ordered_functions(*(s.function for s in specs))
     need = required_features(fns)
     std = build_std(target, frozenset(need))
+    options = " ".join((f"-cl-std=CL{std[0]}.{std[1]}", *fp_build_options(target)))
     exts = _extensions(source)
     feats = sorted(f for f in need if f.startswith("__opencl_c_"))
     out: list[Any] = [
@@ -224,7 +225,10 @@ def c_header(
         "#include <stddef.h>",
         "#include <stdint.h>",
         "",
-        f'#define {macro}_BUILD_OPTIONS "-cl-std=CL{std[0]}.{std[1]}"',
+        "/* -cl-std for the features the program uses; for a device target also the options",
+        " * that give the simulator's float results (-cl-fp32-correctly-rounded-divide-sqrt",
+        " * where the device offers it). */",
+        f'#define {macro}_BUILD_OPTIONS "{options}"',
         "/* Extensions the program enables: the device must report each one. */",
         f'#define {macro}_EXTENSIONS "{" ".join(exts)}"',
         "/* OpenCL C optional features it uses (every OpenCL C 2.0 device has them; on 3.0 see",

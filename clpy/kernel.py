@@ -21,6 +21,7 @@ from clpy.frontend.context import CompileSession, PyValue
 from clpy.frontend.source import ParsedFunction, parse_function
 from clpy.ir.contract import contract_function
 from clpy.ir.nodes import CallFunc, Expr, Function
+from clpy.notebook import kernel_html, kernel_markdown
 from clpy.runtime.launch import KernelLaunches, Launcher, arg_type
 from clpy.runtime.subgroup_info import sub_group_info
 from clpy.types import catalog as C
@@ -254,6 +255,13 @@ class Kernel(_Callable):
 
     def __repr__(self) -> str:
         return f"<clpy.kernel {self.__name__}>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter: signature, specializations and the highlighted OpenCL C."""
+        return kernel_html(self)
+
+    def _repr_markdown_(self) -> str:
+        return kernel_markdown(self)
 
 
 class Func(_Callable):

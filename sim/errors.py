@@ -104,6 +104,11 @@ class SimulationError(Exception):
     def kind(self) -> str:
         return self.report.kind
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython/Jupyter show this instead of a traceback: each finding with the kernel's
+        (cell) line, caret and work-item ids, without the simulator's frames."""
+        return f"{type(self).__name__}: {self}".splitlines()
+
 
 class SimulationWarning(UserWarning):
     """Issued instead of ``SimulationError`` when ``config(on_error="warn")``."""

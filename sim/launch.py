@@ -18,6 +18,7 @@ from sim.images import make_image
 from sim.memory import make_global, make_local
 from sim.plan import get_plan
 from sim.printf import flush_prints
+from sim.progress import Progress
 from sim.state import Batch, Launch
 
 
@@ -109,6 +110,7 @@ def launch(
     per_batch = max(1, cfg.max_lanes // W)
     total = st.total_groups
     llid = np.arange(W, dtype=np.int64)[None, :]
+    progress = Progress(total)  # a bar after ~2 s; Ctrl-C raises here, the caller rolls back
     with np.errstate(all="ignore"):
         try:
             for gfirst in range(0, total, per_batch):
@@ -122,13 +124,15 @@ def launch(
                     root.env[p] = PtrVal(lm, np.int64(0))
                 if st.uniform:
                     plan.body(root)
-                    continue
-                active = select_lanes(st.active_lanes(gfirst, G), root.shape)
-                plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
+                else:
+                    active = select_lanes(st.active_lanes(gfirst, G), root.shape)
+                    plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
+                progress.step(G)
         except SimulationError as e:
             # one clean traceback frame: the finding already names the kernel's file:line
             raise SimulationError(e.reports) from None
         finally:
+            progress.close()
             flush_prints(st)
 
 

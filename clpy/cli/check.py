@@ -20,7 +20,7 @@ from clpy.kernel import Func, Kernel
 from clpy.runtime.api import get_device
 from clpy.runtime.build import PROGRAMS
 from clpy.runtime.devices import Device
-from clpy.runtime.quirks import build_std
+from clpy.runtime.quirks import build_std, fp_build_options
 from clpy.types.annotations import _Constexpr
 
 
@@ -140,7 +140,9 @@ def _check_kernel(
     if device is not None:
         need = frozenset(required_features(ordered_functions(spec.function)))
         std = build_std(target, need)
-        options = " ".join((f"-cl-std=CL{std[0]}.{std[1]}", *device.build_options))
+        options = " ".join(
+            (f"-cl-std=CL{std[0]}.{std[1]}", *fp_build_options(target), *device.build_options)
+        )
         PROGRAMS.get(device.context, device.cl_device, source, options, k.__name__, device.name)
 
 
