@@ -193,6 +193,10 @@ def _check_layout(t: Type, dtype: np.dtype[Any], shape: tuple[int, ...], where: 
         )
 
 
+_SCRATCH: dict[Any, Any] = {}
+_SCRATCH_LOCK = threading.Lock()
+
+
 # --- where kernels run ------------------------------------------------------------------------
 class Place:
     """The device of one call, how to launch there and how to make arrays there."""
@@ -220,6 +224,23 @@ class Place:
         import pyopencl.array as cla
 
         return cla.empty(self.cl_queue, shape, np.dtype(dtype))
+
+    def scratch(self, name: str, shape: Any, dtype: Any) -> Any:
+        """A temporary reused by later calls of this thread on this queue (safe: the queue is
+        in order and the caller reads its result before returning)."""
+        key = (
+            id(self.dev),
+            None if self.is_sim else int(self.cl_queue.int_ptr),
+            threading.get_ident(),
+            name,
+            tuple(np.atleast_1d(shape)),
+            np.dtype(dtype),
+        )
+        with _SCRATCH_LOCK:
+            a = _SCRATCH.get(key)
+            if a is None:
+                a = _SCRATCH[key] = self.empty(shape, dtype)
+        return a
 
     def zeros(self, shape: Any, dtype: Any) -> Any:
         if self.is_sim:

@@ -137,7 +137,11 @@ def histogram(x: Any, bins: int = 10, range: Any = None, device: Any = None) -> 
         and all(float(v).is_integer() for v in range)
         and int(range[1]) - int(range[0]) == bins
     )
-    counts = place.zeros(bins, np.uint32)
+    counts = place.scratch("histogram.counts", bins, np.uint32)
+    if place.is_sim:
+        counts.sim_array[...] = 0
+    else:
+        counts.fill(0)
     if n:
         tn = tuning(place.dev)
         wg = tn.wg
@@ -153,12 +157,14 @@ def histogram(x: Any, bins: int = 10, range: Any = None, device: Any = None) -> 
             lo_arg = 0
         k = _hist_kernel(t, e_type, idx, bins, wg)
         k[(groups * wg,), (wg,)](
-            inp.data, counts, n, np.int64(lo_arg), dev_edges, device=place.launch_on
+            inp.data, counts, n, np.int64(lo_arg), dev_edges, device=place.launch_on, wait=False
         )
     if inp.kind == "numpy":
         return counts.get().astype(np.int64)
     out = place.empty(bins, np.int64)
-    _widen_kernel()[(-(-bins // 64) * 64,), (64,)](counts, out, bins, device=place.launch_on)
+    _widen_kernel()[(-(-bins // 64) * 64,), (64,)](
+        counts, out, bins, device=place.launch_on, wait=False
+    )
     return inp.result(out)
 
 

@@ -91,14 +91,14 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
     groups = max(1, min(tn.groups, -(-n // (wg * vec))))
     idx = index_type(n, groups * wg * vec)
     ident = op.host_identity(t)
-    part = place.empty((groups, *inp.shape[1:]), inp.dtype)
+    part = place.scratch("reduce.part", (groups, *inp.shape[1:]), inp.dtype)
     k = _partial_kernel(t, op, idx, vec)
-    k[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on)
+    k[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on, wait=False)
     if groups == 1:
         return part
-    out = place.empty((1, *inp.shape[1:]), inp.dtype)
+    out = place.scratch("reduce.out", (1, *inp.shape[1:]), inp.dtype)
     last = _partial_kernel(t, op, C.int_, 1)
-    last[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on)
+    last[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on, wait=False)
     return out
 
 
@@ -204,11 +204,11 @@ def _arg(x: Any, device: Any, want_max: bool) -> np.int64:
     idx = index_type(n, groups * wg)
     S, red = _arg_reduction(t, idx, want_max)  # noqa: N806
     ident = red.identity
-    part = place.empty(groups, S.dtype)
-    out = place.empty(1, S.dtype)
+    part = place.scratch("arg.part", groups, S.dtype)
+    out = place.scratch("arg.out", 1, S.dtype)
     kp, kf = _arg_kernel(t, idx, want_max)
-    kp[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on)
-    kf[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on)
+    kp[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on, wait=False)
+    kf[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on, wait=False)
     return np.int64(out.get()[0]["idx"])
 
 
@@ -274,7 +274,7 @@ def segmented_reduce(x: Any, offsets: Any, op: Any = "+", device: Any = None) ->
         dev_offs = place.upload(host_offs.astype(idx.dtype))
         k = _segment_kernel(t, o, idx)
         k[(m * tn.wg,), (tn.wg,)](
-            inp.data, dev_offs, out, o.host_identity(t), device=place.launch_on
+            inp.data, dev_offs, out, o.host_identity(t), device=place.launch_on, wait=False
         )
     return inp.result(out)
 

@@ -272,16 +272,19 @@ def scan_on(inp: Input, y: Any, t: Type, op: Op, inclusive: bool, tune: Any = No
                 np.uint32(st.epoch),
                 ntiles,
                 device=place.launch_on,
+                wait=False,
             )
         return
     groups = max(1, min(wg, tn.groups, ntiles))
     tpg = -(-ntiles // groups)
     groups = -(-ntiles // tpg)
-    part = place.empty((groups, *inp.shape[1:]), inp.dtype)
+    part = place.scratch("scan.part", (groups, *inp.shape[1:]), inp.dtype)
     up, parts, down = _rts_kernels(t, op, idx, wg, items, inclusive)
-    up[(groups * wg,), (wg,)](inp.data, part, n, ident, tpg, device=place.launch_on)
-    parts[(wg,), (wg,)](part, groups, ident, device=place.launch_on)
-    down[(groups * wg,), (wg,)](inp.data, y, n, ident, part, tpg, device=place.launch_on)
+    up[(groups * wg,), (wg,)](inp.data, part, n, ident, tpg, device=place.launch_on, wait=False)
+    parts[(wg,), (wg,)](part, groups, ident, device=place.launch_on, wait=False)
+    down[(groups * wg,), (wg,)](
+        inp.data, y, n, ident, part, tpg, device=place.launch_on, wait=False
+    )
 
 
 def scan(x: Any, op: Any = "+", inclusive: bool = True, out: Any = None, device: Any = None) -> Any:

@@ -198,7 +198,7 @@ def _gather(place: Place, src: Input, perm: Any) -> Any:
     s_words, w, units = _words(place, src.data, n, itemsize)
     d_words, _, _ = _words(place, out, n, itemsize)
     _gather_kernel(w, units)[(-(-n // 64) * 64,), (64,)](
-        s_words, perm, d_words, n, device=place.launch_on
+        s_words, perm, d_words, n, device=place.launch_on, wait=False
     )
     return out
 
@@ -236,16 +236,18 @@ def sort(keys: Any, values: Any = None, device: Any = None) -> Any:
     counts = place.empty(DIGITS * ntiles, np.int32)
     offs = place.empty(DIGITS * ntiles, np.int32)
     go = (-(-n // 64) * 64,)
-    _key_kernel(t)[go, (64,)](k_in.data, u, idx, n, device=place.launch_on)
+    _key_kernel(t)[go, (64,)](k_in.data, u, idx, n, device=place.launch_on, wait=False)
     count_k, scatter_k = _pass_kernels(u_t, wg, items)
     i32 = C.int_
     plus = resolve_op("+", i32)
     c_in = Input(counts, place, "device", np.dtype(np.int32), (DIGITS * ntiles,))
     for shift in range(0, 8 * np.dtype(u_np).itemsize, RADIX_BITS):
-        count_k[(ntiles * wg,), (wg,)](u, counts, n, shift, ntiles, device=place.launch_on)
+        count_k[(ntiles * wg,), (wg,)](
+            u, counts, n, shift, ntiles, device=place.launch_on, wait=False
+        )
         scan_on(c_in, offs, i32, plus, inclusive=False)
         scatter_k[(ntiles * wg,), (wg,)](
-            u, idx, u2, idx2, offs, n, shift, ntiles, device=place.launch_on
+            u, idx, u2, idx2, offs, n, shift, ntiles, device=place.launch_on, wait=False
         )
         u, u2, idx, idx2 = u2, u, idx2, idx
     ko = k_in.result(_gather(place, k_in, idx))

@@ -1,0 +1,215 @@
+"""clpy.algorithms side by side with PyOpenCL, CuPy (when importable) and a device-to-device
+copy, in one process, on the same device (issue 13).
+
+For each size (float32 unless said): reduce (sum), inclusive scan (+), histogram (256 bins of
+uint8 and int32 inputs), argmax, and sort (sizes <= 2^24). Each timing is the median of
+``--repeat`` runs after warm-up, by synchronized wall clock (``queue.finish()`` /
+``cupy.cuda.Device().synchronize()`` around every run), results included (a reduction's scalar
+comes back to the host, as the library calls return it). Bandwidth: bytes read (+ written for
+scan and copy) per second; ``x copy`` = that bandwidth / the copy's read + write bandwidth.
+
+    python -m benchmarks.algorithms --device opencl:nvidia --sizes 20,24,28
+    python -m benchmarks.algorithms --device opencl:pocl --sizes 16 --repeat 5   # make bench
+
+Writes benchmarks/results/algorithms_<device>.json and .md (``--out-dir``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import clpy  # noqa: E402
+import clpy.algorithms as alg  # noqa: E402
+from clpy.algorithms import scans  # noqa: E402
+from clpy.algorithms._core import Tuning, as_input, element_type, resolve_op, tuning  # noqa: E402
+
+
+def timed(fn: Callable[[], Any], sync: Callable[[], None], repeat: int, warm: int = 3) -> float:
+    for _ in range(warm):
+        fn()
+    sync()
+    ts = []
+    for _ in range(repeat):
+        sync()
+        t = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def _cupy() -> Any:
+    try:
+        import cupy as cp
+
+        cp.cuda.runtime.getDeviceCount()
+        return cp
+    except Exception:  # noqa: BLE001 - no CuPy, or no CUDA device
+        return None
+
+
+def bench_size(dev: Any, n: int, repeat: int, cp: Any, do_sort: bool) -> list[dict[str, Any]]:
+    import pyopencl as cl
+    import pyopencl.array as cla
+    from pyopencl.reduction import ReductionKernel
+    from pyopencl.scan import InclusiveScanKernel
+
+    q = dev.queue
+    ctx = dev.context
+    rng = np.random.default_rng(0)
+    host = rng.random(n, dtype=np.float32)
+    x = cla.to_device(q, host)
+    y = cla.empty_like(x)
+    sync = q.finish
+    rows: list[dict[str, Any]] = []
+
+    def row(algo: str, impl: str, sec: float, nbytes: int, **kw: Any) -> None:
+        rows.append({"algorithm": algo, "impl": impl, "n": n, "seconds": sec,
+                     "GBps": nbytes / sec / 1e9, **kw})
+
+    t = timed(lambda: cl.enqueue_copy(q, y.data, x.data, byte_count=4 * n), sync, repeat)
+    row("copy", "OpenCL enqueue_copy", t, 8 * n)
+    # reduce
+    got = float(alg.reduce(x, "+"))
+    want = float(host.sum(dtype=np.float64))
+    assert abs(got - want) <= 1e-3 * abs(want) + 1, (got, want)
+    row("reduce", "clpy", timed(lambda: alg.reduce(x, "+"), sync, repeat), 4 * n)
+    row("reduce", "pyopencl cla.sum", timed(lambda: cla.sum(x).get(), sync, repeat), 4 * n)
+    rk = ReductionKernel(ctx, np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]",
+                         arguments="__global const float *x")
+    row("reduce", "pyopencl ReductionKernel", timed(lambda: rk(x, queue=q).get(), sync, repeat),
+        4 * n)
+    # scan
+    alg.scan(x, out=y)
+    yh = y.get()
+    ref = np.cumsum(host, dtype=np.float64)
+    assert np.allclose(yh[-1], ref[-1], rtol=1e-3), (yh[-1], ref[-1])
+    assert np.allclose(yh[: min(n, 4096)], ref[: min(n, 4096)], rtol=1e-4, atol=1e-2)
+    row("scan", "clpy", timed(lambda: alg.scan(x, out=y), sync, repeat), 8 * n)
+    isk = InclusiveScanKernel(ctx, np.float32, "a+b", neutral="0")
+    row("scan", "pyopencl InclusiveScanKernel",
+        timed(lambda: isk(x, y, queue=q), sync, repeat), 8 * n)
+    # argmax
+    assert alg.argmax(x) == int(np.argmax(host))
+    row("argmax", "clpy", timed(lambda: alg.argmax(x), sync, repeat), 4 * n)
+    # histograms
+    hb = (host * 256).astype(np.uint8)
+    hi = hb.astype(np.int32)
+    xb, xi = cla.to_device(q, hb), cla.to_device(q, hi)
+    want_h = np.bincount(hb, minlength=256)
+    assert (alg.histogram(xb, 256, range=(0, 256)).get() == want_h).all()
+    assert (alg.histogram(xi, 256, range=(0, 256)).get() == want_h).all()
+    row("histogram uint8", "clpy",
+        timed(lambda: alg.histogram(xb, 256, range=(0, 256)), sync, repeat), n)
+    row("histogram int32", "clpy",
+        timed(lambda: alg.histogram(xi, 256, range=(0, 256)), sync, repeat), 4 * n)
+    if do_sort:
+        keys = cla.to_device(q, (host * 2**31).astype(np.uint32))
+        row("sort uint32", "clpy", timed(lambda: alg.sort(keys), sync, max(3, repeat // 4), 1),
+            8 * n)
+    if cp is not None:
+        csync = cp.cuda.Device().synchronize
+        cx = cp.asarray(host)
+        cy = cp.empty_like(cx)
+        row("copy", "cupy copy", timed(lambda: cy.__setitem__(Ellipsis, cx), csync, repeat), 8 * n)
+        row("reduce", "cupy sum", timed(lambda: cp.sum(cx).item(), csync, repeat), 4 * n)
+        row("scan", "cupy cumsum", timed(lambda: cp.cumsum(cx, out=cy), csync, repeat), 8 * n)
+        row("argmax", "cupy argmax", timed(lambda: cp.argmax(cx).item(), csync, repeat), 4 * n)
+        cb, ci = cp.asarray(hb), cp.asarray(hi)
+        row("histogram uint8", "cupy bincount",
+            timed(lambda: cp.bincount(cb, minlength=256), csync, repeat), n)
+        row("histogram int32", "cupy bincount",
+            timed(lambda: cp.bincount(ci, minlength=256), csync, repeat), 4 * n)
+        if do_sort:
+            ck = cp.asarray((host * 2**31).astype(np.uint32))
+            row("sort uint32", "cupy sort",
+                timed(lambda: cp.sort(ck), csync, max(3, repeat // 4), 1), 8 * n)
+        cp.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def sweep(dev: Any, n: int, repeat: int) -> list[dict[str, Any]]:
+    """Scan throughput over work-group sizes and items per work-item (for the tuning)."""
+    import pyopencl.array as cla
+
+    q = dev.queue
+    x = cla.to_device(q, np.random.default_rng(0).random(n, dtype=np.float32))
+    y = cla.empty_like(x)
+    inp = as_input(x, None)
+    t = element_type(inp.dtype, inp.shape, "+")
+    o = resolve_op("+", t)
+    base = tuning(dev)
+    out = []
+    for wg in (128, 256, 512):
+        for items in (5, 7, 9, 11, 13, 15):
+            tn = Tuning(wg, base.groups, items, base.lookback, base.vec)
+            sec = timed(lambda tn=tn: scans.scan_on(inp, y, t, o, True, tn), q.finish, repeat)
+            out.append({"wg": wg, "items": items, "GBps": 8 * n / sec / 1e9})
+            print(f"  scan sweep wg={wg} items={items}: {8 * n / sec / 1e9:.0f} GB/s", flush=True)
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| n | algorithm | implementation | GB/s | x copy | clpy speed-up over this |",
+             "| --- | --- | --- | ---: | ---: | ---: |"]
+    for n in sorted({r["n"] for r in rows}):
+        rs = [r for r in rows if r["n"] == n]
+        copy = next(r for r in rs if r["impl"] == "OpenCL enqueue_copy")["GBps"]
+        for r in rs:
+            mine = next((c for c in rs if c["algorithm"] == r["algorithm"] and c["impl"] == "clpy"),
+                        None)
+            rel = f"{r['seconds'] / mine['seconds']:.2f}x" if mine and r is not mine else ""
+            lines.append(f"| 2^{int(np.log2(n))} | {r['algorithm']} | {r['impl']} | "
+                         f"{r['GBps']:.0f} | {r['GBps'] / copy:.2f} | {rel} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="opencl")
+    ap.add_argument("--sizes", default="20,24,28", help="log2 sizes, comma-separated")
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--sweep", action="store_true", help="also sweep the scan's tuning")
+    ap.add_argument("--out-dir", default=str(Path(__file__).parent / "results"))
+    a = ap.parse_args()
+    dev = clpy.get_device(a.device)
+    if dev.is_sim:
+        raise SystemExit("benchmarks.algorithms compares OpenCL libraries: pick an OpenCL device")
+    cp = _cupy() if "nvidia" in dev.name.lower() else None
+    print(f"device: {dev.name} ({dev.description}); tuning {tuning(dev)}; "
+          f"CuPy: {'yes' if cp is not None else 'no'}", flush=True)
+    rows: list[dict[str, Any]] = []
+    for s in a.sizes.split(","):
+        n = 1 << int(s)
+        rows += bench_size(dev, n, a.repeat, cp, do_sort=int(s) <= 24)
+        print(table([r for r in rows if r["n"] == n]), flush=True)
+    result: dict[str, Any] = {"device": dev.name, "description": dev.description,
+                              "tuning": repr(tuning(dev)), "rows": rows}
+    if a.sweep:
+        result["scan_sweep"] = sweep(dev, 1 << max(int(s) for s in a.sizes.split(",")), a.repeat)
+    slug = re.sub(r"[^a-z0-9]+", "_", dev.name.lower()).strip("_")[:60]
+    out = Path(a.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"algorithms_{slug}.json").write_text(json.dumps(result, indent=1) + "\n")
+    md = (f"# clpy.algorithms on {dev.name}\n\n{dev.description}\n\n"
+          f"Median of {a.repeat} runs, float32 unless said; `python -m benchmarks.algorithms "
+          f"--device {a.device} --sizes {a.sizes}`.\n\n{table(rows)}\n")
+    (out / f"algorithms_{slug}.md").write_text(md)
+    print(f"wrote {out}/algorithms_{slug}.json and .md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
