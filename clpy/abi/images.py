@@ -58,28 +58,44 @@ class ImageUpload(HostUpload):
         self.layout = layout
         self.kind = kind
 
-    @property
-    def region(self) -> tuple[int, ...]:
-        lay, k = self.layout, self.kind
-        if k.dims == 1:
-            return (lay.width, lay.layers) if k.arrayed else (lay.width,)
-        if k.dims == 2:
-            return (lay.width, lay.height, lay.layers) if k.arrayed else (lay.width, lay.height)
-        return (lay.width, lay.height, lay.depth)
-
     def upload(self, ctx: Any, cl: Any) -> Any:
-        f = self.layout.format
+        lay, k = self.layout, self.kind
+        f = lay.format
         fmt = cl.ImageFormat(f.order_code, f.type_code)
-        if self.kind.buffer:
-            buf = cl.Buffer(
+        desc = cl.ImageDescriptor()
+        desc.image_type = getattr(cl.mem_object_type, _MEM_TYPES[k.cl])
+        h = lay.height if k.dims >= 2 else 1
+        desc.shape = (lay.width, h, lay.depth if k.dims == 3 else 1)
+        desc.array_size = lay.layers if k.arrayed else 0
+        desc.pitches = (0, 0)
+        if k.buffer:
+            desc.buffer = cl.Buffer(
                 ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=self.array
             )
-            return cl.Image(
-                ctx, self.flags & ~cl.mem_flags.COPY_HOST_PTR, fmt, shape=self.region, buffer=buf
-            )
-        return cl.Image(
-            ctx, self.flags, fmt, shape=self.region, hostbuf=self.array, is_array=self.kind.arrayed
-        )
+            return cl.Image(ctx, self.flags & ~cl.mem_flags.COPY_HOST_PTR, fmt, desc=desc)
+        return cl.Image(ctx, self.flags, fmt, desc=desc, hostbuf=self.array)
+
+
+def image_extent(cl: Any, img: Any) -> tuple[int, int, int]:
+    """The region of a whole ``pyopencl.Image`` for a read: (width, height or layers, depth or
+    layers)."""
+    info = cl.image_info
+    w, h, d = (max(1, int(img.get_image_info(i))) for i in (info.WIDTH, info.HEIGHT, info.DEPTH))
+    t = img.type
+    if t in (cl.mem_object_type.IMAGE1D_ARRAY, cl.mem_object_type.IMAGE2D_ARRAY):
+        n = int(img.get_image_info(info.ARRAY_SIZE))
+        return (w, n, 1) if t == cl.mem_object_type.IMAGE1D_ARRAY else (w, h, n)
+    return (w, h, d)
+
+
+def read_image(cl: Any, queue: Any, host: np.ndarray, img: Any, **kw: Any) -> Any:
+    """Copy a whole image into ``host`` (pyopencl's ``enqueue_copy`` takes no image arrays)."""
+    return cl._cl._enqueue_read_image(queue, img, (0, 0, 0), image_extent(cl, img), host, **kw)
+
+
+def write_image(cl: Any, queue: Any, img: Any, host: np.ndarray) -> Any:
+    """Copy ``host`` into a whole image."""
+    return cl._cl._enqueue_write_image(queue, img, (0, 0, 0), image_extent(cl, img), host)
 
 
 @dataclass(frozen=True)
@@ -198,36 +214,28 @@ class ImageParam(Param):
         ctype = _TYPE_NAMES.get(fmt.channel_data_type)
         if order is None or ctype is None:
             raise TypeError(f"{self.where()}: unknown pyopencl image format {fmt}")
-        shape: tuple[int, ...] = tuple(a.shape)  # type: ignore[attr-defined]
-        from_cl = _pyopencl_array(shape, ImageFormat(order, ctype))
+        w, h, d = image_extent(cl, a)
+        full = (w, h, d)
+        axes = self.image.kind.axes
+        shape = tuple(reversed(full[:axes]))
+        f = ImageFormat(order, ctype)
+        from_cl = np.empty((*shape, f.channels) if f.channels > 1 else shape, TYPE_DTYPES[ctype])
         queue = cl.CommandQueue(a.context)
-        cl.enqueue_copy(queue, from_cl, a, origin=(0,) * len(shape), region=shape)
-        normalized = "NORM" in ctype
+        read_image(cl, queue, from_cl, a)
         img = Image(
             from_cl,
-            normalized=normalized,
+            normalized="NORM" in ctype,
             channel_order=order,
             channel_type=ctype if ctype in PACKED else None,
         )
         if self.copies_back:
-            deferred.append(
-                SimDeferred(
-                    commit=lambda: cl.enqueue_copy(
-                        queue, a, from_cl, origin=(0,) * len(shape), region=shape
-                    )
-                )
-            )
+            deferred.append(SimDeferred(commit=lambda: write_image(cl, queue, a, from_cl)))
         return img
 
     def bind_sim(self, binder: SimBinder, value: Any) -> Any:
         if not isinstance(value, SimImageArg):
             raise TypeError(f"sim.launch: argument {self.name!r} must be an image")
         return binder.image(self, value)
-
-
-def _pyopencl_array(cl_shape: tuple[int, ...], f: ImageFormat) -> np.ndarray:
-    shape = tuple(reversed(cl_shape))
-    return np.empty((*shape, f.channels) if f.channels > 1 else shape, TYPE_DTYPES[f.ctype])
 
 
 def _format_list(fmts: frozenset[tuple[int, int]]) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 
 from clpy.abi import CLSite, Converter, Param, StructValue, Value
 from clpy.abi.buffers import HostUpload
+from clpy.abi.images import read_image
 from clpy.emit.program import ordered_functions, required_features
 from clpy.runtime import diskcache
 from clpy.runtime.build import PROGRAMS
@@ -165,22 +166,20 @@ class CLPlan:
                     f"{evt.command_execution_status}; arguments left untouched"
                 )
             for host, buf in copies:
-                cl.enqueue_copy(queue, host, buf, **_image_region(cl, buf))
+                _copy_back(cl, queue, host, buf)
             return None
         events = [evt] + [
-            cl.enqueue_copy(
-                queue, host, buf, wait_for=[evt], is_blocking=False, **_image_region(cl, buf)
-            )
+            _copy_back(cl, queue, host, buf, wait_for=[evt], is_blocking=False)
             for host, buf in copies
         ]
         return LaunchHandle(evt, events, (keep, copies))
 
 
-def _image_region(cl: Any, buf: Any) -> dict[str, Any]:
-    """``origin``/``region`` of a copy back from an image (none for a buffer)."""
-    if not isinstance(buf, cl.Image):
-        return {}
-    return {"origin": (0,) * len(buf.shape), "region": buf.shape}
+def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> Any:
+    """A written buffer or image (clpy/abi/images.py) back into its NumPy array."""
+    if isinstance(buf, cl.Image):
+        return read_image(cl, queue, host, buf, **kw)
+    return cl.enqueue_copy(queue, host, buf, **kw)
 
 
 def _same(a: Any, b: Any) -> bool:
