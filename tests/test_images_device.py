@@ -77,7 +77,9 @@ def _supported(dev: Any, mem: str, access: str = "read_only") -> set[tuple[str, 
     return {(o.get(f.channel_order, "?"), t.get(f.channel_data_type, "?")) for f in got}
 
 
-def _need(dev: Any, order: str, ctype: str, mem: str = "IMAGE2D", access: str = "read_only") -> None:
+def _need(
+    dev: Any, order: str, ctype: str, mem: str = "IMAGE2D", access: str = "read_only"
+) -> None:
     if (order, ctype) not in _supported(dev, mem, access):
         pytest.skip(f"{dev} has no {mem} {order}/{ctype} image for {access} use")
     if ctype == "HALF_FLOAT":
@@ -125,8 +127,17 @@ def _coords(norm: bool, n: int, rng: np.random.Generator, inside: bool, linear: 
     else:
         u = rng.uniform(-1.5 * size, 2.5 * size, (n, 2)).astype(np.float32)
         edges = np.array(
-            [[0, 0], [W, H], [-1, -1], [W - 0.5, H - 0.5], [0.5, 0.5], [3.0, 2.0], [-0.5, H],
-             [2 * W, -H], [W + 0.25, 1.75]]
+            [
+                [0, 0],
+                [W, H],
+                [-1, -1],
+                [W - 0.5, H - 0.5],
+                [0.5, 0.5],
+                [3.0, 2.0],
+                [-0.5, H],
+                [2 * W, -H],
+                [W + 0.25, 1.75],
+            ]
         )
     c = np.concatenate([edges.astype(np.float32), u])
     return (c / size).astype(np.float32) if norm else c
@@ -201,7 +212,9 @@ def test_sampled_reads_match_the_device(dev: Any, ctype: str, order: str) -> Non
             # alpha is checked against the spec by tests/test_images_sim.py; here the colour.
             s, d = s[:, :3], d[:, :3]
         if linear:
-            np.testing.assert_allclose(s, d, rtol=0, atol=_LINEAR_TOL * rng_range, err_msg=repr(smp))
+            np.testing.assert_allclose(
+                s, d, rtol=0, atol=_LINEAR_TOL * rng_range, err_msg=repr(smp)
+            )
         elif "NORM" in ctype:
             # §3.3.1: c / 255.0f ... within 1.5 ulp (the end points exact); PoCL multiplies by
             # the reciprocal. The simulator divides (the spec's formula).
@@ -263,9 +276,14 @@ def test_writes_match_the_device_bit_for_bit(dev: Any, ctype: str, order: str) -
         k = write_f
         v = (rng.standard_normal((n, 4)) * (1.0 if "NORM" in ctype else 1000.0)).astype(np.float32)
         # saturation, rounding ties, the spec's end points
-        v[:6] = [[-2.0, 2.0, 0.5 / 255, 1.5 / 255], [1.0, -1.0, 0.0, 0.25],
-                 [0.5 / 65535, 2.5 / 127, 1 / 3, 2 / 3], [65504.0, -1e-8, 1e-3, 7.0],
-                 [0.999999, -0.999999, 1e-20, -1e-20], [3.5 / 255, 0.1, 0.2, 0.3]]
+        v[:6] = [
+            [-2.0, 2.0, 0.5 / 255, 1.5 / 255],
+            [1.0, -1.0, 0.0, 0.25],
+            [0.5 / 65535, 2.5 / 127, 1 / 3, 2 / 3],
+            [65504.0, -1e-8, 1e-3, 7.0],
+            [0.999999, -0.999999, 1e-20, -1e-20],
+            [3.5 / 255, 0.1, 0.2, 0.3],
+        ]
     shape = (H, W, nch) if nch > 1 else (H, W)
     img0 = np.zeros(shape, _DT[ctype])
     outs = []
@@ -300,13 +318,17 @@ def read_3d(img: clpy.Image3D, smp: clpy.Sampler, c: Global[float4], out: Global
 
 
 @clpy.kernel
-def read_1d_array(img: clpy.Image1DArray, smp: clpy.Sampler, c: Global[float2], out: Global[float4]):
+def read_1d_array(
+    img: clpy.Image1DArray, smp: clpy.Sampler, c: Global[float2], out: Global[float4]
+):
     i = clpy.get_global_id(0)
     out[i] = clpy.read_imagef(img, smp, c[i])
 
 
 @clpy.kernel
-def read_2d_array(img: clpy.Image2DArray, smp: clpy.Sampler, c: Global[float4], out: Global[float4]):
+def read_2d_array(
+    img: clpy.Image2DArray, smp: clpy.Sampler, c: Global[float4], out: Global[float4]
+):
     i = clpy.get_global_id(0)
     out[i] = clpy.read_imagef(img, smp, c[i])
 
@@ -402,6 +424,9 @@ def test_unsupported_format_names_parameter_format_and_device(dev: Any) -> None:
         pytest.skip(f"{dev} supports every format this test could ask for")
     with pytest.raises(TypeError, match=r"read_f\(\): parameter 'img'.*CL_RG/CL_FLOAT"):
         read_f[(1,), (1,)](
-            np.zeros((2, 2, 2), np.float32), clpy.sampler(), np.zeros((1, 2), np.float32),
-            np.zeros((1, 4), np.float32), device=dev,
+            np.zeros((2, 2, 2), np.float32),
+            clpy.sampler(),
+            np.zeros((1, 2), np.float32),
+            np.zeros((1, 4), np.float32),
+            device=dev,
         )
