@@ -102,6 +102,10 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module("clpy.vectors")
+    if name == "algorithms":  # lazy: clpy.algorithms imports clpy
+        import importlib
+
+        return importlib.import_module("clpy.algorithms")
     hint = missing_conversion_hint(name)
     raise AttributeError(f"module 'clpy' has no attribute {name!r}" + (f": {hint}" if hint else ""))
 
