@@ -345,7 +345,7 @@ def _tuning_for(target: Any, info: Any) -> Tuning:
         groups = info.max_compute_units * max(1, 2048 // wg)
         # Look-back waits only on groups that took an earlier ticket, i.e. that already run:
         # safe on GPUs, whose resident work-groups keep being scheduled (module docstring).
-        return Tuning(wg=wg, groups=groups, items=11, lookback=True, vec=4)
+        return Tuning(wg=wg, groups=groups, items=15, lookback=True, vec=4)
     return Tuning(
         wg=min(wg, 64), groups=max(4, info.max_compute_units * 2), items=8, lookback=False, vec=4
     )
