@@ -14,6 +14,7 @@ SUITE = [
     ("launch_overhead.py", [], ["--rounds", "11"]),
     ("sim_bench.py", [], ["--quick"]),
     ("collectives_bench.py", [], ["--repeat", "3"]),
+    ("images_bench.py", [], ["--n", "65536", "--repeat", "2"]),
     ("device_arrays.py", ["--n", "1048576", "--steps", "20", "--json",
                           str(HERE / "results" / "device_arrays.json")],
      ["--n", "65536", "--steps", "10", "--repeat", "1"]),

@@ -15,7 +15,7 @@ from typing import Any
 
 from clpy import builtins as _builtins
 from clpy.abi import DeviceArray, LocalMemory
-from clpy.builtins.arrays import local_array, private_array
+from clpy.builtins.arrays import addr, local_array, private_array
 from clpy.builtins.constants import CONSTANTS as _CONSTANTS
 from clpy.builtins.conversions import missing_conversion_hint
 from clpy.builtins.reductions import API as _COLLECTIVE_API
@@ -133,6 +133,7 @@ __all__ = [
     "Target",
     "local_array",
     "private_array",
+    "addr",
     "CompileError",
     "UnsupportedSyntaxError",
     "UndefinedNameError",

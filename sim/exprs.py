@@ -35,6 +35,7 @@ from clpy.ir.nodes import (
     StructCons,
     Swizzle,
     Unary,
+    Var,
     VarRef,
     VectorCons,
 )
@@ -43,7 +44,7 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Ty
 from clpy.types.structs import StructType
 from sim import ops
 from sim.frame import Frame, PtrVal, scatter_value, select_lanes
-from sim.lvalues import Load, LvalueCompiler, PrivMem, Ref, Store
+from sim.lvalues import Load, LvalueCompiler, Ref, Store
 
 Value = Any
 Fn = Callable[[Frame], Value]
@@ -122,10 +123,13 @@ class Loaded(Expr):
 class ExprCompiler:
     """Compiles expressions; ``calls`` compiles built-in and device-function calls."""
 
-    def __init__(self, calls: CallSites, checks: frozenset[str]) -> None:
+    def __init__(
+        self, calls: CallSites, checks: frozenset[str], escaped: frozenset[Var] = frozenset()
+    ) -> None:
         self.calls = calls
         self.checks = checks
-        self.lvalues = LvalueCompiler(self, checks)
+        self.escaped = escaped  # private arrays held in memory (sim/privmem.py)
+        self.lvalues = LvalueCompiler(self, checks, escaped)
 
     def lvalue(self, e: Expr, copy: bool = True) -> tuple[Ref, Load, Store]:
         """``(ref, load, store)`` of an assignable expression (``LvalueCompiler.lvalue``)."""
@@ -161,8 +165,7 @@ class ExprCompiler:
         var = e.var
         t = var.type
         if isinstance(t, ArrayType) and t.space is AddressSpace.PRIVATE:
-            pm = PrivMem(var, int(np.prod(t.shape)), t.elem)
-            return lambda fr: PtrVal(pm, np.int64(0))
+            assert var in self.escaped  # an array used as a value: held in memory
 
         def f(fr: Frame) -> Value:
             env = fr.env
@@ -362,6 +365,13 @@ class ExprCompiler:
     def x_Cast(self, e: Cast) -> Fn:
         A = self.expr(e.value)
         src, dst = e.value.type, e.type
+        if isinstance(src, ArrayType):  # an array as a pointer to its first element
+
+            def decay(fr: Frame) -> Value:
+                h = A(fr)  # a pointer, or the (memory, offset) handle of a row
+                return h if isinstance(h, PtrVal) else PtrVal(h[0], h[1])
+
+            return decay
         if isinstance(dst, PointerType) or src is dst:
             return A
         fast = _fast_cast(src, dst)

@@ -103,6 +103,9 @@ _INT_LIMITS = {
 }
 
 
+_PIXEL_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
+
+
 class SimImage:
     """One image argument of a launch (see the module docstring)."""
 
@@ -119,6 +122,13 @@ class SimImage:
         self.format = lay.format
         self.count = self.flat.shape[0]
         self.sizes = (lay.width, lay.height, lay.depth)
+        # one element per pixel where a NumPy type has the pixel's size: gathering pixels
+        # is then a 1-D take (much faster than fancy indexing rows of a 2-D array)
+        size = self.flat.shape[1] * self.flat.dtype.itemsize
+        pix_t = _PIXEL_TYPES.get(size)
+        self.rows: np.ndarray | None = (
+            self.flat.view(pix_t).reshape(-1) if pix_t is not None else None
+        )
         self.shadow: Any = None
         if arg.written and "races" in launch.checks:
             self.shadow = GlobalShadow(launch, self.count, self)
@@ -237,7 +247,9 @@ def _linear_to_srgb(c: np.ndarray) -> np.ndarray:
 def _channels_float(img: SimImage, raw: np.ndarray) -> np.ndarray:
     """Stored channels ``(N, C)`` → float32 channel values ``(N, C')`` (§3.3)."""
     ct = img.ctype
-    if ct in ("FLOAT", "HALF_FLOAT"):
+    if ct == "FLOAT":
+        return raw
+    if ct == "HALF_FLOAT":
         return raw.astype(_F)
     if ct in _NORM:
         scale = _F(_NORM[ct])
@@ -258,7 +270,11 @@ def _channels_float(img: SimImage, raw: np.ndarray) -> np.ndarray:
 def _texels(img: SimImage, pix: np.ndarray, inside: np.ndarray, want: str) -> np.ndarray:
     """Colours ``(4, N)`` (or ``(1, N)`` for depth) of the texels at flat pixel indices
     ``pix``, with the border colour where not ``inside``. ``want``: f, i or u."""
-    raw = img.flat[np.where(inside, pix, 0)]
+    idx = pix if inside.all() else np.where(inside, pix, 0)
+    if img.rows is not None:
+        raw = np.take(img.rows, idx).view(img.flat.dtype).reshape(idx.shape[0], -1)
+    else:
+        raw = img.flat[idx]
     order = img.order
     if want == "f":
         ch = _channels_float(img, raw)
@@ -271,14 +287,17 @@ def _texels(img: SimImage, pix: np.ndarray, inside: np.ndarray, want: str) -> np
         ch = raw.astype(np.int64).astype(dt)
     N = pix.shape[0]
     table = _ORDER_READ[order]
-    out = np.empty((len(table), N), dt)
-    for k, src in enumerate(table):
-        if src == _Z:
-            out[k] = 0
-        elif src == _O:
-            out[k] = 1
-        else:
-            out[k] = ch[:, src]
+    if table == (0, 1, 2, 3) and ch.dtype == dt:  # RGBA: the channels as they are
+        out = ch.T if inside.all() else ch.T.copy()
+    else:
+        out = np.empty((len(table), N), dt)
+        for k, src in enumerate(table):
+            if src == _Z:
+                out[k] = 0
+            elif src == _O:
+                out[k] = 1
+            else:
+                out[k] = ch[:, src]
     if not inside.all():
         border = [0] * len(table)
         if order in _BORDER_ALPHA_ONE:

@@ -4,7 +4,8 @@
 address once (so ``x[f(i)] += 1`` computes the index once), ``load(frame, handle)`` reads and
 ``store(frame, handle, value)`` writes. Local arrays live in ``LocalMem`` (one region per
 work-group); private arrays are per-lane arrays of shape ``(count, ..., g, w)`` held in a
-variable, so lane compaction carries them like any other value.
+variable, so lane compaction carries them like any other value, except those used as pointers
+somewhere in their function, which live in memory like local ones (``sim/privmem.py``).
 
 The expression compiler (``sim/exprs.py``) holds an ``LvalueCompiler`` and hands it itself as
 the ``Exprs`` it compiles addresses and indices with.
@@ -43,71 +44,15 @@ class PrivKey:
         self.var = var
 
 
-class PrivMem:
-    """A private array seen through a pointer (an array argument that decays, spec §1.5)."""
-
-    space = "private"
-
-    def __init__(self, var: Var, count: int, elem: Any) -> None:
-        self.var = var
-        self.count = count
-        self.elem = elem
-        self.name = var.name
-
-    def describe(self) -> str:
-        return f"private array `{self.name}`"
-
-    def _idx(self, fr: Frame, addr: Value, loc: Any, write: bool) -> Any:
-        a = np.asarray(addr, dtype=np.int64)
-        bad = (a < 0) | (a >= self.count)
-        if np.any(bad):
-            if "bounds" in fr.batch.launch.checks:
-                fr.batch.launch.fail_lanes(
-                    fr,
-                    bad,
-                    "out-of-bounds",
-                    f"{'write to' if write else 'read of'} {self.describe()} out of bounds",
-                    loc,
-                    self.name,
-                    a,
-                )
-            a = np.where(bad, 0, a)
-        return np.broadcast_to(a, fr.shape)
-
-    def _array(self, fr: Frame, loc: Any) -> np.ndarray:
-        if not fr.has(self.var):
-            fr.batch.launch.fail(
-                "unsupported",
-                f"private array `{self.name}` is used through "
-                "a pointer in a device function; the simulator supports such "
-                "pointers only in the function that declares the array",
-                loc,
-            )
-        arr: np.ndarray = fr.get(self.var)
-        return arr
-
-    def load(self, fr: Frame, addr: Value, loc: Any) -> Value:
-        arr = self._array(fr, loc)
-        i = self._idx(fr, addr, loc, False)
-        return np.take_along_axis(arr, i[None], axis=0)[0]
-
-    def store(self, fr: Frame, addr: Value, v: Value, loc: Any) -> None:
-        arr = self._array(fr, loc)
-        if not arr.flags.writeable:
-            arr = arr.copy()
-        i = self._idx(fr, addr, loc, True)
-        vv = np.broadcast_to(np.asarray(v, dtype=arr.dtype), arr.shape[1:])[None]
-        np.put_along_axis(arr, i[None], vv, axis=0)
-        fr.env[self.var] = arr
-        fr.batch.launch.stores += 1
-
-
 class LvalueCompiler:
     """Compiles assignable expressions and array rows; ``exprs`` compiles their indices."""
 
-    def __init__(self, exprs: Exprs, checks: frozenset[str]) -> None:
+    def __init__(
+        self, exprs: Exprs, checks: frozenset[str], escaped: frozenset[Var] = frozenset()
+    ) -> None:
         self.expr = exprs.expr
         self.checks = checks
+        self.escaped = escaped  # private arrays held in memory like local ones (sim/privmem.py)
 
     def lvalue(self, e: Expr, copy: bool = True) -> tuple[Ref, Load, Store]:
         """``copy=False``: loads may return views of memory (for consumers that build a new
@@ -191,7 +136,7 @@ class LvalueCompiler:
             return pref, pload, pstore
         assert isinstance(bt, ArrayType)
         aref = self.array_ref(e)
-        if bt.space is AddressSpace.PRIVATE:
+        if bt.space is AddressSpace.PRIVATE and _root(e) not in self.escaped:
             elem_lead = _lead(e.type)
 
             def prload(fr: Frame, h: Any) -> Value:
@@ -231,7 +176,7 @@ class LvalueCompiler:
             var = e.var
             t = var.type
             assert isinstance(t, ArrayType)
-            if t.space is AddressSpace.PRIVATE:
+            if t.space is AddressSpace.PRIVATE and var not in self.escaped:
                 key = PrivKey(var)
                 return lambda fr: (key, np.int64(0))
 
@@ -285,6 +230,12 @@ class LvalueCompiler:
 
 def _lead(t: Any) -> int:
     return 1 if isinstance(t, VectorType) else 0
+
+
+def _root(e: Expr) -> Var | None:
+    while isinstance(e, Index):
+        e = e.base
+    return e.var if isinstance(e, VarRef) else None
 
 
 def _root_name(e: Expr) -> str:

@@ -19,6 +19,7 @@ from sim import ops
 from sim.call import Call
 from sim.exprs import ExprCompiler
 from sim.frame import Frame
+from sim.privmem import escaped_private
 from sim.stmts import StmtCompiler
 from sim.values import RET, struct_zero
 
@@ -41,8 +42,9 @@ class PlanBuilder:
     def __init__(self, fn: Function, checks: frozenset[str]) -> None:
         self.fn = fn
         self.checks = checks
-        self.exprs = ExprCompiler(self, checks)
-        self.stmts = StmtCompiler(self.exprs, checks)
+        escaped = escaped_private(fn)  # private arrays used as pointers: in memory
+        self.exprs = ExprCompiler(self, checks, escaped)
+        self.stmts = StmtCompiler(self.exprs, checks, escaped)
 
     def build(self) -> Plan:
         return Plan(self.fn, self.stmts.block(self.fn.body))

@@ -37,13 +37,14 @@ from clpy.ir.nodes import (
     Return,
     Stmt,
     Swizzle,
+    Var,
     VarRef,
     While,
 )
 from clpy.ir.walk import walk
 from clpy.types.catalog import void
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
-from sim import ops
+from sim import ops, privmem
 from sim.exprs import LOADED, ExprCompiler
 from sim.frame import Frame, PtrVal, select_lanes
 from sim.memory import make_local
@@ -145,9 +146,12 @@ StmtFn = Callable[[Frame], "Jump | None"]
 class StmtCompiler:
     """Compiles statements and blocks; ``exprs`` compiles the expressions in them."""
 
-    def __init__(self, exprs: ExprCompiler, checks: frozenset[str]) -> None:
+    def __init__(
+        self, exprs: ExprCompiler, checks: frozenset[str], escaped: frozenset[Var] = frozenset()
+    ) -> None:
         self.exprs = exprs
         self.checks = checks
+        self.escaped = escaped  # private arrays held in memory (sim/privmem.py)
 
     def block(self, stmts: Sequence[Stmt]) -> StmtFn:
         fns = [self.stmt(s) for s in stmts]
@@ -193,6 +197,8 @@ class StmtCompiler:
         var = s.var
         t = var.type
         if isinstance(t, ArrayType):
+            if var in self.escaped:
+                return lambda fr: privmem.declare(fr, var, t)
             if t.space is AddressSpace.LOCAL:
                 count = int(np.prod(t.shape))
                 elem = t.elem

@@ -24,5 +24,21 @@ class _ArrayDecl:
         return f"clpy.{self.__name__}"
 
 
+class _AddressOf:
+    """``clpy.addr(a[i])``: a pointer to one element of an array or pointer (C's
+    ``&a[i]``, the same as ``a + i``), in its address space. Built by the frontend
+    (clpy/frontend/pointers.py)."""
+
+    __clpy_addr__ = True
+    __name__ = "addr"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("clpy.addr can only be used inside kernels and device functions")
+
+    def __repr__(self) -> str:
+        return "clpy.addr"
+
+
+addr = _AddressOf()
 local_array = _ArrayDecl("local")
 private_array = _ArrayDecl("private")

@@ -209,6 +209,8 @@ class ExprEmitter:
                 return f"convert_{dst.cl_name}({self(e.value)})", _POSTFIX
             return f"({dst.cl_name})({self(e.value)})", _POSTFIX
         if isinstance(dst, PointerType):
+            if isinstance(src, ArrayType):  # an array as a pointer: C decays it by itself
+                return self.sub(e.value, _POSTFIX), _POSTFIX
             return f"({dst.cl_name}){self.sub(e.value, _UNARY)}", _UNARY
         return f"({dst.cl_name}){self.sub(e.value, _UNARY)}", _UNARY
 

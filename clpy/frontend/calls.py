@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from clpy.builtins.python_aliases import PYTHON_ALIASES
-from clpy.builtins.registry import REGISTRY, ArgInfo, Builtin, NoMatch
+from clpy.builtins.registry import REGISTRY, ArgInfo, Builtin, NoMatch, Overload
 from clpy.errors import ConstantError, UnsupportedSyntaxError
+from clpy.frontend import pointers
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.helpers import elem_type, is_weak
 from clpy.ir.fold import cast_const
@@ -92,6 +93,8 @@ class CallBuilder:
             return self.construct(fn, node)
         if fn in PYTHON_ALIASES:
             return self.python_alias(fn, node)
+        if getattr(fn, "__clpy_addr__", False):
+            return pointers.address_of(self, node)
         build = getattr(fn, "__clpy_call__", None)
         if build is not None:
             return build(self, node)
@@ -144,7 +147,7 @@ class CallBuilder:
         try:
             ov = b.resolve(infos)
         except NoMatch as e:
-            self.state.fail(node, str(e))
+            ov = self.resolve_decayed(b, args, infos, node, e)
         for i in b.const_args:
             if i < len(args) and not isinstance(args[i], (Const, NamedConst)):
                 self.state.fail(
@@ -159,6 +162,15 @@ class CallBuilder:
         if b.uniform:
             self.state.note_uniform_call(b, node)
         return CallBuiltin(ov.ret, self.state.loc(node), b, ov, cargs)
+
+    def resolve_decayed(
+        self, b: Builtin, args: list[Expr], infos: list[ArgInfo], node: ast.AST, err: NoMatch
+    ) -> Overload:
+        """Retry with arrays as pointers to their first elements (``remquo(x, y, q)`` with
+        ``q = clpy.private_array(int32, 1)``; clpy/frontend/pointers.py); coercing the
+        arguments to the overload's pointer parameters then does the decay."""
+        if not any(pointers.is_decayable(a) for a in args):
+            self.state.fail(node, str(err))
 
     # ------------------------------------------------------------------ constructors
 

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 from clpy.errors import CompileError, KernelTypeError
 from clpy.frontend.source import ParsedFunction
 from clpy.ir.nodes import Binary, CallBuiltin, Cast, Expr, Function, Index, Loc, Select, Var, VarRef
-from clpy.types.core import AddressSpace, PointerType, Type
+from clpy.types.core import AddressSpace, ArrayType, PointerType, Type
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,10 @@ class FuncState:
                 return frozenset({e.var.name})
             # The local pointer itself counts too: the emitter makes it const when unwritten.
             return self.aliases.get(e.var.name, frozenset()) | {e.var.name}
-        if isinstance(e, Binary):
-            return self.pointer_roots(e.left) | self.pointer_roots(e.right)
+        if isinstance(e, Binary):  # p + k: the pointer operand (not x in p + x[i])
+            return frozenset().union(
+                *(self.pointer_roots(s) for s in (e.left, e.right) if _addresses(s.type))
+            )
         if isinstance(e, Select):
             return self.pointer_roots(e.if_true) | self.pointer_roots(e.if_false)
         if isinstance(e, Cast):
@@ -193,3 +195,8 @@ def block_paths(fdef: ast.FunctionDef) -> dict[str, tuple[Any, ...]]:
                     break
         out[name] = common
     return out
+
+
+def _addresses(t: Any) -> bool:
+    """Values of type ``t`` point into memory (pointers, and arrays that decay to them)."""
+    return isinstance(t, (PointerType, ArrayType))

@@ -17,6 +17,7 @@ from clpy.builtins.constants import NamedConstant
 from clpy.builtins.registry import REGISTRY
 from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
+from clpy.frontend import pointers
 from clpy.frontend.calls import CallBuilder
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.helpers import (
@@ -268,8 +269,11 @@ class ExprBuilder:
 
     # ------------------------------------------------------------------ subscripts
 
-    def visit_Subscript(self, node: ast.Subscript) -> Expr:
-        base = self.expr(node.value)
+    def visit_Subscript(self, node: ast.Subscript) -> Expr | PyValue:
+        pv = self.value(node.value)
+        if isinstance(pv, PyValue):  # a compile-time object: Global[float32] in annotations
+            return pointers.subscript_value(self, pv, node)
+        base = pv
         idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         out = base
         for idx_node in idx_nodes:
@@ -312,6 +316,13 @@ class ExprBuilder:
     def binary(self, op: str, left: Expr, right: Expr, node: ast.AST) -> Expr:
         loc = self.state.loc(node)
         lt, rt = left.type, right.type
+        if op in ("+", "-") and (pointers.is_decayable(left) or pointers.is_decayable(right)):
+            # an array used as a value is a pointer to its first element: hist + k
+            if pointers.is_decayable(left):
+                left = pointers.decay(self.state, left, node)
+            if op == "+" and pointers.is_decayable(right):
+                right = pointers.decay(self.state, right, node)
+            lt, rt = left.type, right.type
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             return self.pointer_arith(op, left, right, node)
         if isinstance(lt, (ArrayType, StructType)) or isinstance(rt, (ArrayType, StructType)):
@@ -561,6 +572,8 @@ class ExprBuilder:
         """Implicitly convert ``e`` to ``t`` (C assignment/arithmetic conversion rules)."""
         if e.type is t:
             return e
+        if isinstance(t, PointerType) and isinstance(e.type, ArrayType):
+            e = pointers.decay(self.state, e, node)  # an array where a pointer is expected
         if isinstance(t, PointerType) and isinstance(e.type, PointerType):
             if e.type.elem is t.elem and (t.space is e.type.space or t.space.value == ""):
                 return e

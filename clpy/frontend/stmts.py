@@ -303,8 +303,12 @@ class StmtBuilder:
                 )
             return [Declare(st.loc(node), var, None)]
         value = self.ex.expr(value_node)
-        if isinstance(value.type, ArrayType):
-            st.fail(node, "arrays cannot be copied; index them instead")
+        if isinstance(value.type, ArrayType) and not isinstance(ann, PointerType):
+            st.fail(
+                node,
+                "arrays cannot be copied; index them instead, or annotate a pointer to "
+                f"the first element: {name}: Private[T] = ... (Local[T] for local arrays)",
+            )
         if value.type is C.sampler_t and isinstance(value, NamedConst):
             # a constant sampler: the name stands for it (emitted once at program scope)
             st.constexprs = {**st.constexprs, name: SamplerSpec.from_bits(value.value)}
