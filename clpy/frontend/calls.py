@@ -171,6 +171,14 @@ class CallBuilder:
         arguments to the overload's pointer parameters then does the decay."""
         if not any(pointers.is_decayable(a) for a in args):
             self.state.fail(node, str(err))
+        decayed = [
+            ArgInfo(pointers.decay(self.state, a, node).type) if pointers.is_decayable(a) else i
+            for a, i in zip(args, infos)
+        ]
+        try:
+            return b.resolve(decayed)
+        except NoMatch:
+            self.state.fail(node, str(err))
 
     # ------------------------------------------------------------------ constructors
 
