@@ -86,7 +86,7 @@ def test_sdist_and_wheel(built: Path) -> None:
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(meta).decode()
     assert "Name: clpy-kernels" in text and f"Version: {version}" in text
-    assert "License :: OSI Approved :: MIT License" in text
+    assert "License-Expression: MIT" in text
     assert any(n.endswith(".dist-info/LICENSE") or "licenses/LICENSE" in n for n in names)
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "clpy = clpy.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
