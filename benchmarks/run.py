@@ -18,6 +18,8 @@ SUITE = [
     ("device_arrays.py", ["--n", "1048576", "--steps", "20", "--json",
                           str(HERE / "results" / "device_arrays.json")],
      ["--n", "65536", "--steps", "10", "--repeat", "1"]),
+    ("algorithms.py", ["--device", "opencl", "--sizes", "16,20", "--repeat", "5"],
+     ["--device", "opencl", "--sizes", "14", "--repeat", "3"]),
 ]
 
 
