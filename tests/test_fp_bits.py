@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 
 import clpy
+from benchmarks.fp_contract import matmul
 from clpy import Global, float2, float4, float32, float64, int32
 from clpy.ir.contract import contract_function
-from clpy.ir.nodes import Binary, CallBuiltin, Function
+from clpy.ir.nodes import CallBuiltin, Function
 from clpy.ir.walk import walk
 from clpy.types.core import ScalarType, VectorType, element_of
 from sim.fpexact import fma
@@ -293,14 +294,10 @@ def k_exact64(a: Global[float64], b: Global[float64], c: Global[float64],
     out[4 * i + 3] = x * x * y - z * y + 1e-300
 
 
-def _device_fp(cl_context: Any) -> tuple[str, ...]:
-    return fp_options(cl_context)
-
-
 def _tolerance(cl_context: Any) -> float:
     """0 ulp where the device has correctly rounded / and sqrt (the runtime asks for them);
     else the spec's bound for them (3 ulp, spec §2.4 table 36)."""
-    return 0.0 if _device_fp(cl_context) else 3.0
+    return 0.0 if fp_options(cl_context) else 3.0
 
 
 @pytest.mark.parametrize("contract", [False, True], ids=["unfused", "fp_contract"])
@@ -313,7 +310,6 @@ def test_exact_kernels_bit_identical(cl_context: Any, contract: bool) -> None:
     args = [a, b, c, np.zeros(8 * n, np.float32), m]
     got, want = run_sim(fn, (n,), (64,), args), run_cl(cl_context, fn, (n,), (64,), args)
     assert_same(got, want, _tolerance(cl_context), [p.name for p in fn.params])
-    # the two modes compute different things: contraction is really on or off
     dev = cl_context.devices[0]
     if dev.double_fp_config:
         a64, b64, c64 = _cancelling(n, np.float64)
@@ -369,8 +365,6 @@ def exact_class(fn: Function) -> bool:
                 ):
                     continue
                 return False
-            if isinstance(node, Binary) and node.op == "floordiv" and _float_type(node.type):
-                continue
     return True
 
 
@@ -400,6 +394,82 @@ def test_corpus_bit_identical(cl_context: Any, case: Any, contract: bool) -> Non
     fn = kern.specialize().function
     if contract:
         fn = contract_function(fn)
+    args = make()
+    got, want = run_sim(fn, g, l_, args), run_cl(cl_context, fn, g, l_, args)
+    assert_same(got, want, _tolerance(cl_context), [p.name for p in fn.params])
+
+
+# ----------------------------------------------------------------------------- real programs
+
+
+@clpy.kernel
+def k_nbody_exact(pos: Global[float4], acc: Global[float4], n: int32):
+    """All-pairs accelerations with 1/sqrt (correctly rounded) instead of rsqrt."""
+    i = clpy.get_global_id(0)
+    p = pos[i]
+    a = float4(0.0)
+    for j in range(n):
+        q = pos[j]
+        d = q - p
+        d2 = d.x * d.x + d.y * d.y + d.z * d.z + 1e-3
+        inv = 1.0 / clpy.sqrt(d2)
+        a += d * (q.w * inv * inv * inv)
+    acc[i] = a
+
+
+@clpy.kernel
+def k_jacobi(u: Global[float32], f: Global[float32], out: Global[float32], n: int32,
+             h2: float32):
+    """One Jacobi sweep of the 2-D Poisson problem (5-point stencil), borders copied."""
+    x = clpy.get_global_id(0)
+    y = clpy.get_global_id(1)
+    k = y * n + x
+    if 0 < x < n - 1 and 0 < y < n - 1:
+        out[k] = 0.25 * (u[k - 1] + u[k + 1] + u[k - n] + u[k + n] - h2 * f[k])
+    else:
+        out[k] = u[k]
+
+
+@clpy.kernel
+def k_horner(x: Global[float64], c: Global[float64], out: Global[float64], deg: int32):
+    i = clpy.get_global_id(0)
+    v = x[i]
+    r = c[deg]
+    for j in range(deg - 1, -1, -1):
+        r = r * v + c[j]
+    out[i] = r
+
+
+def _real_programs() -> list[tuple[str, Any, tuple[int, ...], tuple[int, ...], Any]]:
+    n = 64
+    return [
+        ("matmul_tiled", matmul, (n, n), (16, 16),
+         lambda: [RNG.standard_normal(n * n).astype(np.float32),
+                  RNG.standard_normal(n * n).astype(np.float32), np.zeros(n * n, np.float32),
+                  np.int32(n)]),
+        ("nbody", k_nbody_exact, (256,), (64,),
+         lambda: [RNG.standard_normal((256, 4)).astype(np.float32),
+                  np.zeros((256, 4), np.float32), np.int32(256)]),
+        ("jacobi", k_jacobi, (n, n), (8, 8),
+         lambda: [RNG.standard_normal(n * n).astype(np.float32),
+                  RNG.standard_normal(n * n).astype(np.float32), np.zeros(n * n, np.float32),
+                  np.int32(n), np.float32(1.0 / n**2)]),
+        ("horner", k_horner, (512,), (64,),
+         lambda: [RNG.uniform(-1.5, 1.5, 512), RNG.standard_normal(12), np.zeros(512),
+                  np.int32(11)]),
+    ]
+
+
+REAL = _real_programs()
+
+
+@pytest.mark.parametrize("contract", [False, True], ids=["unfused", "fp_contract"])
+@pytest.mark.parametrize("case", REAL, ids=[c[0] for c in REAL])
+def test_real_programs_bit_identical(cl_context: Any, case: Any, contract: bool) -> None:
+    _, kern, g, l_, make = case
+    fn = kern.specialize_with({}, contract).function
+    assert exact_class(fn)
+    assert (_fma_calls(fn) > 0) is contract
     args = make()
     got, want = run_sim(fn, g, l_, args), run_cl(cl_context, fn, g, l_, args)
     assert_same(got, want, _tolerance(cl_context), [p.name for p in fn.params])
