@@ -15,6 +15,7 @@ SUITE = [
     ("sim_bench.py", [], ["--quick"]),
     ("collectives_bench.py", [], ["--repeat", "3"]),
     ("images_bench.py", [], ["--n", "65536", "--repeat", "2"]),
+    ("fp_contract.py", ["--quick"], ["--nbody", "1024", "--matmul", "256", "--repeat", "1"]),
     ("device_arrays.py", ["--n", "1048576", "--steps", "20", "--json",
                           str(HERE / "results" / "device_arrays.json")],
      ["--n", "65536", "--steps", "10", "--repeat", "1"]),
