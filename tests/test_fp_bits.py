@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -25,6 +26,7 @@ from clpy import Global, float2, float4, float32, float64, int32
 from clpy.ir.contract import contract_function
 from clpy.ir.nodes import CallBuiltin, Function
 from clpy.ir.walk import walk
+from clpy.runtime.quirks import fp_build_options
 from clpy.types.core import ScalarType, VectorType, element_of
 from sim.fpexact import fma
 from tests import test_sim_diff, test_sim_diff_builtins, test_sim_diff_more
@@ -473,3 +475,24 @@ def test_real_programs_bit_identical(cl_context: Any, case: Any, contract: bool)
     args = make()
     got, want = run_sim(fn, g, l_, args), run_cl(cl_context, fn, g, l_, args)
     assert_same(got, want, _tolerance(cl_context), [p.name for p in fn.params])
+
+
+def test_build_options_follow_the_device(cl_context: Any) -> None:
+    """``-cl-fp32-correctly-rounded-divide-sqrt`` exactly where the device reports
+    CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT (the runtime's builds and the test helper alike)."""
+    import pyopencl as cl
+
+    cl_dev = cl_context.devices[0]
+    reported = bool(cl_dev.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
+    dev = clpy.get_device(cl_dev)
+    n = 64
+    a, b, c = _cancelling(n, np.float32)
+    k_axpb[(n,), (64,)](a, b, c, np.zeros(n, np.float32), device=dev)
+    plans = [p for p in k_axpb.launches.plans.values() if getattr(p, "device", None) is dev]
+    assert plans
+    for p in plans:
+        assert ("-cl-fp32-correctly-rounded-divide-sqrt" in p.options.split()) is reported
+    assert bool(fp_options(cl_context)) is reported
+    base = dev.target
+    off = replace(base, info={**base.info, "correctly_rounded_divide_sqrt": False})
+    assert fp_build_options(off) == ()
