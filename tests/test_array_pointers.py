@@ -104,6 +104,23 @@ def k_pointer_locals(x: Global[float32], c: Constant[float32], out: Global[float
     out[i] = p[i] + q[i % 4] + pa[0].y + clpy.addr(t[3][0])[lid % 8] + r[(lid + 1) % 8]
 
 
+@clpy.func
+def count_until(p: Private[float32], end: Private[float32]) -> int32:
+    n = 0
+    while p != end:
+        p += 1
+        n += 1
+    return n
+
+
+@clpy.kernel
+def k_compare(out: Global[int32]):
+    i = clpy.get_global_id(0)
+    a = clpy.private_array(float32, 8)
+    q: Private[float32] = a + 2
+    out[i] = count_until(q, a + 7) + (10 if q > a else 0) + (100 if a == q - 2 else 0)
+
+
 CASES = [
     ("hist", k_hist, (N,), (64,),
      lambda: [RNG.integers(0, 64, N).astype(np.int32), np.zeros(64, np.int32)]),
@@ -112,6 +129,7 @@ CASES = [
               np.zeros(2 * N, np.int32)]),
     ("funcs", k_funcs, (N,), (64,),
      lambda: [RNG.uniform(-9, 9, N).astype(np.float32), np.zeros(2 * N, np.float32)]),
+    ("compare", k_compare, (16,), (8,), lambda: [np.zeros(16, np.int32)]),
     ("pointer_locals", k_pointer_locals, (32,), (32,),
      lambda: [RNG.uniform(-9, 9, 64).astype(np.float32), RNG.uniform(-9, 9, 8).astype(np.float32),
               np.zeros(32, np.float32), np.int32(5)]),
@@ -132,6 +150,8 @@ def test_idioms_results() -> None:
     x = RNG.integers(0, 64, N).astype(np.int32)
     got = run_sim(k_hist.specialize().function, (N,), (64,), [x, np.zeros(64, np.int32)])
     assert (got[1] == np.bincount(x, minlength=64)).all()
+    got = run_sim(k_compare.specialize().function, (16,), (8,), [np.zeros(16, np.int32)])
+    assert (got[0] == 115).all()
     x = RNG.uniform(-9, 9, N).astype(np.float32)
     fn = k_funcs.specialize().function
     out = run_sim(fn, (N,), (64,), [x, np.zeros(2 * N, np.float32)])[1]

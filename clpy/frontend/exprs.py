@@ -518,6 +518,8 @@ class ExprBuilder:
         loc = self.state.loc(node)
         lt, rt = left.type, right.type
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
+            left, right = pointers.decay_operands(self.state, left, right, node)  # p != a
+            lt, rt = left.type, right.type
             if not (isinstance(lt, PointerType) and isinstance(rt, PointerType)):
                 self.state.fail(node, f"cannot compare {lt} with {rt}")
             return Compare(C.bool_, loc, op, left, right)

@@ -56,6 +56,14 @@ def subscript_value(ex: Any, base: Any, node: ast.Subscript) -> Any:
     return PyValue(out, ex.state.loc(node))
 
 
+def decay_operands(state: Any, left: Expr, right: Expr, node: ast.AST) -> tuple[Expr, Expr]:
+    """Both operands of a pointer comparison, arrays decayed (``p < a``)."""
+    return (
+        decay(state, left, node) if is_decayable(left) else left,
+        decay(state, right, node) if is_decayable(right) else right,
+    )
+
+
 def is_decayable(e: Expr) -> bool:
     return isinstance(e.type, ArrayType) and len(e.type.shape) == 1
 
@@ -87,4 +95,4 @@ def address_of(ex: Any, node: ast.Call) -> Expr:
     return Binary(pt, state.loc(node), "+", base, idx)
 
 
-__all__ = ["address_of", "decay", "is_decayable"]
+__all__ = ["address_of", "decay", "decay_operands", "is_decayable", "subscript_value"]
