@@ -24,7 +24,8 @@
   subnormal and overflowing results).
 
 Zero results take IEEE's sign rule for sums (computed as ``a*b + c`` in double, exact when the
-true result is zero); infinities and NaNs propagate as ``a*b + c`` does.
+true result is zero); infinities and NaNs propagate as ``a*b + c`` does, except that finite
+``a`` and ``b`` with an infinite ``c`` give ``c`` even when ``a*b`` overflows.
 
 ``/`` and ``sqrt`` need nothing here: NumPy's float and double ``/`` and ``sqrt`` are the
 IEEE operations, and computing a float ``/`` or ``sqrt`` in double and rounding once to float
@@ -113,6 +114,10 @@ def fma_double(a: Any, b: Any, c: Any) -> Any:
         v, w = _two_sum(tl, ul)
         z = th + _to_odd(v, w)
         out = np.where(safe & (z != 0), z, naive)
+        # finite a*b (however large) plus an infinite c is c; a*b in double may overflow
+        # and make inf - inf = NaN of it
+        ab_finite = np.isfinite(a) & np.isfinite(b)
+        out = np.where(ab_finite & np.isinf(c), c, out)
     hard = np.flatnonzero(finite & ~safe)
     if hard.size:
         flat = out.reshape(-1).copy()

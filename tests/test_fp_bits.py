@@ -141,6 +141,9 @@ def test_fma_special_values() -> None:
     assert np.signbit(got[4]) and got[4] == 0
     assert got[5] == inf  # 2^1200 - 2^1023 overflows
     assert got[7] == 0 and not np.signbit(got[7])
+    big = np.finfo(np.float64).max
+    assert fma(big, big, -inf, np.dtype(np.float64)) == -inf  # not inf - inf
+    assert fma(2.0**512, 2.0**512, -big, np.dtype(np.float64)) == 2.0**971  # cancels back
 
 
 # ----------------------------------------------------------------------------- emission
@@ -496,3 +499,33 @@ def test_build_options_follow_the_device(cl_context: Any) -> None:
     base = dev.target
     off = replace(base, info={**base.info, "correctly_rounded_divide_sqrt": False})
     assert fp_build_options(off) == ()
+
+
+def _specials(dt: Any) -> np.ndarray:
+    fi = np.finfo(dt)
+    return np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, fi.max, -fi.max,
+                     fi.tiny, fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny * 3.5,
+                     fi.eps, 1 + fi.eps, 0.5 - fi.eps / 4, 3.0, 1e-3], dtype=dt)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_special_values_bit_identical(cl_context: Any, dt: Any) -> None:
+    """Every combination of zeros, infinities, NaN, subnormals and the extremes through
+    ``+ - * / sqrt fma`` and conversions (NaN payloads aside: any NaN equals any NaN)."""
+    if dt is np.float64 and not cl_context.devices[0].double_fp_config:
+        pytest.skip("the device has no double precision")
+    s = _specials(dt)
+    a, b, c = (x.ravel() for x in np.meshgrid(s, s, s, indexing="ij"))
+    n = a.size
+    kern = k_exact64 if dt is np.float64 else k_exact32
+    for contract in (False, True):
+        fn = kern.specialize_with({}, contract).function
+        if dt is np.float64:
+            args = [a, b, c, np.zeros(4 * n, dt)]
+        else:
+            args = [a, b, c, np.zeros(8 * n, dt), np.zeros(n, np.int32)]
+        got, want = run_sim(fn, (n,), (1,), args), run_cl(cl_context, fn, (n,), (1,), args)
+        names = [p.name for p in fn.params]
+        if dt is np.float32:  # int32(x * 1000.0) of inf/NaN/huge is undefined in C (§1.2.3.3)
+            got, want, names = got[:4], want[:4], names[:4]
+        assert_same(got, want, _tolerance(cl_context), names)
