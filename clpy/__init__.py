@@ -31,6 +31,7 @@ from clpy.errors import (
     KernelTypeError,
     RecursionNotAllowedError,
     UndefinedNameError,
+    UniformityWarning,
     UnsupportedSyntaxError,
 )
 from clpy.kernel import Func, Kernel, Specialization, func, kernel, reduction
@@ -138,6 +139,7 @@ __all__ = [
     "UnsupportedSyntaxError",
     "UndefinedNameError",
     "KernelTypeError",
+    "UniformityWarning",
     "ConstantError",
     "RecursionNotAllowedError",
     "FeatureError",

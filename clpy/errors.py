@@ -69,3 +69,9 @@ class BuildError(Exception):
     def _render_traceback_(self) -> list[str]:
         """IPython/Jupyter: the mapped compiler messages, not clpy's frames."""
         return f"{type(self).__name__}: {self}".splitlines()
+
+
+class UniformityWarning(UserWarning):
+    """A barrier or collective under a condition that varies with the work-item id: legal if
+    every work-item of a group takes the same path at run time (clpy/emit/lower_uniform.py).
+    ``warnings.filterwarnings("error", category=clpy.UniformityWarning)`` makes it an error."""

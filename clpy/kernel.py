@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ import numpy as np
 
 from clpy.abi import Param, kernel_params
 from clpy.builtins.reductions import Reduction
+from clpy.emit.lower_uniform import check_uniform
 from clpy.emit.program import emit_program
 from clpy.errors import CompileError, KernelTypeError, RecursionNotAllowedError
 from clpy.frontend.build import build_function, check_signature
@@ -44,11 +47,17 @@ class _Callable:
         self._parsed: ParsedFunction | None = None
         self._annotations: dict[str, Any] | None = None
         self._lock = threading.Lock()
+        # Kernel factories (def make(T): @clpy.kernel def k(x: Global[T])): Python does not
+        # close over names used only in annotations, so the defining scope is kept here.
+        self._def_locals = _defining_locals()
 
     @property
     def parsed(self) -> ParsedFunction:
         if self._parsed is None:
             parsed = parse_function(self.py_function)
+            if self._def_locals:
+                closure = {**self._def_locals, **parsed.closure}
+                parsed = dataclasses.replace(parsed, closure=closure)
             check_signature(parsed)
             self._parsed = parsed
         return self._parsed
@@ -210,6 +219,7 @@ class Kernel(_Callable):
                 if spec is None:
                     session = CompileSession()
                     fn = build_function(self.parsed, types, dict(consts), True, session)
+                    check_uniform(fn, self.parsed.globals)  # errors; warnings once per line
                     if contract:
                         fn = contract_function(fn)
                     spec = Specialization(self, fn, consts)
@@ -363,6 +373,17 @@ def func(fn: Callable[..., Any]) -> Func:
     if not callable(fn):
         raise TypeError("@clpy.func decorates a function")
     return Func(fn)
+
+
+def _defining_locals() -> dict[str, Any]:
+    """A snapshot of the local names of the function that defines a kernel (the first frame
+    outside this module), or {} at module level, where the globals serve."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None or frame.f_locals is frame.f_globals:
+        return {}
+    return dict(frame.f_locals)
 
 
 def _eval_simple(node: ast.expr, closure: dict[str, Any], globs: dict[str, Any]) -> Any:

@@ -374,7 +374,10 @@ class ExprCompiler:
             return decay
         if isinstance(dst, PointerType) or src is dst:
             return A
-        fast = _fast_cast(src, dst)
+        # a work-item query converted to its index type: the launcher checked that the ids
+        # fit (clpy/runtime/sizes.py), so runs of ids stay runs
+        index = isinstance(e.value, CallBuiltin) and e.value.builtin.index
+        fast = _fast_cast(src, dst, index)
         if fast is not None:
             return lambda fr: fast(A(fr), fr)
         conv = ops.convert
@@ -450,7 +453,7 @@ class ExprCompiler:
         return lambda fr: fr.cache[LOADED]
 
 
-def _fast_cast(src: Type, dst: Type) -> Callable[[Value, Frame], Value] | None:
+def _fast_cast(src: Type, dst: Type, fits: bool = False) -> Callable[[Value, Frame], Value] | None:
     """Scalar integer/float conversions without the general ``ops.convert`` dispatch; an
     integer run of ids stays a run when widened or re-signed."""
     if not (isinstance(src, ScalarType) and isinstance(dst, ScalarType)):
@@ -460,7 +463,7 @@ def _fast_cast(src: Type, dst: Type) -> Callable[[Value, Frame], Value] | None:
     dt = ops.dtype_of(dst)
     if src.is_float or dst.is_float:
         return lambda v, fr: v.astype(dt)
-    keeps = dst.bits >= src.bits
+    keeps = fits or dst.bits >= src.bits
 
     def cast(v: Value, fr: Frame) -> Value:
         r = v.astype(dt)

@@ -258,9 +258,23 @@ def uniform_ok(x: Global[int32], n: int32):
 
 @pytest.mark.parametrize("k", [divergent, divergent_via_var, early_exit, divergent_func],
                          ids=lambda k: k.__name__)
-def test_divergent_collective_rejected(k):
-    with pytest.raises(KernelTypeError, match="uniform control flow"):
-        k.source_for("opencl-c-2.0")
+def test_divergent_collective_warned(k):
+    # legal when the host makes the condition uniform at run time: a warning, not an error
+    fresh = clpy.kernel(k.py_function)
+    with pytest.warns(clpy.UniformityWarning, match="varies with the work-item id"):
+        assert "work_group_" in fresh.source_for("opencl-c-2.0")
+
+
+@clpy.kernel
+def provably_divergent(x: Global[int32]):
+    lid = clpy.get_local_id(0)
+    if lid == 0:
+        x[lid] = clpy.work_group_reduce_add(x[lid])
+
+
+def test_provably_divergent_collective_rejected():
+    with pytest.raises(KernelTypeError, match="holds for only one work-item"):
+        provably_divergent.source_for("opencl-c-2.0")
 
 
 def test_uniform_branches_accepted():
@@ -277,6 +291,6 @@ def test_sub_groups_from_the_20_extension_enable_its_pragma():
     # A 2.0 device with cl_khr_subgroups: native calls under the extension's pragma.
     src = sub_group_native.source_for("opencl-c-2.0+cl_khr_subgroups", line_directives=False)
     assert "#pragma OPENCL EXTENSION cl_khr_subgroups : enable" in src
-    assert "sub_group_reduce_add(x[i]) + get_sub_group_size()" in src
+    assert "sub_group_reduce_add(x[i]) + (int)get_sub_group_size()" in src
     lowered = sub_group_native.source_for("opencl-c-2.0", line_directives=False)
     assert "cl_khr_subgroups" not in lowered and "clpy_scratch" in lowered

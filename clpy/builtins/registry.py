@@ -182,6 +182,9 @@ class Builtin:
     conversion: Conversion | None = None
     vector_access: VectorAccess | None = None
     space: AddressSpace | None = None  # to_global/to_local/to_private: the target space
+    # A work-item query (ids, sizes, offsets, sub-group ids): ``int`` in kernel code unless the
+    # call names another integer type (clpy/builtins/workitem.py, "Index types").
+    index: bool = False
     _sim_impl: SimImpl | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:

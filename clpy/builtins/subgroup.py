@@ -37,6 +37,7 @@ INFO = {
         features=frozenset({SG_FEATURE}),
         lowering=Lowering("collective"),
         collective=Collective("sg", "info"),
+        index=True,  # a signed int in kernel code, as the work-item ids (workitem.py)
     )
     for name, doc in _INFO.items()
 }

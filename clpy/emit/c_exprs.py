@@ -292,6 +292,8 @@ def _uncast(e: Expr) -> Expr | None:
         and isinstance(e.value.type, ScalarType)
         and isinstance(e.type, (ScalarType, VectorType))
         and e.value.type is not C.bool_
+        # the signed conversion of a work-item query stays visible: (int)get_global_id(0)
+        and not (isinstance(e.value, CallBuiltin) and e.value.builtin.index)
     ):
         return e.value
     return None

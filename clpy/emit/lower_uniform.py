@@ -1,29 +1,45 @@
 """Uniform control flow check for barriers and collectives (spec §1.13.8, §1.13.15).
 
 Barriers and work-group/sub-group functions must be reached by every work-item of the group.
-This conservative check rejects a call it can *prove* divergent: one under an ``if``/``while``
-/loop whose condition or bounds depend on the work-item id — ``get_local_id``,
-``get_global_id``, their linear forms, ``get_sub_group_local_id``, scan results, atomic results
-— directly or through variables (and memory loads) assigned from such values; and one after an
-``if`` on such a condition that may ``return``/``break``/``continue``. Conditions built only
-from kernel arguments, group ids, sizes, constants and reduction results are uniform. The
-simulator checks the rest at run time.
+The spec asks that every work-item of a group *take the same path at run time*, which the
+host often guarantees for a condition that mentions the work-item id (a CSR-vector SpMV's
+``if row < n`` with ``n`` a multiple of the work-group count). So clpy finds every call under an
+``if``/``while``/loop whose condition or bounds depend on the work-item id —
+``get_local_id``, ``get_global_id``, their linear forms, ``get_sub_group_local_id``, scan
+results, atomic results — directly or through variables (and memory loads) assigned from such
+values, or after an ``if`` on such a condition that may ``return``/``break``/``continue``, and:
+
+- rejects what is provably divergent: a test of the local id against a constant
+  (``if lid == 0``, ``if lid != 3``), true for one work-item of a group of several;
+- warns once per line about the rest (``clpy.UniformityWarning``: silence it or make it an
+  error with the ``warnings`` filters) and emits the code; the simulator checks at run time
+  that every work-item of the group reaches the call (``barrier`` divergence report).
+
+Conditions built only from kernel arguments, group ids, sizes, constants and reduction results
+are uniform.
 """
 
 from __future__ import annotations
 
-from clpy.errors import KernelTypeError
+import warnings
+from typing import Any, NamedTuple
+
+from clpy.errors import KernelTypeError, UniformityWarning
 from clpy.ir.nodes import (
     Assign,
     Break,
     CallBuiltin,
     CallFunc,
+    Cast,
+    Compare,
+    Const,
     Continue,
     Declare,
     Expr,
     For,
     Function,
     If,
+    NamedConst,
     Return,
     Stmt,
     Var,
@@ -41,6 +57,9 @@ DIVERGENT_SOURCES = frozenset(
         "get_sub_group_local_id",
     }
 )
+
+
+_LOCAL_IDS = frozenset({"get_local_id", "get_local_linear_id", "get_sub_group_local_id"})
 
 
 def _divergent_call(c: CallBuiltin) -> bool:
@@ -110,57 +129,137 @@ def _exits(stmts: tuple[Stmt, ...]) -> bool:
     return any(isinstance(n, (Return, Break, Continue)) for n in walk(stmts))
 
 
-def check_uniform(fn: Function) -> None:
-    """Raise ``KernelTypeError`` for a barrier/collective under provably divergent control."""
+class Problem(NamedTuple):
+    """A barrier or collective under a condition that varies with the work-item."""
+
+    call: CallBuiltin | CallFunc
+    why: Stmt  # the if/while/for whose condition or bounds vary
+    provable: bool  # divergent in every work-group of more than one work-item
+
+
+def uniform_problems(fn: Function) -> list[Problem]:
+    """Every barrier/collective reached under work-item-dependent control flow."""
     if _contains_uniform(fn.body, set()) is None:
-        return  # nothing that every work-item must reach: no taint analysis needed
+        return []  # nothing that every work-item must reach: no taint analysis needed
     bad = _tainted_vars(fn)
-    _check_block(fn.body, bad, None)
+    out: list[Problem] = []
+    _check_block(fn.body, bad, None, _local_id_vars(fn), out)
+    return out
 
 
-def _check_block(stmts: tuple[Stmt, ...], bad: set[Var], why: Stmt | None) -> None:
+def check_uniform(fn: Function, module_globals: dict[str, Any] | None = None) -> None:
+    """Raise ``KernelTypeError`` for a barrier/collective under provably divergent control
+    (a test of the local id against a constant: ``if lid == 0``); with ``module_globals`` (the
+    kernel's module), warn once per line about the others (``clpy.UniformityWarning``): the
+    host may well make such a condition uniform at run time (``if row < n`` with ``n`` a
+    multiple of the work-group size), which the simulator checks when it runs."""
+    problems = uniform_problems(fn)
+    for p in problems:
+        if p.provable:
+            _fail(p.call, p.why)
+    if module_globals is None:
+        return
+    for p in problems:
+        warnings.warn_explicit(
+            f"{_name(p.call)} is reached under a condition on line {p.why.loc.line} that "
+            f"varies with the work-item id: every work-item of a work-group must take the same "
+            f"path there at run time (spec §1.13.8, §1.13.15), or the device may hang; the "
+            f"simulator checks it. Silence with warnings.filterwarnings('ignore', "
+            f"category=clpy.UniformityWarning)",
+            UniformityWarning,
+            p.call.loc.file,
+            p.call.loc.line,
+            module=str(module_globals.get("__name__", "clpy")),
+            registry=module_globals.setdefault("__warningregistry__", {}),
+        )
+
+
+def _local_id_vars(fn: Function) -> set[Var]:
+    """Variables assigned once, from a local id query (``lid = clpy.get_local_id(0)``)."""
+    assigned: dict[Var, int] = {}
+    direct: set[Var] = set()
+    for n in walk(fn.body):
+        if isinstance(n, Assign) and isinstance(n.target, VarRef):
+            assigned[n.target.var] = assigned.get(n.target.var, 0) + 1
+        elif isinstance(n, For):
+            assigned[n.var] = assigned.get(n.var, 0) + 1
+        elif isinstance(n, Declare) and n.init is not None and _is_local_id(n.init):
+            direct.add(n.var)
+    return {v for v in direct if not assigned.get(v)}
+
+
+def _is_local_id(e: Expr) -> bool:
+    while isinstance(e, Cast):
+        e = e.value
+    return isinstance(e, CallBuiltin) and e.builtin.name in _LOCAL_IDS
+
+
+def _provable(cond: Expr, lid_vars: set[Var]) -> bool:
+    """``lid == c`` / ``lid != c`` (c constant): true for one work-item of a group only."""
+    if not (isinstance(cond, Compare) and cond.op in ("==", "!=")):
+        return False
+    for a, b in ((cond.left, cond.right), (cond.right, cond.left)):
+        if isinstance(b, (Const, NamedConst)) and (
+            _is_local_id(a) or (isinstance(a, VarRef) and a.var in lid_vars)
+        ):
+            return True
+    return False
+
+
+def _check_block(
+    stmts: tuple[Stmt, ...],
+    bad: set[Var],
+    why: Stmt | None,
+    lids: set[Var],
+    out: list[Problem],
+) -> None:
     for s in stmts:
         if why is not None:
             hit = _contains_uniform((s,), set())
             if hit is not None:
-                _fail(hit, why)
+                out.append(Problem(hit, why, False))
+                return
             continue
         if isinstance(s, If):
             if _tainted(s.cond, bad):
                 for block in (s.body, s.orelse):
                     hit = _contains_uniform(block, set())
                     if hit is not None:
-                        _fail(hit, s)
+                        out.append(Problem(hit, s, _provable(s.cond, lids)))
                 if _exits(s.body) or _exits(s.orelse):
                     why = s
                 continue
-            _check_block(s.body, bad, None)
-            _check_block(s.orelse, bad, None)
+            _check_block(s.body, bad, None, lids, out)
+            _check_block(s.orelse, bad, None, lids, out)
         elif isinstance(s, While):
             if _tainted(s.cond, bad):
                 hit = _contains_uniform(s.body, set())
                 if hit is not None:
-                    _fail(hit, s)
+                    out.append(Problem(hit, s, False))
             else:
-                _check_block(s.body, bad, None)
+                _check_block(s.body, bad, None, lids, out)
         elif isinstance(s, For):
             if any(_tainted(x, bad) for x in (s.start, s.stop, s.step)):
                 hit = _contains_uniform(s.body, set())
                 if hit is not None:
-                    _fail(hit, s)
+                    out.append(Problem(hit, s, False))
             else:
-                _check_block(s.body, bad, None)
+                _check_block(s.body, bad, None, lids, out)
 
 
-def _fail(call: CallBuiltin | CallFunc, why: Stmt) -> None:
-    name = (
+def _name(call: CallBuiltin | CallFunc) -> str:
+    return (
         f"clpy.{call.builtin.name}"
         if isinstance(call, CallBuiltin)
         else f"{call.func.name}() (which calls a barrier or collective)"
     )
+
+
+def _fail(call: CallBuiltin | CallFunc, why: Stmt) -> None:
     raise KernelTypeError(
-        f"{name} must be reached by all work-items of the group in uniform control flow "
+        f"{_name(call)} must be reached by all work-items of the group in uniform control flow "
         f"(spec §1.13.8, §1.13.15), but here it depends on a condition on line "
-        f"{why.loc.line} that varies with the work-item id",
+        f"{why.loc.line} that holds for only one work-item of each work-group (of more than "
+        f"one work-item)",
         call.loc,
     )

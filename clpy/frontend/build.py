@@ -8,7 +8,13 @@ from dataclasses import replace
 from typing import Any
 
 from clpy.errors import CompileError, KernelTypeError, UnsupportedSyntaxError
-from clpy.frontend.context import CompileSession, FuncState, Restart, block_paths
+from clpy.frontend.context import (
+    CompileSession,
+    FuncState,
+    Restart,
+    assigned_once,
+    block_paths,
+)
 from clpy.frontend.exprs import ExprBuilder
 from clpy.frontend.source import ParsedFunction
 from clpy.frontend.stmts import StmtBuilder
@@ -63,6 +69,7 @@ def build_function(
     """
     hints: dict[str, Type] = {}
     decl_block = block_paths(parsed.tree)
+    once = assigned_once(parsed.tree)
     # Each restart widens one variable, at most twice (int → float → double).
     for _ in range(_MAX_RESTARTS + 2 * len(decl_block)):
         state = FuncState(
@@ -75,6 +82,7 @@ def build_function(
             ret_annotated=ret is not None,
         )
         state.decl_block = decl_block
+        state.assigned_once = once
         param_vars = []
         for pname, ptype in params:
             v = Var(pname, ptype, parsed.loc(_arg_node(parsed.tree, pname)), is_param=True)

@@ -26,9 +26,11 @@ from clpy.ir.nodes import (
     Expr,
     NamedConst,
     StructCons,
+    VarRef,
     VectorCons,
 )
 from clpy.types import catalog as C
+from clpy.types.annotations import resolve_annotation
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
@@ -81,6 +83,8 @@ class CallBuilder:
             )
         if isinstance(fn, Builtin) and fn.fold_type is not None:
             return self.fold_type_call(fn, node)
+        if isinstance(fn, Builtin) and fn.index:
+            return self.index_call(fn, node)
         if isinstance(fn, Builtin):
             args = [self.expr(a) for a in node.args]
             defaults = fn.defaults
@@ -137,9 +141,40 @@ class CallBuilder:
             self.state.fail(node, str(e))
         return Const(C.int_, self.state.loc(node), value)
 
+    def index_call(self, b: Builtin, node: ast.Call) -> Expr:
+        """A work-item query: a signed ``int`` unless a last argument names another integer
+        type (``get_global_id(0, clpy.size_t)``); converted once at the call (workitem.py)."""
+        nparams = max((len(ov.params) for ov in b.overloads), default=0)
+        want: ScalarType = C.int_
+        arg_nodes = list(node.args)
+        if len(arg_nodes) == nparams + 1:
+            tnode = arg_nodes.pop()
+            v = self.value(tnode)
+            t = v.value if isinstance(v, PyValue) else None
+            if t is not None and not isinstance(t, ScalarType):
+                try:
+                    t = resolve_annotation(t)
+                except TypeError:
+                    t = None
+            if not (isinstance(t, ScalarType) and t.is_int and t.bits >= 32):
+                self.state.fail(
+                    tnode,
+                    f"the last argument of {b.name} names its result type: int32, int64, "
+                    f"uint32, uint64 or size_t, got {ast.unparse(tnode)!r}",
+                )
+            want = t
+        call = self.call_builtin(b, [self.expr(a) for a in arg_nodes], node)
+        return call if call.type is want else Cast(want, call.loc, call)
+
     def call_builtin(self, b: Builtin, args: list[Expr], node: ast.AST) -> Expr:
         """A call of ``b`` on already-built ``args``: picks the overload, converts the
         arguments to its parameter types, notes the pointers it writes and uniform calls."""
+        # a local assigned once from a constant is that constant (flags = A | B; barrier(flags))
+        known = self.state.const_values
+        args = [
+            known[a.var] if i in b.const_args and isinstance(a, VarRef) and a.var in known else a
+            for i, a in enumerate(args)
+        ]
         infos = [
             ArgInfo(a.type, is_weak(a), a.value if isinstance(a, (Const, NamedConst)) else None)
             for a in args

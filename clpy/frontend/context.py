@@ -59,6 +59,10 @@ class FuncState:
     written: set[str] = field(default_factory=set)
     # loop counters known to stay >= 0 (C's / and % then equal Python's // and %)
     nonneg_vars: set[Var] = field(default_factory=set)
+    # names with a single assignment in the function (context.assigned_once), and those of
+    # them assigned a constant: a compile-time constant where one is needed (barrier flags)
+    assigned_once: frozenset[str] = frozenset()
+    const_values: dict[Var, Expr] = field(default_factory=dict)
     callees: list[Function] = field(default_factory=list)
     ret_type: Type | None = None
     ret_annotated: bool = False
@@ -116,6 +120,20 @@ class FuncState:
     ) -> NoReturn:
         loc = node if isinstance(node, Loc) else self.loc(node)
         raise kind(message, loc)
+
+
+def assigned_once(fdef: ast.FunctionDef) -> frozenset[str]:
+    """Names stored exactly once in the function (one ``name = value``, no ``+=``, not a loop
+    variable): their value is the one expression assigned, wherever they are read."""
+    count: dict[str, int] = {}
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            count[node.id] = count.get(node.id, 0) + 1
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            count[node.target.id] = count.get(node.target.id, 0) + 1
+        elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
+            count[node.target.id] = count.get(node.target.id, 0) + 1
+    return frozenset(n for n, c in count.items() if c == 1)
 
 
 def block_paths(fdef: ast.FunctionDef) -> dict[str, tuple[Any, ...]]:

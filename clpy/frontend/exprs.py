@@ -17,7 +17,7 @@ from clpy.builtins.constants import NamedConstant
 from clpy.builtins.registry import REGISTRY
 from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
-from clpy.frontend import pointers
+from clpy.frontend import pointers, signs
 from clpy.frontend.calls import CallBuilder
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.helpers import (
@@ -351,6 +351,7 @@ class ExprBuilder:
                 rules.require_integer(t, op)
         except rules.RuleError as e:
             self.state.fail(node, str(e))
+        signs.check_arithmetic(self, op, left, right, node)
         if op == "/" and not elem_type(t).is_float:
             # Python's true division: int / int is a float.
             t = with_elem(t, C.float_)
@@ -382,6 +383,14 @@ class ExprBuilder:
             and e.type.bits > e.value.type.bits
         ):
             return self.nonneg(e.value)
+        if isinstance(e, Binary) and e.op in signs.NONNEG_OPS:
+            # sums, products, quotients of non-negative values (16 * gid + lid); one
+            # non-negative operand of & bounds the result, a positive divisor Python's %
+            if e.op == "&":
+                return self.nonneg(e.left) or self.nonneg(e.right)
+            if e.op == "floormod":
+                return self.nonneg(e.right)
+            return self.nonneg(e.left) and self.nonneg(e.right)
         return known_nonneg(e)
 
     def pointer_arith(self, op: str, left: Expr, right: Expr, node: ast.AST) -> Expr:
@@ -523,6 +532,9 @@ class ExprBuilder:
             if not (isinstance(lt, PointerType) and isinstance(rt, PointerType)):
                 self.state.fail(node, f"cannot compare {lt} with {rt}")
             return Compare(C.bool_, loc, op, left, right)
+        exact = signs.math_compare(self, op, left, right, node)
+        if exact is not None:
+            return exact
         try:
             t = rules.arithmetic(lt, is_weak(left), rt, is_weak(right), op)
         except rules.RuleError as e:
@@ -555,6 +567,7 @@ class ExprBuilder:
             self.state.fail(
                 node, f"the two alternatives have different types {a.type} and {b.type}"
             )
+        signs.check_arithmetic(self, "?:", a, b, node)  # min(i, u), i if c else u
         try:
             return rules.arithmetic(a.type, is_weak(a), b.type, is_weak(b), "?:")
         except rules.RuleError as e:
@@ -587,6 +600,9 @@ class ExprBuilder:
             self.state.fail(node, f"cannot convert {e.type} to {t}{hint}")
         if isinstance(e, Const) and isinstance(t, ScalarType):
             return fold.cast_const(e, t)
+        retyped = signs.retype_index(e, t)  # (uint)(int)get_sub_group_size()
+        if retyped is not None:
+            return retyped
         return Cast(t, e.loc, e)
 
     def const_int(self, node: ast.expr, what: str) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 from clpy.ir.nodes import (
     CallBuiltin,
     CallFunc,
+    Cast,
     Const,
     Expr,
     ExprStmt,
@@ -52,9 +53,12 @@ def is_int(t: Type) -> bool:
 
 
 def known_nonneg(e: Expr) -> bool:
-    """Provably non-negative: an unsigned value or a non-negative constant."""
-    if isinstance(e, Const):
+    """Provably non-negative: an unsigned value, a non-negative constant, or a work-item query
+    (an ``int`` the launcher checked to hold the NDRange: clpy/builtins/workitem.py)."""
+    if isinstance(e, (Const, NamedConst)):
         return bool(e.value >= 0)
+    if isinstance(e, Cast) and isinstance(e.value, CallBuiltin) and e.value.builtin.index:
+        return True
     el = elem_type(e.type)
     return el.is_int and not el.is_signed
 

@@ -322,6 +322,11 @@ class StmtBuilder:
         init = self.ex.coerce(value, t, node)
         var = self.new_var(name, t, node)
         self.state.note_alias(name, value)
+        if name in st.assigned_once:
+            if self.ex.nonneg(init):
+                st.nonneg_vars.add(var)  # i = get_global_id(0): C's i / 2 is Python's i // 2
+            if isinstance(init, (Const, NamedConst)):
+                st.const_values[var] = init  # flags = CLK_LOCAL_MEM_FENCE | ...
         if self.hoist(name, var):
             return [Assign(st.loc(node), VarRef(t, st.loc(node), var), init)]
         return [Declare(st.loc(node), var, init)]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from clpy.ir.nodes import Binary, Compare, Const, Expr, Loc, Unary
+from clpy.ir.nodes import Binary, Compare, Const, Expr, Loc, NamedConst, Unary
 from clpy.ir.operators import BY_SYMBOL
 from clpy.types.core import ScalarType, Type
 
@@ -72,7 +72,37 @@ def binary(op: str, t: Type, loc: Loc, left: Expr, right: Expr) -> Expr:
         if value is not None:
             weak = left.weak and right.weak  # type: ignore[attr-defined]
             return Const(t, loc, value, weak)
+    named = _named_binary(op, t, loc, left, right)
+    if named is not None:
+        return named
     return Binary(t, loc, op, left, right)
+
+
+def _named_binary(op: str, t: Type, loc: Loc, left: Expr, right: Expr) -> NamedConst | None:
+    """Integer operators on named constants (``CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE``)
+    fold to a named constant that keeps the spelling: a compile-time constant wherever one is
+    needed (barrier flags, memory orders), and readable C."""
+    parts = (left, right)
+    if not (
+        isinstance(t, ScalarType)
+        and t.is_int
+        and any(isinstance(e, NamedConst) for e in parts)
+        and all(
+            isinstance(e, NamedConst) or (type(e) is Const and isinstance(e.value, int))
+            for e in parts
+        )
+    ):
+        return None
+    a, b = (Const(t, e.loc, int(e.value)) for e in parts)  # type: ignore[attr-defined]
+    value = _fold_binary(op, t, a, b)
+    if value is None or op not in _INT_OPS and op not in ("<<", ">>"):
+        return None
+    texts = [e.name if isinstance(e, NamedConst) else str(int(e.value)) for e in parts]  # type: ignore[attr-defined]
+    if op == "|":
+        name = f"{texts[0]} | {texts[1]}"
+    else:
+        name = "(" + f" {op} ".join(f"({x})" if " " in x else x for x in texts) + ")"
+    return NamedConst(t, loc, name, value)
 
 
 def _fold_binary(op: str, t: ScalarType, left: Const, right: Const) -> Any:

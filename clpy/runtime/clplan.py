@@ -17,7 +17,13 @@ from clpy.runtime.build import PROGRAMS
 from clpy.runtime.devices import Device
 from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
 from clpy.runtime.quirks import build_std, fp_build_options
-from clpy.runtime.sizes import Sizes, check_limits, check_uniform
+from clpy.runtime.sizes import (
+    Sizes,
+    check_index_range,
+    check_limits,
+    check_uniform,
+    index_range,
+)
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
@@ -38,6 +44,7 @@ class CLPlan:
         target = dev.target
         assert target is not None and dev.info is not None
         fn = spec.function
+        self.index_range = index_range(fn)
         self.source = spec.source_for(target)
         need = set(required_features(ordered_functions(fn)))
         std = build_std(target, need)
@@ -120,6 +127,7 @@ class CLPlan:
 
     def check_sizes(self, sizes: Sizes) -> None:
         g, loc = sizes
+        check_index_range(self.name, g, None, self.index_range)
         if loc is not None:
             check_limits(self.name, loc, self.device.name, self.max_wg, self.max_items)
             check_uniform(self.name, g, loc, self.device.name, self.non_uniform)
@@ -130,6 +138,8 @@ class CLPlan:
     ) -> LaunchHandle | None:
         if sizes not in self._checked:
             self.check_sizes(sizes)
+        if offset is not None and self.index_range is not None:
+            check_index_range(self.name, sizes[0], offset, self.index_range)
         pending: list[Any] = []
         cl_args = [conv(args[i], pending) for i, conv in self.converters]
         g, loc = sizes

@@ -17,7 +17,13 @@ import numpy as np
 
 from clpy.abi import Converter, Param, SimDeferred
 from clpy.runtime.handles import DoneHandle, LaunchHandle
-from clpy.runtime.sizes import Sizes, check_uniform, pick_local
+from clpy.runtime.sizes import (
+    Sizes,
+    check_index_range,
+    check_uniform,
+    index_range,
+    pick_local,
+)
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
@@ -47,6 +53,7 @@ class SimPlan:
         self.function = spec.function
         self.name = name
         self.params: tuple[Param, ...] = spec.abi
+        self.index_range = index_range(spec.function)
         self.converters: list[tuple[int, Converter]] = [
             (p.index, p.sim_converter()) for p in self.params
         ]
@@ -55,6 +62,7 @@ class SimPlan:
         self, args: tuple[Any, ...], sizes: Sizes, wait: bool, offset: Any
     ) -> LaunchHandle | None:
         sim = _sim_module()
+        check_index_range(self.name, sizes[0], offset, self.index_range)
         deferred: list[SimDeferred] = []
         sim_args = [conv(args[i], deferred) for i, conv in self.converters]
         g, loc = sizes

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from clpy.ir.nodes import CallBuiltin, Cast, Function
+from clpy.ir.walk import walk
 
 Dims = tuple[int, ...]
 Sizes = tuple[Dims, "Dims | None"]
@@ -113,3 +117,73 @@ def pick_local(g: Dims, budget: int = 256) -> Dims:
         out.append(best)
         budget = max(1, budget // best)
     return tuple(out)
+
+
+# Work-item queries bounded by the NDRange (the others are bounded by the work-group size).
+_PER_DIM = frozenset(
+    {"get_global_id", "get_global_size", "get_global_offset", "get_group_id", "get_num_groups"}
+)
+_LINEAR = frozenset({"get_global_linear_id"})
+
+
+@dataclass(frozen=True)
+class IndexRange:
+    """The largest NDRange a kernel's work-item indices can hold (clpy/builtins/workitem.py:
+    ``int`` unless a call asks for another type): ``per_dim`` bounds offset + size - 1 and the
+    size in each dimension, ``linear`` the total count - 1; ``where`` names the call."""
+
+    per_dim: int | None
+    per_dim_where: str
+    linear: int | None
+    linear_where: str
+
+
+def index_range(fn: Function) -> IndexRange | None:
+    """What ``fn`` (and the device functions it calls) needs of the NDRange; None: nothing."""
+    per_dim: int | None = None
+    linear: int | None = None
+    pw = lw = ""
+    for f in (fn, *fn.callees):
+        for n in walk(f.body):
+            if not (isinstance(n, Cast) and isinstance(n.value, CallBuiltin)):
+                continue
+            b = n.value.builtin
+            if not b.index or not getattr(n.type, "is_int", False):
+                continue
+            limit = (1 << (n.type.bits - (1 if n.type.is_signed else 0))) - 1  # type: ignore[attr-defined]
+            where = f"clpy.{b.name} as {n.type} at {n.loc.file}:{n.loc.line}"
+            if b.name in _PER_DIM and (per_dim is None or limit < per_dim):
+                per_dim, pw = limit, where
+            elif b.name in _LINEAR and (linear is None or limit < linear):
+                linear, lw = limit, where
+    if per_dim is None and linear is None:
+        return None
+    return IndexRange(per_dim, pw, linear, lw)
+
+
+def check_index_range(kname: str, g: Dims, offset: Any, r: IndexRange | None) -> None:
+    """A ``ValueError`` when the NDRange does not fit the kernel's work-item index types: the
+    ids would wrap. The message names the call to widen (``clpy.get_global_id(0, clpy.int64)``)."""
+    if r is None:
+        return
+    offs = [0] * len(g) if offset is None else [int(x) for x in np.atleast_1d(offset)]
+    if r.per_dim is not None:
+        for d, gi in enumerate(g):
+            o = offs[d] if d < len(offs) else 0
+            top = max(gi, o + gi - 1)
+            if top > r.per_dim:
+                raise ValueError(
+                    f"{kname}[...]: global size {gi}"
+                    + (f" with offset {o}" if o else "")
+                    + f" in dimension {d} reaches {top}, beyond the {r.per_dim} that the "
+                    f"kernel's work-item indices hold ({r.per_dim_where}); ask for 64-bit "
+                    f"indices there, e.g. clpy.get_global_id({d}, clpy.int64)"
+                )
+    if r.linear is not None:
+        total = int(np.prod(g, dtype=object))
+        if total - 1 > r.linear:
+            raise ValueError(
+                f"{kname}[...]: {total} work-items in all do not fit the kernel's linear "
+                f"work-item index ({r.linear_where}); ask for 64-bit indices there: "
+                f"clpy.get_global_linear_id(clpy.int64)"
+            )

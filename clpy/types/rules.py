@@ -90,6 +90,32 @@ def _vector_arith(left: Type, right: Type, op: str) -> Type:
     return vec
 
 
+def mixed_sign(
+    left: Type, lweak: bool, right: Type, rweak: bool
+) -> tuple[bool, ScalarType, ScalarType] | None:
+    """Whether C's usual arithmetic conversions would turn a signed operand unsigned.
+
+    ``(signed_is_left, signed type, unsigned type)`` for two strongly typed integer scalars
+    whose common type (C99 6.3.1.8) is unsigned while one of them is signed (``int`` and
+    ``uint``, ``long`` and ``size_t``): there a negative value silently becomes a huge one,
+    which Python integers never do. clpy compares such operands mathematically and rejects
+    such arithmetic (DESIGN.md "Semantics"; README "Integer types"). None otherwise; weak
+    literals take the other operand's type and are not counted (the frontend checks negative
+    literals against unsigned operands in comparisons itself).
+    """
+    if lweak or rweak or not (isinstance(left, ScalarType) and isinstance(right, ScalarType)):
+        return None
+    if not (left.is_int and right.is_int) or left.is_bool or right.is_bool:
+        return None
+    a, b = promote_int(left), promote_int(right)
+    if a.is_signed == b.is_signed:
+        return None
+    s, u = (a, b) if a.is_signed else (b, a)
+    if u.bits < s.bits:
+        return None  # the signed type holds every value of the unsigned one: exact
+    return a.is_signed, s, u
+
+
 def require_integer(t: Type, op: str) -> None:
     elem = t.elem if isinstance(t, VectorType) else t
     if not isinstance(elem, ScalarType) or not (elem.is_int or elem.is_bool):

@@ -4,10 +4,10 @@
 __kernel void local_tile(__global const float* a, __global float* out, int n) {
     __local float tile[16][17];
     __local int row[16];
-    size_t lx = get_local_id(0);
-    size_t ly = get_local_id(1);
-    size_t gx = get_global_id(0);
-    size_t gy = get_global_id(1);
+    int lx = (int)get_local_id(0);
+    int ly = (int)get_local_id(1);
+    int gx = (int)get_global_id(0);
+    int gy = (int)get_global_id(1);
     tile[ly][lx] = a[gy * n + gx];
     row[lx] = lx;
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -8,5 +8,5 @@ __kernel void private_2d(__global int* out) {
             m[r][c] = r * 3 + c;
         }
     }
-    out[get_global_id(0)] = m[1][2] + m[0][1];
+    out[(int)get_global_id(0)] = m[1][2] + m[0][1];
 }

@@ -3,13 +3,13 @@
 
 __kernel void constexpr_block(__global float* x) {
     __local float buf[128];
-    size_t lid = get_local_id(0);
-    buf[lid] = x[get_global_id(0)];
+    int lid = (int)get_local_id(0);
+    buf[lid] = x[(int)get_global_id(0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     float acc = 0.0f;
     for (int k = 0; k < 4; ++k) {
         acc += buf[(lid + k) % 128];
     }
     acc *= 2.0f;
-    x[get_global_id(0)] = acc;
+    x[(int)get_global_id(0)] = acc;
 }

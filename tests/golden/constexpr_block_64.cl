@@ -3,12 +3,12 @@
 
 __kernel void constexpr_block(__global float* x) {
     __local float buf[64];
-    size_t lid = get_local_id(0);
-    buf[lid] = x[get_global_id(0)];
+    int lid = (int)get_local_id(0);
+    buf[lid] = x[(int)get_global_id(0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     float acc = 0.0f;
     for (int k = 0; k < 2; ++k) {
         acc += buf[(lid + k) % 64];
     }
-    x[get_global_id(0)] = acc;
+    x[(int)get_global_id(0)] = acc;
 }

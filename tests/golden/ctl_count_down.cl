@@ -2,8 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void ctl_count_down(__global int* x) {
-    size_t n = get_global_size(0);
-    for (long i = (long)(n - 1); i > -1; --i) {
+    int n = (int)get_global_size(0);
+    for (int i = n - 1; i > -1; --i) {
         x[i] = n - i;
     }
 }

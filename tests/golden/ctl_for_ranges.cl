@@ -7,7 +7,7 @@ int clpy_floormod_int(int a, int b) {
 }
 
 __kernel void ctl_for_ranges(__global int* out, int n, int step) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     int acc = 0;
     for (int a = 0; a < n; ++a) {
         acc += a;

@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void ctl_hoist(__global float* x, int n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     float y;
     int z;
     if (i < n) {

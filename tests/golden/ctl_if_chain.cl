@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void ctl_if_chain(__global const int* x, __global int* out) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     int v = x[i];
     int r;
     if (v < 0) {

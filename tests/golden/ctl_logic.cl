@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void ctl_logic(__global float* x, __global int* flags, int n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     if (!(0 <= i && i < n)) {
         return;
     }

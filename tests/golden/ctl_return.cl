@@ -12,8 +12,8 @@ int clamp_index(int i, int n) {
 }
 
 __kernel void ctl_return(__global float* x, int n) {
-    size_t i = get_global_id(0);
-    int j = clamp_index((int)i - 1, n);
+    int i = (int)get_global_id(0);
+    int j = clamp_index(i - 1, n);
     if (j == 0) {
         return;
     }

@@ -12,7 +12,7 @@ int clpy_floormod_int(int a, int b) {
 }
 
 __kernel void ctl_while(__global int* x) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     int v = x[i];
     int steps = 0;
     while (v != 1 && steps < 1000) {

@@ -10,7 +10,7 @@ float sin_(float x) {
 }
 
 __kernel void func_name_clash(__global const float4* v, __global float* out) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     int int_ = 3;
     float float_ = 0.5f;
     int kernel_ = 2;

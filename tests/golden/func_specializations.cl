@@ -22,7 +22,7 @@ void store(__global float* p, int i, float v) {
 }
 
 __kernel void func_specializations(__global float* xf, __global int* xi) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     xf[i] = square_float(xf[i]) + square_float(2.0f) + poly(xf[i]);
     xi[i] = square_int(xi[i]) + square_int(i);
     store(xf, i, 0.0f);

@@ -7,7 +7,7 @@ __kernel void pipe_copy(
         __global float* tmp,
         __global int* status)
 {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     status[i] = read_pipe(src, &tmp[i]);
     if (status[i] == 0) {
         write_pipe(dst, tmp + i);

@@ -7,7 +7,7 @@ __kernel void pipe_reserve(
         __global int* buf,
         __global int* n)
 {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     reserve_id_t rid = reserve_read_pipe(src, 2);
     if (is_valid_reserve_id(rid)) {
         read_pipe(src, rid, 0, &buf[2 * i]);

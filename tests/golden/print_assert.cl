@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void print_assert(__global float* x, int n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     if (!(i < n)) {
         printf("clpy assertion failed at printing.py:37: i < n\n");
     }

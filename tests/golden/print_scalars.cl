@@ -11,8 +11,8 @@ __kernel void print_scalars(
         uchar uc,
         short s)
 {
-    size_t i = get_global_id(0);
-    printf("item %lu of %d x = %g\n", i, n, x[i]);
+    int i = (int)get_global_id(0);
+    printf("item %d of %d x = %g\n", i, n, x[i]);
     printf("%u, %ld, %lu, %d, %u, %d, %d;\n", u, lo, ul, c, uc, s, (int)(i > 0));
     printf("100%% done\n");
     printf("\n");

@@ -12,7 +12,7 @@ __kernel void print_vectors(
         __global const ushort16* u16,
         __global const long3* l3)
 {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     printf("%v4hlf %v2hld %v8hhd %v16hu %v3ld\n", f4[i], i2[i], c8[i], u16[i], l3[i]);
     printf("%p\n", x_ptr(f4));
 }

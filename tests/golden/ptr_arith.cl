@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void ptr_arith(__global const int* x, __global int* y, int n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     __global const int* p = x + i;
     __global const int* q = p + 1;
     __global const int* end = x + n;

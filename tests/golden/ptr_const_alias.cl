@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void ptr_const_alias(__global const float* src, __global float* dst, int n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     __global const float* s = src;
     __global float* d = dst + 0;
     if (i < n) {

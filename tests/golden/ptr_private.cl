@@ -9,5 +9,5 @@ __kernel void ptr_private(__global float* out) {
     }
     p[0] = tmp[1];
     p[1] = tmp[2];
-    out[get_global_id(0)] = p[0] + p[1];
+    out[(int)get_global_id(0)] = p[0] + p[1];
 }

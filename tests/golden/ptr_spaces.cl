@@ -7,8 +7,8 @@ __kernel void ptr_spaces(
         __local float* scratch,
         __global float* out)
 {
-    size_t i = get_global_id(0);
-    size_t li = get_local_id(0);
+    int i = (int)get_global_id(0);
+    int li = (int)get_local_id(0);
     scratch[li] = g[i] * c[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     out[i] = scratch[li];

@@ -2,6 +2,6 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void closure_consts(__global float* x) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     x[i] = x[i] * 3.0f + 1e-06f;
 }

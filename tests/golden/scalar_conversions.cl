@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void scalar_conversions(__global float* xf, __global int* xi, __global uchar* xu) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     xi[i] = (int)xf[i];
     xf[i] = (float)xi[i] + xu[i];
     xu[i] = xi[i];

@@ -3,6 +3,6 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 __kernel void scalar_double(__global const double* x, __global double* y, double a) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     y[i] = a * x[i] + 0.5;
 }

@@ -3,6 +3,6 @@
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 
 __kernel void scalar_half(__global half* x, half a) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     x[i] = x[i] * a + (half)1.0f;
 }

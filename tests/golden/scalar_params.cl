@@ -16,7 +16,7 @@ __kernel void scalar_params(
 {
     out_i[0] = c + uc;
     out_i[1] = s + us;
-    out_i[2] = i + ui;
-    out_i[3] = lo + ulo;
+    out_i[2] = (long)i + ui;
+    out_i[3] = lo + (long)ulo;
     out_f[0] = f + i;
 }

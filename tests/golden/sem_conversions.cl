@@ -9,8 +9,8 @@ __kernel void sem_conversions(
         __global const short* s,
         __global double* out)
 {
-    size_t i = get_global_id(0);
-    uint x = a[i] + b[i];
+    int i = (int)get_global_id(0);
+    long x = (long)a[i] + b[i];
     long y = a[i] + c[i];
     int z = s[i] * s[i];
     float w = b[i] * 1.5f;

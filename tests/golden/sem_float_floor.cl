@@ -11,6 +11,6 @@ float clpy_floormod_float(float a, float b) {
 }
 
 __kernel void sem_float_floor(__global const float* x, __global float* y) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     y[i] = clpy_floordiv_float(x[i], 2.0f) + clpy_floormod_float(x[i], 3.0f);
 }

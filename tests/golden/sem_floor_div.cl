@@ -18,7 +18,7 @@ __kernel void sem_floor_div(
         __global int* r,
         __global uint* u)
 {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     q[i] = clpy_floordiv_int(a[i], b[i]);
     r[i] = clpy_floormod_int(a[i], b[i]);
     u[i] = u[i] / 3 + u[i] % 5;

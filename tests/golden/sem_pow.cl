@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void sem_pow(__global float* x, __global int* n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     float v = x[i];
     int k = n[i];
     x[i] = v * v + pow(v, 0.5f) + pown(v, k) + pow(v, v);

@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void sem_shifts(__global int* a, __global uint* b, __global uchar* c, int n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     a[i] = (a[i] << n) | (a[i] >> 3);
     b[i] = (b[i] >> n) ^ 2147483648u;
     c[i] = c[i] << 1;

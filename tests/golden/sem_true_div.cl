@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void sem_true_div(__global const int* a, __global float* out) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     out[i] = a[i] / 2.0f;
     out[i] += (float)a[i] / a[i + 1];
     out[i] += 3.5f;

@@ -8,7 +8,7 @@ __kernel void sem_weak_literals(
         __global char* c,
         __global ulong* u)
 {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     f[i] = f[i] * 2.0f + 1.0f;
     d[i] = d[i] * 2.0 + 0.1;
     c[i] = c[i] + 1;

@@ -11,7 +11,7 @@ ValIdx better(ValIdx a, ValIdx b) {
 }
 
 __kernel void struct_func(__global ValIdx* x, int n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     if (i + 1 < n) {
         x[i] = better(x[i], x[i + 1]);
     }

@@ -10,7 +10,7 @@ typedef struct {
 } Particle;
 
 __kernel void struct_step(__global Particle* ps, float dt) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     Particle p = ps[i];
     p.pos.xyz += p.vel * dt;
     p.flags = 1;

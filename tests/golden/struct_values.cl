@@ -14,8 +14,8 @@ typedef struct {
 } Pair;
 
 __kernel void struct_values(__global const float* x, __global ValIdx* out, __global Pair* pairs) {
-    size_t i = get_global_id(0);
-    ValIdx v = (ValIdx){x[i], (int)i};
+    int i = (int)get_global_id(0);
+    ValIdx v = (ValIdx){x[i], i};
     ValIdx w = (ValIdx){0.0f, -1};
     ValIdx best = v.val > w.val ? v : w;
     out[i] = best;

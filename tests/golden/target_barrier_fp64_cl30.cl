@@ -3,8 +3,8 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 __kernel void tgt_barrier_fp64(__global double* x, __local double* tmp) {
-    size_t lid = get_local_id(0);
-    tmp[lid] = x[get_global_id(0)] * 0.5;
+    int lid = (int)get_local_id(0);
+    tmp[lid] = x[(int)get_global_id(0)] * 0.5;
     work_group_barrier(CLK_LOCAL_MEM_FENCE);
-    x[get_global_id(0)] = tmp[(lid + 1) % get_local_size(0)];
+    x[(int)get_global_id(0)] = tmp[(lid + 1) % (int)get_local_size(0)];
 }

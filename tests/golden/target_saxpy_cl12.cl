@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void tgt_saxpy(float a, __global const float* x, __global float* y, int n) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     if (i < n) {
         y[i] = a * x[i] + y[i];
     }

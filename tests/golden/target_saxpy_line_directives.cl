@@ -4,7 +4,7 @@
 #line 13 "tests/golden_kernels/targets.py"
 __kernel void tgt_saxpy(float a, __global const float* x, __global float* y, int n) {
 #line 14 "tests/golden_kernels/targets.py"
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
 #line 15 "tests/golden_kernels/targets.py"
     if (i < n) {
 #line 16 "tests/golden_kernels/targets.py"

@@ -6,7 +6,7 @@ __kernel void vec_components(
         __global uchar16* v16,
         __global float3* out)
 {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     float4 v = v4[i];
     float4 t = v.wzyx;
     t.xy = v.zw;

@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void vec_constructors(__global float4* out4, __global float8* out8, float2 a, float2 b) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     float4 v = (float4)(1.0f, 2.0f, 3.0f, 4.0f);
     float4 w = (float4)(a, b);
     float4 u = (float4)(a.x, b, 0.5f);

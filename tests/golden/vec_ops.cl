@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void vec_ops(__global float4* a, __global int4* b, __global int4* m) {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     float4 x = a[i] * 2.0f + a[i] / a[i] - 1.0f;
     int4 y = (b[i] * 3 + (b[i] >> 1)) ^ 5;
     a[i] = -x;

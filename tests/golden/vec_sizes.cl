@@ -7,7 +7,7 @@ __kernel void vec_sizes(
         __global uint8* u8,
         __global long16* d16)
 {
-    size_t i = get_global_id(0);
+    int i = (int)get_global_id(0);
     c2[i] = c2[i].yx;
     s3[i] = s3[i].zyx + s3[i].xxx;
     u8[i] = u8[i].s76543210;

@@ -14,8 +14,8 @@ def scalar_params(c: clpy.char, uc: uchar, s: short, us: clpy.ushort, i: int32, 
                   out_f: Global[clpy.float32]):
     out_i[0] = c + uc
     out_i[1] = s + us
-    out_i[2] = i + ui
-    out_i[3] = lo + ulo
+    out_i[2] = long(i) + ui  # int + uint is an error (clpy/frontend/signs.py)
+    out_i[3] = lo + long(ulo)
     out_f[0] = f + i
 
 

@@ -60,7 +60,7 @@ def sem_weak_literals(f: Global[float32], d: Global[clpy.double], c: Global[clpy
 def sem_conversions(a: Global[int32], b: Global[uint], c: Global[clpy.long],
                     s: Global[clpy.short], out: Global[clpy.double]):
     i = clpy.get_global_id(0)
-    x = a[i] + b[i]
+    x = clpy.long(a[i]) + b[i]  # int + uint is an error (clpy/frontend/signs.py)
     y = a[i] + c[i]
     z = s[i] * s[i]
     w = b[i] * 1.5
