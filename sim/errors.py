@@ -7,9 +7,20 @@ local and group ids, the memory and index involved and, for data races, the othe
 from __future__ import annotations
 
 import linecache
+import os
+import sys
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
+import clpy.ir.nodes
 from clpy.ir.nodes import Loc
+
+# Frames in these packages are clpy's own: a warning points past them, at the user's line.
+_OWN_DIRS = (
+    os.path.dirname(os.path.abspath(__file__)) + os.sep,  # sim/
+    os.path.dirname(os.path.dirname(os.path.abspath(clpy.ir.nodes.__file__))) + os.sep,  # clpy/
+)
 
 KINDS = (
     "out-of-bounds",
@@ -112,3 +123,41 @@ class SimulationError(Exception):
 
 class SimulationWarning(UserWarning):
     """Issued instead of ``SimulationError`` when ``config(on_error="warn")``."""
+
+
+Site = tuple[str, int, dict[str, Any]]
+
+
+def user_site() -> Site | None:
+    """File, line and module globals of the innermost frame outside clpy and the simulator:
+    the user's launch line (None if there is none)."""
+    f: Any = sys._getframe(1)
+    while f is not None:
+        if not f.f_code.co_filename.startswith(_OWN_DIRS):
+            return f.f_code.co_filename, f.f_lineno, f.f_globals
+        f = f.f_back
+    return None
+
+
+def warn_once(report: Report, site: Site | None) -> None:
+    """``on_error="warn"``: one ``SimulationWarning`` per kind of finding and kernel line, over
+    all launches (kept in the launching module's ``__warningregistry__``, as Python keeps its
+    own "once per location" warnings, and cleared with it when the filters change), pointing
+    at the user's launch line ``site``."""
+    if site is None:
+        warnings.warn(report.render(), SimulationWarning, stacklevel=2)
+        return
+    file, line, globs = site
+    registry = globs.setdefault("__warningregistry__", {})
+    key = ("clpy.sim", report.kind, report.loc.file, report.loc.line)
+    if registry.get(key):
+        return
+    warnings.warn_explicit(
+        report.render(),
+        SimulationWarning,
+        file,
+        line,
+        module=str(globs.get("__name__", "__main__")),
+        registry=registry,
+    )
+    registry[key] = True

@@ -38,10 +38,19 @@ def _first(fr: Frame, bad: np.ndarray) -> int:
     return int(lanes[int(np.argmin(wids))])
 
 
+_KEEP = 16  # logged accesses per (kind, line): a loop of 16 steps between barriers
+
+
 class _Shadow:
+    """Race reports name both accesses and both work-items: the shadow records who accessed an
+    element last (one work-item, or "several"), and a log keeps, per kind of access and source
+    line, the recent compiled indices with the work-items of their lanes, so the other line and,
+    where the shadow only knows "several", another work-item can be found by address."""
+
     launch: Launch
     mem: Any
-    log: list[Any]
+    log: dict[tuple[str, Loc], list[Any]]
+    stamp: int = 0
 
     def _race(
         self,
@@ -58,10 +67,22 @@ class _Shadow:
         k = _first(fr, bad)
         flat = np.broadcast_to(w.flat(), fr.shape).ravel()
         addr = int(flat[k])
-        wid = int(np.broadcast_to(frame_wids(fr), fr.shape).ravel()[k])
+        wids = np.broadcast_to(frame_wids(fr), fr.shape).ravel()
+        wid = int(wids[k])
         other = None if other_ids is None else int(other_ids.reshape(-1)[addr])
         other_wid = other_wid_of(other, wid) if other is not None else None
-        other_loc = other_locs(addr, theirs)
+        other_loc, logged_wid = other_locs(addr, theirs, wid, other_wid)
+        if other_loc is None and other_wid is not None:  # its line, from any work-item
+            other_loc, _ = other_locs(addr, theirs, wid, None)
+        if other_wid is None:
+            # the shadow knows only "several work-items": one of them from the log, or a lane
+            # of this very access on the same element (x[0] += 1 in every work-item)
+            other_wid = logged_wid
+            if other_wid is None:
+                same = np.flatnonzero((flat == addr) & (wids != wid))
+                if same.size:
+                    other_wid = int(wids[same[0]])
+                    other_loc = other_loc or loc
         W = self.launch.W
         where = (
             "in different work-groups"
@@ -70,10 +91,24 @@ class _Shadow:
         )
         count = int(np.count_nonzero(np.broadcast_to(bad, fr.shape)))
         index = addr % self.mem.count if getattr(w, "local_count", 0) else addr
+        missing = ""
+        if other_loc is None or other_wid is None:
+            missing = (
+                f"; the other {theirs} is older than the checker's log of recent accesses "
+                f"({_KEEP} per line), so its "
+                + (
+                    "line and work-item are"
+                    if other_loc is None and other_wid is None
+                    else "line is"
+                    if other_loc is None
+                    else "work-item is"
+                )
+                + " not known"
+            )
         self.launch.fail(
             "data-race",
             f"{mine}/{theirs} data race on {self.mem.describe()}: this {mine} and "
-            f"another work-item's {theirs} of the same element are unordered ({where})",
+            f"another work-item's {theirs} of the same element are unordered ({where})" + missing,
             loc,
             wid,
             self.mem.name,
@@ -83,17 +118,41 @@ class _Shadow:
             count=count,
         )
 
-    def _note(self, kind: str, loc: Loc, w: Any) -> None:
-        """Remember a recent access (its compiled index) to name the other line of a race."""
-        if len(self.log) >= 32:  # entries hold index arrays: keep the recent ones
-            del self.log[:16]
-        self.log.append((kind, loc, w))
+    def _note(self, kind: str, loc: Loc, w: Any, fr: Frame) -> None:
+        """Remember a recent access (its compiled index and its lanes' work-items) to name the
+        other line and work-item of a race: the last ``_KEEP`` per kind and line."""
+        entries = self.log.get((kind, loc))
+        if entries is None:
+            entries = self.log[(kind, loc)] = []
+        elif len(entries) >= _KEEP:
+            del entries[0]
+        self.stamp += 1
+        entries.append((self.stamp, w, frame_wids(fr), fr.shape))
 
-    def _line_of(self, addr: int, kind: str) -> Loc | None:
-        for k, loc, w in reversed(self.log):
-            if k == kind and bool((np.asarray(w.flat()) == addr).any()):
-                return loc
-        return None
+    def _line_of(
+        self, addr: int, kind: str, wid: int, other: int | None
+    ) -> tuple[Loc | None, int | None]:
+        """The line (and a work-item other than ``wid``; ``other`` if known) of the most
+        recent logged ``kind`` access to element ``addr``."""
+        found = sorted(
+            (
+                (st, loc, w, wids, shape)
+                for (k, loc), es in self.log.items()
+                if k == kind
+                for st, w, wids, shape in es
+            ),
+            key=lambda e: -e[0],
+        )
+        for _, loc, w, wids, shape in found:
+            flat = np.broadcast_to(np.asarray(w.flat()), shape).ravel()
+            ids = np.broadcast_to(wids, shape).ravel()
+            hit = (flat == addr) & (ids != wid)
+            if other is not None:
+                hit &= ids == other
+            lanes = np.flatnonzero(hit)
+            if lanes.size:
+                return loc, int(ids[lanes[0]])
+        return None, None
 
 
 class LocalShadow(_Shadow):
@@ -108,7 +167,7 @@ class LocalShadow(_Shadow):
         self.r_own = np.zeros(shape, _I32)
         self.init = np.zeros(shape, bool)
         # the accesses of the current interval, to name the line of a conflicting access
-        self.log: list[tuple[str, Loc, Any]] = []
+        self.log: dict[tuple[str, Loc], list[Any]] = {}
         self.races = "races" in launch.checks
         self.uninit = "uninit" in launch.checks
         # Whether any work-group wrote/read this memory in its current barrier interval:
@@ -200,7 +259,7 @@ class LocalShadow(_Shadow):
         self.pending.append((w, np.broadcast_to(me, fr.shape)))
         if len(self.pending) > 16:
             self._replay()
-        self._note("read", loc, w)
+        self._note("read", loc, w, fr)
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me = self._me(fr)
@@ -230,7 +289,7 @@ class LocalShadow(_Shadow):
                     )
             self.wrote = True
             w.put(self.w_own, np.broadcast_to(me, fr.shape))
-            self._note("write", loc, w)
+            self._note("write", loc, w, fr)
         if self.uninit and not self.all_init:
             w.put(self.init, True)
             self.all_init = bool(self.init.all())
@@ -260,7 +319,7 @@ class GlobalShadow(_Shadow):
         self.w = np.zeros(count, np.int64)
         self.r = np.zeros(count, np.int64)
         self.any_read = False  # until a read, the reader array is all zero: skip it
-        self.log: list[tuple[str, Loc, Any]] = []
+        self.log: dict[tuple[str, Loc], list[Any]] = {}
         self.W = np.int64(launch.W)
 
     def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -314,7 +373,7 @@ class GlobalShadow(_Shadow):
                 grp = np.broadcast_to(grp1, fr.shape)[np.broadcast_to(dup, fr.shape)]
                 e = np.broadcast_to(ep, fr.shape)[np.broadcast_to(dup, fr.shape)]
                 self.r[flat] = -((grp << _SHIFT) | e)
-        self._note("read", loc, w)
+        self._note("read", loc, w, fr)
 
     def _merge_readers(
         self, rv: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray, ep: np.ndarray, mine: np.ndarray
@@ -350,7 +409,7 @@ class GlobalShadow(_Shadow):
                     fr, w, bad, loc, "write", "read", self.r, self._line_of, self._wid_of(self.r)
                 )
         w.put(self.w, np.broadcast_to(mine, fr.shape))
-        self._note("write", loc, w)
+        self._note("write", loc, w, fr)
         if w.kind not in ("run", "slice"):
             dup = w.gather(self.w, False) != np.broadcast_to(mine, fr.shape)
             if dup.any():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +9,7 @@ import numpy as np
 
 from clpy.ir.nodes import Loc
 from sim.config import SimConfig
-from sim.errors import Report, SimulationError, SimulationWarning
+from sim.errors import Report, SimulationError, user_site, warn_once
 
 if TYPE_CHECKING:
     from sim.frame import Frame
@@ -38,6 +37,9 @@ class Launch:
         self.total_groups = int(np.prod(self.ngroups))
         self.reports: list[Report] = []
         self.warned: set[tuple[str, Loc]] = set()
+        # where on_error="warn" points its warnings: the user's launch line (taken here, in
+        # the launching thread; work-group batches may run on others)
+        self.site = user_site() if cfg.on_error == "warn" else None
         self.prints: list[tuple[np.ndarray, int, list[str]]] = []
         self.print_seq = 0
         self.stores = 0
@@ -123,7 +125,7 @@ class Launch:
         key = (kind, loc)
         if key not in self.warned:
             self.warned.add(key)
-            warnings.warn(r.render(), SimulationWarning, stacklevel=4)
+            warn_once(r, self.site)
 
     def fail_lanes(
         self,
