@@ -60,6 +60,9 @@ def lower_collective(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
             call.loc,
         )
     if mode == "info":  # sub-group work-item functions, degenerate case
+        if b.name == "get_max_sub_group_size" and tgt.version < (2, 0):
+            # OpenCL C 1.x lacks get_enqueued_local_size; its work-groups are all uniform
+            return "(uint)(get_local_size(0) * get_local_size(1) * get_local_size(2))"
         return DEGENERATE_SUB_GROUP[b.name]
     if mode == "barrier":
         return f"barrier({ex(call.args[0])})"
