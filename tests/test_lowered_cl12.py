@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
+import clpy
 from clpy.builtins.registry import REGISTRY, ArgInfo, Builtin, NoMatch, Overload
 from clpy.emit.lowering import needs_lowering
 from clpy.emit.program import emit_program
@@ -29,6 +31,7 @@ from clpy.ir.nodes import (
     Var,
     VarRef,
 )
+from clpy.runtime.api import get_device
 from clpy.types import catalog as C
 from clpy.types.atomics import AtomicType
 from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
@@ -144,3 +147,20 @@ def test_max_sub_group_size_uses_only_cl12_functions() -> None:
     src = emit_program(fn, TARGET)
     assert "get_enqueued_local_size" not in src and "get_local_size(0)" in src
     assert "get_enqueued_local_size" in emit_program(fn, target_of("opencl-c-2.0"))
+
+
+def test_device_variant_takes_a_target_name(cl_device: Any) -> None:
+    dev = get_device(cl_device)
+    v = dev.variant(target="opencl-c-1.2")
+    assert v.target is not None and v.target.version == (1, 2)
+    assert v.target.info == dev.target.info  # the device's limits stay
+
+    @clpy.kernel
+    def sizes(x: clpy.Global[clpy.int32]):
+        x[clpy.get_global_id(0)] = clpy.get_max_sub_group_size()
+
+    x = np.zeros(16, np.int32)
+    sizes[16, 8](x, device=v)  # built with -cl-std=CL1.2
+    np.testing.assert_array_equal(x, 8)
+    with pytest.raises(ValueError, match="unknown target 'opencl-c-9'"):
+        dev.variant(target="opencl-c-9")

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from clpy.emit.targets import Target
+from clpy.emit.targets import Target, target_of
 from clpy.runtime.info import DeviceInfo, query
 from clpy.runtime.quirks import device_target
 
@@ -77,16 +77,21 @@ class Device:
 
     def variant(
         self,
-        target: Target | None = None,
+        target: Target | str | None = None,
         build_options: tuple[str, ...] | list[str] | str | None = None,
     ) -> Device:
         """The same device with another target and/or extra build options; it shares the
-        context and queue, and is cached separately."""
+        context and queue, and is cached separately. ``target`` is a ``Target`` or a profile
+        name (``"opencl-c-1.2"``, ``"opencl-c-3.0+__opencl_c_fp64"``); a name keeps the
+        device's limits (``info``) and its name in generated headers."""
         if isinstance(build_options, str):
             build_options = tuple(build_options.split())
+        tgt = target_of(target) if target is not None else None
+        if isinstance(target, str) and tgt is not None and self.target is not None:
+            tgt = replace(tgt, info=self.target.info, device=self.target.device)
         return replace(
             self,
-            target=target or self.target,
+            target=tgt or self.target,
             build_options=tuple(build_options) if build_options is not None else self.build_options,
             _state=self._state,
         )
