@@ -43,8 +43,10 @@ def _safe(fn: Any) -> Any:
             if fn is math.gamma:
                 if x == 0:
                     return math.copysign(math.inf, x)
-                if x < 0 and x == math.floor(x):
-                    return math.nan
+                if x < 0 and (math.isinf(x) or x == math.floor(x)):
+                    return math.nan  # tgamma(-inf) and negative integers (C99 F.9.5.4)
+                if -1 < x < 0:
+                    return -math.inf  # 1/x overflows (tgamma(-denormal))
                 return math.inf if x > 0 else 0.0
             return math.nan
 
@@ -65,7 +67,7 @@ def _reduce2(x: Any) -> Any:
 def _sinpi(x: Any) -> Any:
     r = _reduce2(x)
     out = np.sin(PI * r)
-    out = np.where(r == np.trunc(r), 0.0 * np.sign(x) + np.copysign(0.0, x), out)
+    out = np.where(r == np.trunc(r), np.copysign(0.0, x), out)  # sinpi(±n) is ±0 (§7.5.1)
     return np.where(np.isinf(x), np.nan, out)
 
 
@@ -120,7 +122,8 @@ def _remainder(x: Any, y: Any) -> Any:
     ar = np.abs(r)
     odd = ar >= ay
     ar = np.where(odd, ar - ay, ar)
-    flip = (ar > 0.5 * ay) | ((ar == 0.5 * ay) & odd)
+    # 2 * ar, not 0.5 * ay: half of a denormal y rounds away (remainder(y, y) must be +0)
+    flip = (2.0 * ar > ay) | ((2.0 * ar == ay) & odd)
     res = np.where(flip, ar - ay, ar)
     res = np.where(x < 0, -res, res)
     res = np.where(res == 0, np.copysign(0.0, x), res)
@@ -129,15 +132,20 @@ def _remainder(x: Any, y: Any) -> Any:
 
 
 def _powr(x: Any, y: Any) -> Any:
-    out = np.power(x, y)
+    # powr is defined for x >= 0 only: -0 is +0 (powr(-0, -1) = +inf), NaN in is NaN out
+    # (powr(NaN, 0) is NaN, unlike pow), spec §2.1 "powr"
+    out = np.power(np.where(x == 0, np.abs(x), x), y)
     bad = (x < 0) | ((x == 0) & (y == 0)) | (np.isinf(x) & (y == 0)) | ((x == 1) & np.isinf(y))
-    return np.where(bad, np.nan, out)
+    return np.where(bad | np.isnan(x) | np.isnan(y), np.nan, out)
 
 
 def _rootn(x: Any, n: Any) -> Any:
     n = n.astype(np.float64)
     with np.errstate(all="ignore"):
-        mag = np.power(np.abs(x), 1.0 / np.where(n == 0, 1, n))
+        # in long double: 1/n is inexact, and |log x| up to 745 magnifies its error in double
+        ld = np.longdouble
+        mag = np.power(np.abs(x).astype(ld), ld(1) / np.where(n == 0, 1, n).astype(ld))
+        mag = mag.astype(np.float64)
     odd = (np.abs(n) % 2) == 1
     out = np.where(x < 0, np.where(odd, -mag, np.nan), mag)
     out = np.where((x == 0) & (n < 0), np.where(odd, np.copysign(np.inf, x), np.inf), out)
