@@ -233,3 +233,22 @@ def test_mixed_sign_select_and_min_are_errors() -> None:
 
     with pytest.raises(KernelTypeError, match="mixes signed int"):
         pick.specialize()
+
+
+@clpy.kernel
+def window_sums(x: Global[int32], out: Global[int32], n: uint32):
+    i = clpy.get_global_id(0)
+    s = 0
+    for j in range(i - 2, n):  # starts below 0 for the first work-items: a long counter
+        if j >= 0 and j < i + 1:
+            s += x[j]
+    out[i] = s
+
+
+def test_range_with_a_negative_signed_start_and_an_unsigned_stop(dev: Device) -> None:
+    assert "for (long j = " in window_sums.source_for("opencl-c-1.2")
+    x = np.arange(1, 9, dtype=np.int32)
+    out = np.zeros(8, np.int32)
+    window_sums[8, 8](x, out, 8, device=dev)
+    want = [int(x[max(0, i - 2): i + 1].sum()) for i in range(8)]
+    np.testing.assert_array_equal(out, want)

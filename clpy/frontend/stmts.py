@@ -14,7 +14,7 @@ from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.exprs import BINOPS, ExprBuilder
-from clpy.frontend.helpers import pure
+from clpy.frontend.helpers import elem_type, is_weak, pure
 from clpy.ir.nodes import (
     Assert,
     Assign,
@@ -504,6 +504,16 @@ class StmtBuilder:
         if not isinstance(node.target, ast.Name):
             st.fail(node.target, "the loop variable must be a plain name", UnsupportedSyntaxError)
         t = _range_type(start, stop, step)
+        if (
+            isinstance(t, ScalarType)
+            and not t.is_signed
+            and any(
+                not is_weak(e) and elem_type(e.type).is_signed and not self.ex.nonneg(e)
+                for e in (start, stop, step)
+            )
+        ):
+            # range(i - 3, n) with n: uint: the counter must hold the negative start (signs.py)
+            t = C.long if t.bits <= 32 else C.signed_of(t)
         name = node.target.id
         body_path = (*self._path, (id(node), "body"))
         tloc = st.loc(node.target)
