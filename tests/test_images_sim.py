@@ -118,7 +118,9 @@ def read_none(img: clpy.Image2D, c: Global[int2], out: Global[float4]):
 
 def test_sampler_less_read_outside_is_a_checker_report() -> None:
     c = np.array([[0, 0], [5, 0]], np.int32)
-    with pytest.raises(SimulationError, match=r"(?s)outside the image \(4x2\).*test_images_sim.py:\d+"):
+    with pytest.raises(
+        SimulationError, match=r"(?s)outside the image \(4x2\).*test_images_sim.py:\d+"
+    ):
         read_none[(2,), (1,)](
             np.zeros((2, 4), np.float32), c, np.zeros((2, 4), np.float32), device="sim"
         )
