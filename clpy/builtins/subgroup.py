@@ -13,6 +13,7 @@ from __future__ import annotations
 from clpy.builtins.registry import Collective, Lowering, Overload, declare
 from clpy.builtins.sync import BOTH_FENCES
 from clpy.builtins.workgroup import declare_collectives
+from clpy.builtins.workitem import INDEX_NOTE
 from clpy.types import catalog as C
 
 SG_FEATURE = "__opencl_c_subgroups"
@@ -32,7 +33,7 @@ INFO = {
     name: declare(
         name,
         family="sub-group",
-        doc=doc,
+        doc=doc + INDEX_NOTE,
         overloads=[Overload((), C.uint)],
         features=frozenset({SG_FEATURE}),
         lowering=Lowering("collective"),

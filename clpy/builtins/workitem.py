@@ -15,92 +15,82 @@ names the kernel and the call to change, never a wrap.
 
 from __future__ import annotations
 
-from clpy.builtins.registry import Lowering, Overload, declare
+from typing import Any
+
+from clpy.builtins.registry import Builtin, Lowering, Overload, declare
 from clpy.types import catalog as C
 
 # OpenCL C 1.x lacks the linear-id and enqueued-size queries: the emitter spells them with
 # 1.x functions there (clpy/emit/lower_builtins.py).
 _DIM = (Overload((C.uint,), C.size_t),)
+# Appended to each docstring: the result type in kernel code (module docstring).
+INDEX_NOTE = (
+    " In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument "
+    "names another integer type: ``clpy.get_global_id(0, clpy.size_t)``."
+)
 _NONE_SIZE = (Overload((), C.size_t),)
 _NONE_UINT = (Overload((), C.uint),)
 
-get_work_dim = declare(
+
+def _declare(name: str, *, doc: str, **kwargs: Any) -> Builtin:
+    return declare(name, family="work-item", index=True, doc=doc + INDEX_NOTE, **kwargs)
+
+
+get_work_dim = _declare(
     "get_work_dim",
-    family="work-item",
-    index=True,
     overloads=_NONE_UINT,
     doc="Number of dimensions in use (1, 2 or 3).",
 )
-get_global_size = declare(
+get_global_size = _declare(
     "get_global_size",
-    family="work-item",
-    index=True,
     overloads=_DIM,
     doc="Number of global work-items in dimension ``dimindx``.",
 )
-get_global_id = declare(
+get_global_id = _declare(
     "get_global_id",
-    family="work-item",
-    index=True,
     overloads=_DIM,
     doc="Global work-item id in dimension ``dimindx`` (includes the global offset).",
 )
-get_local_size = declare(
+get_local_size = _declare(
     "get_local_size",
-    family="work-item",
-    index=True,
     overloads=_DIM,
     doc="Work-group size in dimension ``dimindx`` (of this work-group, "
     "which may be smaller with non-uniform work-groups).",
 )
-get_enqueued_local_size = declare(
+get_enqueued_local_size = _declare(
     "get_enqueued_local_size",
-    family="work-item",
-    index=True,
     overloads=_DIM,
     lowering=Lowering("enqueued_local_size", min_version=(2, 0)),
     doc="The local size given at enqueue in dimension ``dimindx`` (spec §1.13.1).",
 )
-get_local_id = declare(
+get_local_id = _declare(
     "get_local_id",
-    family="work-item",
-    index=True,
     overloads=_DIM,
     doc="Local work-item id within the work-group in dimension ``dimindx``.",
 )
-get_num_groups = declare(
+get_num_groups = _declare(
     "get_num_groups",
-    family="work-item",
-    index=True,
     overloads=_DIM,
     doc="Number of work-groups in dimension ``dimindx``.",
 )
-get_group_id = declare(
+get_group_id = _declare(
     "get_group_id",
-    family="work-item",
-    index=True,
     overloads=_DIM,
     doc="Work-group id in dimension ``dimindx``.",
 )
-get_global_offset = declare(
+get_global_offset = _declare(
     "get_global_offset",
-    family="work-item",
-    index=True,
     overloads=_DIM,
     doc="Global offset given at enqueue in dimension ``dimindx``.",
 )
-get_global_linear_id = declare(
+get_global_linear_id = _declare(
     "get_global_linear_id",
-    family="work-item",
-    index=True,
     overloads=_NONE_SIZE,
     lowering=Lowering("global_linear_id", min_version=(2, 0)),
     doc="Work-item's global id as one linear index (spec §1.13.1).",
 )
-get_local_linear_id = declare(
+get_local_linear_id = _declare(
     "get_local_linear_id",
-    family="work-item",
-    index=True,
     overloads=_NONE_SIZE,
     lowering=Lowering("local_linear_id", min_version=(2, 0)),
     doc="Work-item's local id as one linear index within its group.",
