@@ -252,3 +252,17 @@ def test_range_with_a_negative_signed_start_and_an_unsigned_stop(dev: Device) ->
     window_sums[8, 8](x, out, 8, device=dev)
     want = [int(x[max(0, i - 2): i + 1].sum()) for i in range(8)]
     np.testing.assert_array_equal(out, want)
+
+
+@clpy.kernel
+def widened_compare(u: Global[uint32], out: Global[int32]):
+    i = clpy.get_global_id(0)
+    out[i] = 1 if clpy.long(u[i]) > -1 else 0
+
+
+def test_a_widening_cast_before_a_negative_literal_stays(dev: Device) -> None:
+    # the literal is spelled -1 (a C int): dropping (long) would compare in uint
+    assert "(long)u[i] > -1" in widened_compare.source_for("opencl-c-1.2")
+    out = np.zeros(4, np.int32)
+    widened_compare[4](np.arange(4, dtype=np.uint32), out, device=dev)
+    np.testing.assert_array_equal(out, 1)

@@ -312,9 +312,23 @@ def implicit_operands(t: Type, left: Expr, right: Expr) -> tuple[Expr, Expr]:
     for cand_l, cand_r in ((ul, ur), (left, ur), (ul, right)):
         if cand_l is None or cand_r is None:
             continue
-        if _c_common(cand_l.type, cand_r.type) is t:
+        if _c_common(_c_type(cand_l), _c_type(cand_r)) is t:
             return cand_l, cand_r
     return left, right
+
+
+def _c_type(e: Expr) -> Type:
+    """The type C gives ``e`` as written: a weak integer literal is spelled in plain decimal
+    (``e_Const``), an ``int`` whatever its IR type (``(long)u > -1`` must keep its cast)."""
+    if (
+        isinstance(e, Const)
+        and e.weak
+        and isinstance(e.type, ScalarType)
+        and e.type.is_int
+        and -(2**31) < e.value < 2**31
+    ):
+        return C.int_
+    return e.type
 
 
 def _shift_operands(e: Binary) -> tuple[Expr, Expr]:
