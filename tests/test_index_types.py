@@ -169,7 +169,7 @@ def test_floor_division_on_ids(dev: Device) -> None:
 def test_an_ndrange_beyond_int_is_an_error_not_a_wrap(dev: Device) -> None:
     out = np.full(64, 7, np.int32)
     with pytest.raises(ValueError, match=r"narrow_ids.*offset 2147483600.*clpy\.int64"):
-        narrow_ids[64, 16](out, device=dev, offset=(2**31 - 48,))
+        narrow_ids[64, 16](out, device=dev, offset=2**31 - 48)
     np.testing.assert_array_equal(out, 7)  # nothing ran
     narrow_ids[64, 16](out, device=dev, offset=(2**31 - 64,))  # the last ids that fit
     np.testing.assert_array_equal(out, np.arange(2**31 - 64, 2**31, dtype=np.int64))

@@ -138,8 +138,10 @@ class CLPlan:
     ) -> LaunchHandle | None:
         if sizes not in self._checked:
             self.check_sizes(sizes)
-        if offset is not None and self.index_range is not None:
-            check_index_range(self.name, sizes[0], offset, self.index_range)
+        if offset is not None:
+            offset = tuple(int(x) for x in np.atleast_1d(offset))  # offset=5 as the simulator
+            if self.index_range is not None:
+                check_index_range(self.name, sizes[0], offset, self.index_range)
         pending: list[Any] = []
         cl_args = [conv(args[i], pending) for i, conv in self.converters]
         g, loc = sizes
