@@ -23,7 +23,9 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check clpy sim tests benchmarks examples
 	$(BIN)/ruff format --check clpy sim
-	$(BIN)/mypy clpy sim
+	@# sim/ is the package clpy_sim (pyproject.toml package-dir): mypy sees it by that name
+	@mkdir -p build/typecheck && ln -sfn ../../sim build/typecheck/clpy_sim
+	MYPYPATH=build/typecheck $(BIN)/mypy clpy build/typecheck/clpy_sim
 
 test: $(VENV)/.installed-test lint
 	$(BIN)/python -m pytest tests

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import clpy  # noqa: E402
-import sim  # noqa: E402
+import clpy_sim as sim  # noqa: E402
 from clpy import Global, float32, int32, uint32  # noqa: E402
 from tests.test_collectives_util import cl_target, run_cl  # noqa: E402
 

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import clpy  # noqa: E402
-import sim  # noqa: E402
+import clpy_sim as sim  # noqa: E402
 from clpy import Global, float32  # noqa: E402
 from clpy.emit.program import emit_program  # noqa: E402
 

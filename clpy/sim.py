@@ -24,7 +24,7 @@ _NAMES = (
 
 def __getattr__(name: str) -> Any:
     if name in _NAMES:
-        return getattr(importlib.import_module("sim"), name)
+        return getattr(importlib.import_module("clpy_sim"), name)
     raise AttributeError(f"module 'clpy.sim' has no attribute {name!r}")
 
 

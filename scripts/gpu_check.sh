@@ -24,6 +24,9 @@ else
         --target "$SITE" wheels/*.whl || { echo "gpu_check: wheel install failed" >&2; exit 2; }
 fi
 export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# clpy itself (sim/ is installed as the package clpy_sim), built with the setuptools from wheels/
+"$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --upgrade --target "$SITE" . \
+    || { echo "gpu_check: installing clpy failed" >&2; exit 2; }
 
 # 2. An OpenCL ICD entry for the NVIDIA driver (containers often lack /etc/OpenCL/vendors).
 if [ "$PLATFORM" = nvidia ] && ! grep -qsi nvidia /etc/OpenCL/vendors/*.icd 2>/dev/null; then

@@ -21,11 +21,11 @@ import numpy as np
 
 from clpy.builtins.atomics import ATOMICS
 from clpy.ir.operators import BINARY
-from sim.frame import Frame
-from sim.state import frame_wids
+from clpy_sim.frame import Frame
+from clpy_sim.state import frame_wids
 
 if TYPE_CHECKING:
-    from sim.call import Call
+    from clpy_sim.call import Call
 
 SEQUENTIAL_SEGMENTS = 256
 

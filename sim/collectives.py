@@ -24,13 +24,13 @@ from clpy.builtins.registry import REGISTRY
 from clpy.ir.operators import BINARY, identity_value
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 from clpy.types.structs import StructType
-from sim.builtins.sync import barrier
-from sim.frame import Frame
-from sim.plan import get_plan
-from sim.values import RET
+from clpy_sim.builtins.sync import barrier
+from clpy_sim.frame import Frame
+from clpy_sim.plan import get_plan
+from clpy_sim.values import RET
 
 if TYPE_CHECKING:
-    from sim.call import Call
+    from clpy_sim.call import Call
 
 Tree = Any  # an array, or a dict of trees (struct values)
 

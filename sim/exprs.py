@@ -42,9 +42,9 @@ from clpy.ir.nodes import (
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
-from sim import ops
-from sim.frame import Frame, PtrVal, scatter_value, select_lanes
-from sim.lvalues import Load, LvalueCompiler, Ref, Store
+from clpy_sim import ops
+from clpy_sim.frame import Frame, PtrVal, scatter_value, select_lanes
+from clpy_sim.lvalues import Load, LvalueCompiler, Ref, Store
 
 Value = Any
 Fn = Callable[[Frame], Value]

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.ir.nodes import NOWHERE
-from sim.errors import Report, SimulationError
+from clpy_sim.errors import Report, SimulationError
 
 if TYPE_CHECKING:
-    from sim.state import Batch
+    from clpy_sim.state import Batch
 
 Value = Any
 

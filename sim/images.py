@@ -29,13 +29,13 @@ from clpy.abi.images import SimImageArg
 from clpy.builtins.samplers import SamplerSpec
 from clpy.types.core import ScalarType, VectorType
 from clpy.types.images import ImageType
-from sim.memory import Where
-from sim.races import GlobalShadow
+from clpy_sim.memory import Where
+from clpy_sim.races import GlobalShadow
 
 if TYPE_CHECKING:
-    from sim.call import Call
-    from sim.frame import Frame
-    from sim.state import Launch
+    from clpy_sim.call import Call
+    from clpy_sim.frame import Frame
+    from clpy_sim.state import Launch
 
 _F = np.float32
 _HALF = _F(0.5)

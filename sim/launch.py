@@ -11,15 +11,15 @@ from clpy.abi import Buffer, LocalBuffer, Param, kernel_params
 from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
-from sim.config import current
-from sim.errors import SimulationError
-from sim.frame import Frame, PtrVal, select_lanes
-from sim.images import make_image
-from sim.memory import make_global, make_local
-from sim.plan import get_plan
-from sim.printf import flush_prints
-from sim.progress import Progress
-from sim.state import Batch, Launch
+from clpy_sim.config import current
+from clpy_sim.errors import SimulationError
+from clpy_sim.frame import Frame, PtrVal, select_lanes
+from clpy_sim.images import make_image
+from clpy_sim.memory import make_global, make_local
+from clpy_sim.plan import get_plan
+from clpy_sim.printf import flush_prints
+from clpy_sim.progress import Progress
+from clpy_sim.state import Batch, Launch
 
 
 def _sizes(name: str, v: Any) -> tuple[int, ...]:

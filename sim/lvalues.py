@@ -21,7 +21,7 @@ import numpy as np
 
 from clpy.ir.nodes import Expr, Field, Index, Swizzle, Var, VarRef
 from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
-from sim.frame import Frame, PtrVal
+from clpy_sim.frame import Frame, PtrVal
 
 Value = Any
 Ref = Callable[[Frame], Any]

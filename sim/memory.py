@@ -18,9 +18,9 @@ import numpy as np
 from clpy.ir.nodes import Loc
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
-from sim.frame import Frame
-from sim.races import GlobalShadow, LocalShadow
-from sim.state import Launch
+from clpy_sim.frame import Frame
+from clpy_sim.races import GlobalShadow, LocalShadow
+from clpy_sim.state import Launch
 
 Value = Any
 

@@ -25,11 +25,11 @@ import numpy as np
 
 from clpy.types.core import Type, VectorType
 from clpy.types.structs import StructType
-from sim.frame import Frame, PtrVal, gather, select_lanes
-from sim.state import frame_wids
+from clpy_sim.frame import Frame, PtrVal, gather, select_lanes
+from clpy_sim.state import frame_wids
 
 if TYPE_CHECKING:
-    from sim.call import Call
+    from clpy_sim.call import Call
 
 _SHIFT = np.int64(32)  # reserve id: start sequence number << 32 | packet count; -1 invalid
 

@@ -15,13 +15,13 @@ from typing import Any
 
 from clpy.ir.nodes import CallBuiltin, CallFunc, Function
 from clpy.types.structs import StructType
-from sim import ops
-from sim.call import Call
-from sim.exprs import ExprCompiler
-from sim.frame import Frame
-from sim.privmem import escaped_private
-from sim.stmts import StmtCompiler
-from sim.values import RET, struct_zero
+from clpy_sim import ops
+from clpy_sim.call import Call
+from clpy_sim.exprs import ExprCompiler
+from clpy_sim.frame import Frame
+from clpy_sim.privmem import escaped_private
+from clpy_sim.stmts import StmtCompiler
+from clpy_sim.values import RET, struct_zero
 
 Value = Any
 _PLANS: weakref.WeakKeyDictionary[Function, dict[frozenset[str], Plan]] = (

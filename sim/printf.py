@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from clpy.types.core import PointerType, ScalarType, Type, VectorType
-from sim.frame import Frame
-from sim.state import Launch, frame_wids
+from clpy_sim.frame import Frame
+from clpy_sim.state import Launch, frame_wids
 
 
 def _fmt_scalar(v: Any, t: ScalarType) -> str:

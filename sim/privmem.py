@@ -22,9 +22,9 @@ from clpy.ir.nodes import Declare, Expr, Function, Index, Var, VarRef
 from clpy.ir.walk import children, walk
 from clpy.types.core import AddressSpace, ArrayType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
-from sim.frame import Frame, PtrVal
-from sim.memory import Memory, Where
-from sim.state import Launch
+from clpy_sim.frame import Frame, PtrVal
+from clpy_sim.memory import Memory, Where
+from clpy_sim.state import Launch
 
 
 def escaped_private(fn: Function) -> frozenset[Var]:

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.ir.nodes import Loc
-from sim.state import Launch, frame_wids
+from clpy_sim.state import Launch, frame_wids
 
 if TYPE_CHECKING:
-    from sim.frame import Frame
+    from clpy_sim.frame import Frame
 
 _I32 = np.int32
 _UNIQUE = ("slice", "run")  # index kinds where no two lanes share an element

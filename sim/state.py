@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.ir.nodes import Loc
-from sim.config import SimConfig
-from sim.errors import Report, SimulationError, user_site, warn_once
+from clpy_sim.config import SimConfig
+from clpy_sim.errors import Report, SimulationError, user_site, warn_once
 
 if TYPE_CHECKING:
-    from sim.frame import Frame
+    from clpy_sim.frame import Frame
 
 
 class Launch:

@@ -44,12 +44,12 @@ from clpy.ir.nodes import (
 from clpy.ir.walk import walk
 from clpy.types.catalog import void
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
-from sim import ops, privmem
-from sim.exprs import LOADED, ExprCompiler
-from sim.frame import Frame, PtrVal, select_lanes
-from sim.memory import make_local
-from sim.printf import format_print
-from sim.values import RET, struct_zero
+from clpy_sim import ops, privmem
+from clpy_sim.exprs import LOADED, ExprCompiler
+from clpy_sim.frame import Frame, PtrVal, select_lanes
+from clpy_sim.memory import make_local
+from clpy_sim.printf import format_print
+from clpy_sim.values import RET, struct_zero
 
 Value = Any
 

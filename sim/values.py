@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim import ops
+from clpy_sim import ops
 
 Value = Any
 RET = "<return value>"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import clpy
-import sim
+import clpy_sim as sim
 from clpy import Constant, Global, Local, Private, float4, float32, int32
 from tests.test_sim_util import assert_same, run_cl, run_sim
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import clpy
-import sim
+import clpy_sim as sim
 from clpy import Global, atomic_int, float32, int32, int64, uint32
 from clpy.errors import KernelTypeError
 from tests.test_collectives_util import cl_target, run_cl

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import clpy
-import sim
+import clpy_sim as sim
 from clpy import Global, int32
 from tests.test_collectives import SHAPES, TYPES, every_collective, spec_scan
 from tests.test_collectives_util import cl_target, per_group, run_cl

@@ -28,7 +28,7 @@ from clpy.ir.nodes import CallBuiltin, Function
 from clpy.ir.walk import walk
 from clpy.runtime.quirks import fp_build_options
 from clpy.types.core import ScalarType, VectorType, element_of
-from sim.fpexact import fma
+from clpy_sim.fpexact import fma
 from tests import test_sim_diff, test_sim_diff_builtins, test_sim_diff_more
 from tests.test_sim_util import assert_same, fp_options, run_cl, run_sim
 

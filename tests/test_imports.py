@@ -18,18 +18,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("clpy", "sim")
+PACKAGES = {"clpy": "clpy", "sim": "clpy_sim"}  # directory → installed name
 # Imports allowed to point "backwards" because they are the documented lazy entry points:
 # the runtime starts the simulator only when the user picks the "sim" device.
-LAZY_EDGES = {("clpy.runtime.simplan", "sim")}
+LAZY_EDGES = {("clpy.runtime.simplan", "clpy_sim")}
 
 
 def _modules() -> dict[str, Path]:
     out: dict[str, Path] = {}
-    for pkg in PACKAGES:
-        for path in sorted((ROOT / pkg).rglob("*.py")):
-            rel = path.relative_to(ROOT).with_suffix("")
-            parts = list(rel.parts)
+    for folder, name in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT / folder).with_suffix("")
+            parts = [name, *rel.parts]
             if parts[-1] == "__init__":
                 parts.pop()
             out[".".join(parts)] = path
@@ -136,19 +136,23 @@ def test_no_import_cycles() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in cycles)
 
 
+def _in_sim(mod: str) -> bool:
+    return mod == "clpy_sim" or mod.startswith("clpy_sim.")
+
+
 def test_layering() -> None:
     """The peers and the one-way arrows of DESIGN.md."""
     graph = _graph()
     bad = []
     for mod, deps in graph.items():
         for dep in deps:
-            if mod.startswith("sim") and dep.startswith("clpy.emit"):
+            if _in_sim(mod) and dep.startswith("clpy.emit"):
                 bad.append(f"{mod} → {dep} (the simulator never reads the emitter)")
-            if mod.startswith("clpy.emit") and dep.startswith("sim"):
+            if mod.startswith("clpy.emit") and _in_sim(dep):
                 bad.append(f"{mod} → {dep} (the emitter never reads the simulator)")
             if mod.startswith("clpy.builtins") and dep.startswith("clpy.emit"):
                 bad.append(f"{mod} → {dep} (emit → builtins, not the reverse)")
-            if mod.startswith("clpy") and dep.startswith("sim"):
+            if not _in_sim(mod) and _in_sim(dep):
                 bad.append(f"{mod} → {dep} (clpy starts the simulator lazily only)")
             if mod.startswith(("clpy.ir", "clpy.types")) and dep.startswith(
                     ("clpy.frontend", "clpy.emit", "clpy.runtime", "clpy.kernel")):
@@ -184,8 +188,8 @@ def test_every_module_imports_alone() -> None:
 def test_simulator_loads_no_emitter_code() -> None:
     """Starting the simulator (and resolving every built-in implementation) loads no emitter
     module beyond what ``import clpy`` itself loads (``clpy.Target``)."""
-    code = ("import sys, clpy; before = set(sys.modules); import sim, sim.builtins; "
-            "sim.builtins.table(); "
+    code = ("import sys, clpy; before = set(sys.modules); import clpy_sim, clpy_sim.builtins; "
+            "clpy_sim.builtins.table(); "
             "print(sorted(m for m in set(sys.modules) - before if m.startswith('clpy.emit')))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr

@@ -15,7 +15,7 @@ from clpy import Global, Local, float32, int32
 from clpy.errors import ConstantError
 from clpy.runtime.api import get_device
 from clpy.runtime.devices import Device
-from sim import SimulationError
+from clpy_sim import SimulationError
 
 
 @pytest.fixture(scope="module", params=["opencl", "sim"])

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import sim
+import clpy_sim as sim
 from clpy.builtins.registry import REGISTRY, Builtin, Overload
 from clpy.emit.program import emit_program
 from clpy.ir.nodes import (

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import clpy
-import sim.progress
 from clpy import Global, Local, float32, int32
 from clpy.notebook import highlight_c
+from clpy_sim import progress as sim_progress
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,7 +117,7 @@ def test_progress_bar_for_long_launches(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("tqdm")
-    monkeypatch.setattr(sim.progress, "PROGRESS_AFTER_S", 0.0)  # "long" from the start
+    monkeypatch.setattr(sim_progress, "PROGRESS_AFTER_S", 0.0)  # "long" from the start
     monkeypatch.delenv("CLPY_PROGRESS", raising=False)
     x = np.zeros(4096, np.float32)
     with clpy.sim.config(max_lanes=256):  # 16 batches of work-groups
@@ -125,13 +125,13 @@ def test_progress_bar_for_long_launches(
     assert np.all(x == 3.0)
     assert "clpy sim" in capsys.readouterr().err
     # short launches (the default threshold) show nothing
-    monkeypatch.setattr(sim.progress, "PROGRESS_AFTER_S", 3600.0)
+    monkeypatch.setattr(sim_progress, "PROGRESS_AFTER_S", 3600.0)
     slow[(4096,), (64,)](x, 1, device="sim")
     assert "clpy sim" not in capsys.readouterr().err
 
 
 def test_progress_counts_groups() -> None:
-    p = sim.progress.Progress(10, after=3600.0)
+    p = sim_progress.Progress(10, after=3600.0)
     for _ in range(5):
         p.step(2)
     assert p.done == 10 and p.bar is None

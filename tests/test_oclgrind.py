@@ -30,7 +30,7 @@ import pytest
 
 import clpy
 import tests.test_sim_bugs as B
-from sim import SimulationError
+from clpy_sim import SimulationError
 from tests.oclgrind_kernels import (
     DIVERGENT_BARRIER_C,
     RETURN_BEFORE_BARRIER_C,

@@ -22,9 +22,9 @@ import pytest
 import clpy
 
 ROOT = Path(__file__).resolve().parent.parent
-# `sim` is still installed under its own name until the lead's rename (issue 11): then this
-# set is empty and every top-level name in the wheel is clpy's.
-PENDING_RENAME = {"sim"}
+# The simulator's folder sim/ is installed as `clpy_sim` (pyproject.toml package-dir): every
+# top-level name in the wheel is clpy's.
+TOP_LEVEL = {"clpy", "clpy_sim"}
 
 SMOKE = '''\
 import numpy as np
@@ -79,8 +79,15 @@ def test_sdist_and_wheel(built: Path) -> None:
     assert wheel.name.startswith(f"clpy_kernels-{version}-py3-none-any")
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.startswith("clpy_kernels-")}
-    assert {"clpy"} <= tops
-    assert tops - {"clpy"} <= PENDING_RENAME, tops
+    assert tops == TOP_LEVEL, tops
+    # every package of the source tree is in the wheel (pyproject.toml lists them by name)
+    want = {
+        f"{top}/{p.relative_to(ROOT / folder).as_posix()}"
+        for folder, top in (("clpy", "clpy"), ("sim", "clpy_sim"))
+        for p in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    assert want <= set(names), sorted(want - set(names))
     assert "clpy/py.typed" in names and "clpy/__init__.pyi" in names
     assert "clpy/cli/main.py" in names
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))

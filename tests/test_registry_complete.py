@@ -88,7 +88,7 @@ def test_operator_forms_are_registered_once_each() -> None:
 
 
 def test_simulator_table_resolves_through_the_registry() -> None:
-    from sim.builtins import table
+    from clpy_sim.builtins import table
 
     impls = table()
     assert set(impls) == set(REGISTRY)

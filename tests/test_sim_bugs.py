@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import clpy
-import sim
+import clpy_sim as sim
 from clpy import Global, float32, int32, uint32
-from sim import SimulationError
+from clpy_sim import SimulationError
 
 N = 128
 L = 32

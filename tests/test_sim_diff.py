@@ -380,7 +380,7 @@ def test_hypothesis_ids3d(cl_context: Any, gx: int, gy: int, lx: int, ly: int, g
        max_lanes=st.sampled_from([1, 64, 1 << 18]))
 def test_hypothesis_guarded_sizes_and_batches(cl_context: Any, n: int, lsize: int,
                                               max_lanes: int) -> None:
-    import sim
+    import clpy_sim as sim
 
     g = ((n + lsize - 1) // lsize) * lsize
     args = [rf(n), np.zeros(n, np.float32), np.int32(n)]

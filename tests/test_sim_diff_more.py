@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import clpy
-import sim
+import clpy_sim as sim
 from clpy import Global, float4, float32, int32, uint32
 from tests.test_sim_util import compare
 

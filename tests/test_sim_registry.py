@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import clpy  # noqa: F401  (declares every family)
 from clpy.builtins.registry import REGISTRY
-from sim.builtins import table
+from clpy_sim.builtins import table
 
 
 def test_every_builtin_has_a_simulator_implementation() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 import clpy
 from clpy import Global, float32, int32
-from sim import SimulationError, SimulationWarning
+from clpy_sim import SimulationError, SimulationWarning
 
 T = 8
 

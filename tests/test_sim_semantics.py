@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import clpy
-import sim
+import clpy_sim as sim
 from clpy import Global, float4, float16, float32, float64, int4, int32, uint32
 from tests.test_sim_util import run_sim, ulp_diff
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-import sim
+import clpy_sim as sim
 from clpy.emit.program import emit_program
 from clpy.ir.nodes import Function
 from clpy.runtime.info import query

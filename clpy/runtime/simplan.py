@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 def _sim_module() -> ModuleType:
     try:
-        import sim  # the simulator starts only when the user picks it (DESIGN.md)
+        import clpy_sim as sim  # the simulator starts only when the user picks it (DESIGN.md)
     except ImportError as e:
         raise RuntimeError(
             "the simulator package 'sim' is not installed or failed to import "

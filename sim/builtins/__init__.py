@@ -42,8 +42,8 @@ from clpy.builtins.registry import REGISTRY
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 
 if TYPE_CHECKING:
-    from sim.call import Call
-    from sim.frame import Frame
+    from clpy_sim.call import Call
+    from clpy_sim.frame import Frame
 
 Impl = Callable[["Call", "Frame", list[Any]], Any]  # see the calling convention above
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.types.core import element_of
-from sim.builtins import f64, fix
+from clpy_sim.builtins import f64, fix
 
 if TYPE_CHECKING:
-    from sim.call import Call
-    from sim.frame import Frame
+    from clpy_sim.call import Call
+    from clpy_sim.frame import Frame
 
 
 def _isf(call: Call) -> bool:

@@ -10,11 +10,11 @@ import numpy as np
 
 from clpy.builtins.registry import REGISTRY, Conversion
 from clpy.types.core import ScalarType, Type, VectorType, element_of
-from sim.builtins import fix
+from clpy_sim.builtins import fix
 
 if TYPE_CHECKING:
-    from sim.call import Call
-    from sim.frame import Frame
+    from clpy_sim.call import Call
+    from clpy_sim.frame import Frame
 
 _ROUND = {None: None, "rte": np.rint, "rtz": np.trunc, "rtp": np.ceil, "rtn": np.floor}
 

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.types.core import ScalarType, element_of
-from sim.builtins import fix
+from clpy_sim.builtins import fix
 
 if TYPE_CHECKING:
-    from sim.call import Call
-    from sim.frame import Frame
+    from clpy_sim.call import Call
+    from clpy_sim.frame import Frame
 
 _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 

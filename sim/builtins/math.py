@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.types.core import PointerType, Type, element_of
-from sim import fpexact
-from sim.builtins import elementwise, f64, fix, store_through
+from clpy_sim import fpexact
+from clpy_sim.builtins import elementwise, f64, fix, store_through
 
 if TYPE_CHECKING:
-    from sim.call import Call
-    from sim.frame import Frame
+    from clpy_sim.call import Call
+    from clpy_sim.frame import Frame
 
 PI = np.pi
 

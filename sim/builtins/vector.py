@@ -11,13 +11,13 @@ import numpy as np
 from clpy.builtins.registry import REGISTRY
 from clpy.types import catalog as C
 from clpy.types.core import VectorType
-from sim.builtins import fix
-from sim.builtins.conversions import directed_float
-from sim.frame import PtrVal
+from clpy_sim.builtins import fix
+from clpy_sim.builtins.conversions import directed_float
+from clpy_sim.frame import PtrVal
 
 if TYPE_CHECKING:
-    from sim.call import Call
-    from sim.frame import Frame
+    from clpy_sim.call import Call
+    from clpy_sim.frame import Frame
 
 
 def _vload(n: int, stride: int, to_float: bool) -> Any:

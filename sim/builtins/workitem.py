@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.ir.nodes import Const
-from sim.frame import Frame
+from clpy_sim.frame import Frame
 
 if TYPE_CHECKING:
-    from sim.call import Call
+    from clpy_sim.call import Call
 
 _U64 = np.uint64
 
