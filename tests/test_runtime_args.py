@@ -268,7 +268,7 @@ def test_failed_build_leaves_arrays_bit_identical(dev: Device) -> None:
 
 def test_failed_simulation_leaves_arrays_bit_identical(monkeypatch: Any) -> None:
     """The runtime hands the simulator copies and copies back only after it returned."""
-    fake = types.ModuleType("sim")
+    fake = types.ModuleType("clpy_sim")
 
     class SimulationError(Exception):
         pass
@@ -281,7 +281,7 @@ def test_failed_simulation_leaves_arrays_bit_identical(monkeypatch: Any) -> None
         raise SimulationError("out-of-bounds access")
 
     fake.launch = launch  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sim", fake)
+    monkeypatch.setitem(sys.modules, "clpy_sim", fake)
     x, y = _xy(8)
     before = (x.tobytes(), y.tobytes())
     with pytest.raises(SimulationError):
@@ -291,7 +291,7 @@ def test_failed_simulation_leaves_arrays_bit_identical(monkeypatch: Any) -> None
 
 def test_sim_receives_the_documented_arguments(monkeypatch: Any) -> None:
     seen: dict[str, Any] = {}
-    fake = types.ModuleType("sim")
+    fake = types.ModuleType("clpy_sim")
 
     def launch(fn: Any, g: Any, l: Any, args: list[Any], offset: Any = None,
                params: Any = None) -> None:
@@ -302,7 +302,7 @@ def test_sim_receives_the_documented_arguments(monkeypatch: Any) -> None:
                 a[...] = 7                    # the "simulator" writes every array it got
 
     fake.launch = launch  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sim", fake)
+    monkeypatch.setitem(sys.modules, "clpy_sim", fake)
     x = np.arange(16, dtype=np.float32)
     out = np.zeros(4, np.float32)
     sums[16](x, out, clpy.LocalMemory(4), 4, device="sim")

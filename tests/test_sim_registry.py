@@ -18,13 +18,13 @@ def test_implementations_are_callables_keyed_by_registered_names() -> None:
     import importlib
     import pkgutil
 
-    import sim.builtins as pkg
+    import clpy_sim.builtins as pkg
 
     impls = table()
     assert impls, "the simulator table is empty"
     own: dict[str, object] = {}
     for m in pkgutil.iter_modules(pkg.__path__):  # this package's modules (not plug-ins)
-        own.update(getattr(importlib.import_module(f"sim.builtins.{m.name}"), "IMPLS", {}))
+        own.update(getattr(importlib.import_module(f"clpy_sim.builtins.{m.name}"), "IMPLS", {}))
     unknown = sorted(n for n in own if n not in REGISTRY)
     assert not unknown, f"implementations for unregistered built-ins: {unknown}"
     assert all(callable(f) for f in impls.values())

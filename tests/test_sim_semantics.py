@@ -279,7 +279,7 @@ def test_simulator_needs_no_opencl_driver() -> None:
     import sys
 
     code = ("import sys; sys.modules['pyopencl'] = None\n"
-            "import numpy as np, clpy, sim\n"
+            "import numpy as np, clpy, clpy_sim\n"
             "from tests.test_sim_semantics import wrap\n"
             "x = np.arange(8, dtype=np.int32); out = np.zeros(40, np.int32)\n"
             "u = np.arange(8, dtype=np.uint32)\n"
