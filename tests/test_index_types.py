@@ -21,6 +21,7 @@ from clpy.ir.nodes import Declare
 from clpy.ir.walk import walk
 from clpy.runtime.api import get_device
 from clpy.runtime.devices import Device
+from clpy.runtime.sizes import check_device_ids, index_range
 from clpy.types import catalog as C
 
 
@@ -177,8 +178,35 @@ def test_an_ndrange_beyond_int_is_an_error_not_a_wrap(dev: Device) -> None:
 
 def test_64_bit_indices_take_offsets_beyond_int(dev: Device) -> None:
     out = np.zeros(64, np.int64)
+    limit = dev.target.info.get("max_global_id") if dev.target is not None else None
+    if limit is not None and 2**31 + 5 + 63 > limit:
+        # A device quirk (clpy/runtime/quirks.py): NVIDIA computes global ids in 32 bits
+        # (measured on an H100, driver 580: -2147483643 for 2147483653). The launcher refuses
+        # before anything runs instead of giving device-dependent ids.
+        with pytest.raises(ValueError, match=rf"wide_ids.*offset 2147483653.*beyond the "
+                                             rf"{limit} that .*computes correctly"):
+            wide_ids[64, 16](out, device=dev, offset=(2**31 + 5,))
+        np.testing.assert_array_equal(out, 0)  # nothing ran
+        wide_ids[64, 16](out, device=dev, offset=(limit - 63,))  # the last ids it computes
+        np.testing.assert_array_equal(out, limit - 63 + np.arange(64))
+        return
     wide_ids[64, 16](out, device=dev, offset=(2**31 + 5,))
     np.testing.assert_array_equal(out, 2**31 + 5 + np.arange(64))
+
+
+def test_a_device_global_id_limit_refuses_wider_ndranges() -> None:
+    # The check an NVIDIA device gets (quirk max_global_id = 2**31 - 1), without one.
+    r = index_range(wide_ids.ir)
+    with pytest.raises(ValueError, match=r"wide_ids.*offset 2147483600 in dimension 0 reaches "
+                                         r"global id 2147483663, beyond the 2147483647 that "
+                                         r"GPU X computes correctly.*clpy.get_global_id as long"):
+        check_device_ids("wide_ids", (64,), (2**31 - 48,), r, 2**31 - 1, "GPU X")
+    with pytest.raises(ValueError, match=r"global size 2147483649 in dimension 0 reaches"):
+        check_device_ids("wide_ids", (2**31 + 1,), None, r, 2**31 - 1, "GPU X")
+    check_device_ids("wide_ids", (64,), (2**31 - 64,), r, 2**31 - 1, "GPU X")  # fits
+    check_device_ids("wide_ids", (64,), (2**40,), r, None, "PoCL")  # no quirk: no limit
+    # int indices already stop at 2**31 - 1 (check_index_range): nothing more to check.
+    check_device_ids("narrow_ids", (64,), (2**40,), index_range(narrow_ids.ir), 2**31 - 1, "X")
 
 
 def test_linear_id_checks_the_total_count() -> None:

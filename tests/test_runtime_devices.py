@@ -234,6 +234,7 @@ def test_nvidia_target_uses_cl20_with_collectives() -> None:
     assert not t.has("__opencl_c_atomic_order_seq_cst")
     assert t.has("cl_khr_fp64") and t.info["non_uniform_work_groups"] is True
     assert "NVIDIA" in str(t.info["quirk"])
+    assert t.info["max_global_id"] == 2**31 - 1  # 32-bit global ids (H100, driver 580)
 
 
 @clpy.kernel
@@ -258,6 +259,7 @@ def test_pocl_target_uses_cl30_and_cl20_for_program_globals() -> None:
     assert build_std(t, {"__opencl_c_atomic_order_seq_cst"}) == (3, 0)
     assert build_std(t, {"__opencl_c_program_scope_global_variables"}) == (2, 0)
     assert t.info["non_uniform_work_groups"] is False
+    assert t.info["max_global_id"] is None
 
 
 def test_cl20_device_without_feature_query_gets_all_cl20_features() -> None:

@@ -19,6 +19,7 @@ from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
 from clpy.runtime.quirks import build_std, fp_build_options
 from clpy.runtime.sizes import (
     Sizes,
+    check_device_ids,
     check_index_range,
     check_limits,
     check_uniform,
@@ -45,6 +46,7 @@ class CLPlan:
         assert target is not None and dev.info is not None
         fn = spec.function
         self.index_range = index_range(fn)
+        self.max_global_id: int | None = target.info.get("max_global_id")
         self.source = spec.source_for(target)
         need = set(required_features(ordered_functions(fn)))
         std = build_std(target, need)
@@ -128,6 +130,7 @@ class CLPlan:
     def check_sizes(self, sizes: Sizes) -> None:
         g, loc = sizes
         check_index_range(self.name, g, None, self.index_range)
+        check_device_ids(self.name, g, None, self.index_range, self.max_global_id, self.device.name)
         if loc is not None:
             check_limits(self.name, loc, self.device.name, self.max_wg, self.max_items)
             check_uniform(self.name, g, loc, self.device.name, self.non_uniform)
@@ -142,6 +145,14 @@ class CLPlan:
             offset = tuple(int(x) for x in np.atleast_1d(offset))  # offset=5 as the simulator
             if self.index_range is not None:
                 check_index_range(self.name, sizes[0], offset, self.index_range)
+                check_device_ids(
+                    self.name,
+                    sizes[0],
+                    offset,
+                    self.index_range,
+                    self.max_global_id,
+                    self.device.name,
+                )
         pending: list[Any] = []
         cl_args = [conv(args[i], pending) for i, conv in self.converters]
         g, loc = sizes

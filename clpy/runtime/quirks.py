@@ -23,6 +23,9 @@ class Quirk:
     reported one. ``add_features`` / ``drop_features``: corrections to the reported OpenCL C
     features. ``std_for_feature``: features the compiler accepts only under another
     ``-cl-std``; a program that needs one of them is built with that standard instead.
+    ``max_global_id``: the largest global id (offset + global size - 1, per dimension) the
+    driver computes correctly; the launcher refuses a larger NDRange for a kernel whose
+    work-item indices would otherwise hold it (clpy/runtime/sizes.py ``check_device_ids``).
     """
 
     match: str
@@ -33,6 +36,7 @@ class Quirk:
     std_for_feature: tuple[tuple[str, Version], ...] = ()
     lower_builtins: frozenset[str] = frozenset()
     no_vector_printf: bool = False
+    max_global_id: int | None = None
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -69,6 +73,9 @@ QUIRKS: tuple[Quirk, ...] = (
         ),
         # printf("%v4hlf", v) prints misplaced lanes and drops the text before it (H200).
         no_vector_printf=True,
+        # get_global_id(0) is computed in 32 bits: with offset 2**31 + 5 and int64 indices
+        # the H100 (driver 580) gave -2147483643 for 2147483653 (tests/test_index_types.py).
+        max_global_id=2**31 - 1,
     ),
 )
 
@@ -124,6 +131,7 @@ def device_target(info: DeviceInfo) -> Target:
         "quirk": q.note if q else None,
         "lower_builtins": q.lower_builtins if q else frozenset(),
         "no_vector_printf": bool(q and q.no_vector_printf),
+        "max_global_id": q.max_global_id if q else None,
         "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
     }
     return Target(

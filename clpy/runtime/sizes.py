@@ -187,3 +187,27 @@ def check_index_range(kname: str, g: Dims, offset: Any, r: IndexRange | None) ->
                 f"work-item index ({r.linear_where}); ask for 64-bit indices there: "
                 f"clpy.get_global_linear_id(clpy.int64)"
             )
+
+
+def check_device_ids(
+    kname: str, g: Dims, offset: Any, r: IndexRange | None, limit: int | None, device: str
+) -> None:
+    """A ``ValueError`` when the kernel asks for work-item indices wider than the global ids
+    ``device`` computes correctly (``limit``: the quirk ``max_global_id``,
+    clpy/runtime/quirks.py) and offset + global size - 1 exceeds it: the driver would wrap
+    the ids, and the result would depend on the device that ran the kernel."""
+    if r is None or r.per_dim is None or limit is None or r.per_dim <= limit:
+        return
+    offs = [0] * len(g) if offset is None else [int(x) for x in np.atleast_1d(offset)]
+    for d, gi in enumerate(g):
+        o = offs[d] if d < len(offs) else 0
+        top = max(gi, o + gi - 1)
+        if top > limit:
+            raise ValueError(
+                f"{kname}[...]: global size {gi}"
+                + (f" with offset {o}" if o else "")
+                + f" in dimension {d} reaches global id {top}, beyond the {limit} that "
+                f"{device} computes correctly (its driver wraps larger global ids to 32 bits; "
+                f"{r.per_dim_where}): split the launch into NDRanges that end at or below "
+                f"{limit}, or run it on another device"
+            )
