@@ -10243,13 +10243,13 @@ def frexp(arg0: _Any, arg1: _Any, /) -> _Any:
     ... and 10 more
     """
 
-def get_enqueued_local_size(arg0: _Any, /) -> _Any:
+def get_enqueued_local_size(arg0: _Any, type: _Any = ..., /) -> _Any:
     """The local size given at enqueue in dimension ``dimindx`` (spec §1.13.1). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_enqueued_local_size(uint) -> size_t
     """
 
-def get_enqueued_num_sub_groups() -> _Any:
+def get_enqueued_num_sub_groups(type: _Any = ..., /) -> _Any:
     """Number of sub-groups of a work-group of the enqueued local size. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_enqueued_num_sub_groups() -> uint
@@ -10261,31 +10261,31 @@ def get_fence(*args: _Any, **kwargs: _Any) -> _Any:
     get_fence(Ptr[T]) -> uint (cl_mem_fence_flags)
     """
 
-def get_global_id(arg0: _Any, /) -> _Any:
+def get_global_id(arg0: _Any, type: _Any = ..., /) -> _Any:
     """Global work-item id in dimension ``dimindx`` (includes the global offset). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_global_id(uint) -> size_t
     """
 
-def get_global_linear_id() -> _Any:
+def get_global_linear_id(type: _Any = ..., /) -> _Any:
     """Work-item's global id as one linear index (spec §1.13.1). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_global_linear_id() -> size_t
     """
 
-def get_global_offset(arg0: _Any, /) -> _Any:
+def get_global_offset(arg0: _Any, type: _Any = ..., /) -> _Any:
     """Global offset given at enqueue in dimension ``dimindx``. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_global_offset(uint) -> size_t
     """
 
-def get_global_size(arg0: _Any, /) -> _Any:
+def get_global_size(arg0: _Any, type: _Any = ..., /) -> _Any:
     """Number of global work-items in dimension ``dimindx``. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_global_size(uint) -> size_t
     """
 
-def get_group_id(arg0: _Any, /) -> _Any:
+def get_group_id(arg0: _Any, type: _Any = ..., /) -> _Any:
     """Work-group id in dimension ``dimindx``. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_group_id(uint) -> size_t
@@ -10333,37 +10333,37 @@ def get_image_width(*args: _Any, **kwargs: _Any) -> _Any:
     get_image_widthget_image_width(img) -> int
     """
 
-def get_local_id(arg0: _Any, /) -> _Any:
+def get_local_id(arg0: _Any, type: _Any = ..., /) -> _Any:
     """Local work-item id within the work-group in dimension ``dimindx``. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_local_id(uint) -> size_t
     """
 
-def get_local_linear_id() -> _Any:
+def get_local_linear_id(type: _Any = ..., /) -> _Any:
     """Work-item's local id as one linear index within its group. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_local_linear_id() -> size_t
     """
 
-def get_local_size(arg0: _Any, /) -> _Any:
+def get_local_size(arg0: _Any, type: _Any = ..., /) -> _Any:
     """Work-group size in dimension ``dimindx`` (of this work-group, which may be smaller with non-uniform work-groups). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_local_size(uint) -> size_t
     """
 
-def get_max_sub_group_size() -> _Any:
+def get_max_sub_group_size(type: _Any = ..., /) -> _Any:
     """Largest sub-group size of the dispatch. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_max_sub_group_size() -> uint
     """
 
-def get_num_groups(arg0: _Any, /) -> _Any:
+def get_num_groups(arg0: _Any, type: _Any = ..., /) -> _Any:
     """Number of work-groups in dimension ``dimindx``. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_num_groups(uint) -> size_t
     """
 
-def get_num_sub_groups() -> _Any:
+def get_num_sub_groups(type: _Any = ..., /) -> _Any:
     """Number of sub-groups in this work-group. In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_num_sub_groups() -> uint
@@ -10381,25 +10381,25 @@ def get_pipe_num_packets(*args: _Any, **kwargs: _Any) -> _Any:
     get_pipe_num_packetsget_pipe_num_packets(p: Pipe[T] | WritePipe[T]) -> uint
     """
 
-def get_sub_group_id() -> _Any:
+def get_sub_group_id(type: _Any = ..., /) -> _Any:
     """This work-item's sub-group id within the work-group (0 ...). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_sub_group_id() -> uint
     """
 
-def get_sub_group_local_id() -> _Any:
+def get_sub_group_local_id(type: _Any = ..., /) -> _Any:
     """This work-item's id within its sub-group (0 ...). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_sub_group_local_id() -> uint
     """
 
-def get_sub_group_size() -> _Any:
+def get_sub_group_size(type: _Any = ..., /) -> _Any:
     """Number of work-items in this sub-group (the last one of a work-group may be smaller). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_sub_group_size() -> uint
     """
 
-def get_work_dim() -> _Any:
+def get_work_dim(type: _Any = ..., /) -> _Any:
     """Number of dimensions in use (1, 2 or 3). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
     get_work_dim() -> uint

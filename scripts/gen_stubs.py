@@ -68,7 +68,10 @@ def _builtin_def(b: Any) -> list[str]:
     arities = {len(ov.params) for ov in b.overloads}
     if len(arities) == 1 and not b.defaults:
         (n,) = arities
-        params = ", ".join([*(f"arg{i}: _Any" for i in range(n)), "/"]) if n else ""
+        args = [f"arg{i}: _Any" for i in range(n)]
+        if b.index:  # work-item functions take an optional last argument: the index type
+            args.append("type: _Any = ...")
+        params = ", ".join([*args, "/"]) if args else ""
     else:
         params = "*args: _Any, **kwargs: _Any"
     doc = _first_line(b.doc) or b.name
