@@ -146,13 +146,80 @@ def _pinned(name: str, cols: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] 
     return None
 
 
+def _zero_sign_free(name: str, cols: list[np.ndarray]) -> np.ndarray | None:
+    """Points where the spec leaves the sign of a zero result open; there the accepted set is
+    both signs of zero. fmax/fmin (§1.13.2 math functions, "Returns y if x < y, otherwise
+    it returns x") follow C99, whose F.9.9.2 leaves fmax(±0, ∓0) / fmin(±0, ∓0) free of a
+    sign ("ideally would be sensitive to the sign of zero ... might be impractical"); PoCL
+    and the simulator give y, NVIDIA x. maxmag/minmag of equal magnitudes are fmax/fmin."""
+    if name in ("fmax", "fmin", "maxmag", "minmag"):
+        return (cols[0] == 0) & (cols[1] == 0)
+    return None
+
+
+def _run_sim(fn: Function, cols: list[np.ndarray], outs: list[np.ndarray]) -> list[np.ndarray]:
+    outs = [np.zeros_like(o) for o in outs]
+    with np.errstate(all="ignore"):
+        sim.launch(fn, (len(cols[0]),), (1,), [c.copy() for c in cols] + outs)
+    return outs
+
+
+def _loose_ok(name: str, f: ScalarType, cols: list[np.ndarray], s: np.ndarray,
+              d: np.ndarray, outs: list[np.ndarray]) -> np.ndarray:
+    """On a device other than PoCL, where the spec leaves the result to the implementation
+    within a bound, the device's value within that bound.
+
+    mad: table 36/39 (§2.4) "Implemented either as a correctly rounded fma or as a multiply
+    followed by an add both of which are correctly rounded": the accepted set is those two
+    values exactly (the simulator's mad is the second; its fma the first). NVIDIA fuses.
+    half_*: table 36, ≤ 8192 ulp; and §1.13.2 "Support for denormal values is optional for
+    half_ functions ... may return any result allowed by Edge Case Behavior": §2.5.3, a
+    subnormal operand may be flushed to zero before computing, a subnormal result (before
+    rounding) may be flushed to a zero of either sign. NVIDIA: half_recip(±FLT_MAX) = ±0."""
+    if name == "mad":
+        fb = REGISTRY["fma"]
+        fov = _overload(fb, f)
+        assert fov is not None
+        fused = _run_sim(_kernel(fb, fov)[0], cols, outs)[0]
+        return _agree(s, d, 0) | _agree(fused, d, 0)
+    fi = np.finfo(s.dtype)
+    sub = [np.abs(c) < fi.tiny for c in cols]
+    ftz = [np.where(z, np.copysign(np.zeros_like(c), c), c) for c, z in zip(cols, sub)]
+    ov = _overload(REGISTRY[name], f)
+    assert ov is not None
+    flushed = _run_sim(_kernel(REGISTRY[name], ov)[0], ftz, outs)[0]
+    ok = np.zeros(len(d), bool)
+    for ref in (s, flushed):
+        with np.errstate(all="ignore"):
+            tiny_ref = np.isfinite(ref) & (np.abs(ref) < fi.tiny)
+        ok |= _agree(ref, d, 8192) | ((tiny_ref | (ref == 0)) & (d == 0))
+    return ok
+
+
+# Measured deviations beyond the spec's bounds, per platform (substring of its name, as
+# clpy/runtime/quirks.py matches them): the points, the value measured there, the reason.
+# NVIDIA (H100, driver 580): rootn(±FLT_MAX, 1) is ±inf; table 36 bounds rootn by 16 ulp
+# and the exact result is ±FLT_MAX, so inf is outside it: a driver bug, not a freedom.
+DEVICE_QUIRKS: dict[tuple[str, str, str], Any] = {
+    ("nvidia", "rootn", "float"): (
+        lambda cols: (np.abs(cols[0]) == np.finfo(np.float32).max) & (cols[1] == 1),
+        lambda cols: np.copysign(np.float32(np.inf), cols[0]),
+        "rootn(±FLT_MAX, 1) on NVIDIA gives ±inf (measured on an H100, driver 580), "
+        "beyond the spec's 16 ulp (table 36); FLT_MAX is exact",
+    ),
+}
+
+
 CASES = [(n, f) for f in (C.float_, C.double) for n, b in sorted(REGISTRY.items())
          if b.family == "math" and _overload(b, f) is not None]
 
 
 @pytest.mark.parametrize("name, f", CASES, ids=[f"{n}-{f}" for n, f in CASES])
-def test_special_values_sim_vs_pocl(name: str, f: ScalarType, cl_context: Any,
-                                    cl_queue: Any) -> None:
+def test_special_values_sim_vs_pocl(name: str, f: ScalarType, cl_device: Any,
+                                    cl_context: Any, cl_queue: Any) -> None:
+    """Bit-for-bit (4 ulp for finite values) against PoCL; on other devices the same, except
+    where the spec leaves the result to the implementation (``_loose_ok``) and at the
+    measured device bugs in ``DEVICE_QUIRKS`` (reported as a skip naming the value)."""
     import pyopencl as cl
 
     b = REGISTRY[name]
@@ -184,13 +251,33 @@ def test_special_values_sim_vs_pocl(name: str, f: ScalarType, cl_context: Any,
         np.testing.assert_array_equal(np.signbit(outs_sim[0][where]), np.signbit(want[where]))
         np.testing.assert_array_equal(outs_sim[0][where], want[where])
         outs_dev[0][where] = want[where]  # PoCL's deviation from the spec, not compared
+    platform = cl_device.platform.name.lower()
+    pocl = "portable computing language" in platform
+    skipped = ""
     for which, (s, d) in enumerate(zip(outs_sim, outs_dev)):
         ok = _agree(s, d, ULPS.get(name, 4))
+        free = _zero_sign_free(name, cols)
+        if which == 0 and free is not None:
+            ok |= free & (s == 0) & (d == 0)  # accepted: +0 and -0
+        if which == 0 and not pocl and (name == "mad" or name.startswith("half_")):
+            ok |= _loose_ok(name, f, cols, s, d, outs_sim)
+        for (plat, qname, qtype), (where, measured, reason) in DEVICE_QUIRKS.items():
+            if which == 0 and plat in platform and (qname, qtype) == (name, str(f)):
+                at = where(cols) & ~ok
+                if at.any():
+                    assert _agree(measured(cols)[at], d[at], 0).all(), (
+                        f"{name}({f}) on {platform}: expected the known deviation there, "
+                        f"got {d[at]}")
+                    ok |= at
+                    skipped = reason
         if not ok.all():
             j = np.flatnonzero(~ok)[:5]
             shown = [(tuple(c[k] for c in cols), s[k], d[k]) for k in j]
-            pytest.fail(f"{name}({f}) output {which}: simulator vs PoCL differ at "
-                        f"{int((~ok).sum())} of {n} points, e.g. (args, sim, pocl) {shown}")
+            pytest.fail(f"{name}({f}) output {which}: simulator vs {cl_device.platform.name} "
+                        f"differ at {int((~ok).sum())} of {n} points, e.g. "
+                        f"(args, sim, device) {shown}")
+    if skipped:
+        pytest.skip(f"every other point agrees; skipped: {skipped}")
 
 
 def test_tgamma_of_minus_infinity_is_nan() -> None:
@@ -203,3 +290,29 @@ def test_tgamma_of_minus_infinity_is_nan() -> None:
     sim.launch(fn, (6,), (1,), [x, out])
     assert np.isnan(out[0]) and out[1] == np.inf and np.isnan(out[2])
     assert out[3] == -np.inf and out[4] == np.inf and out[5] == 24.0
+
+
+@pytest.mark.parametrize("dt, f", [(np.float32, C.float_), (np.float64, C.double)])
+def test_loose_points_accept_exactly_what_the_spec_allows(dt: Any, f: ScalarType) -> None:
+    # What NVIDIA gave (H100, driver 580): mad fused; both other readings rejected.
+    big, tiny = np.finfo(dt).max, np.finfo(dt).smallest_subnormal
+    cols = [np.array([-tiny, big, 2.0], dt), np.array([tiny, 2.0, 3.0], dt),
+            np.array([0.0, -big, 1.0], dt)]
+    outs = [np.zeros(3, dt)]
+    s = _run_sim(_kernel(REGISTRY["mad"], _overload(REGISTRY["mad"], f))[0],  # type: ignore[arg-type]
+                 cols, outs)[0]
+    np.testing.assert_array_equal(s, [0.0, np.inf, 7.0])  # multiply, then add
+    fused = np.array([-0.0, big, 7.0], dt)
+    assert _loose_ok("mad", f, cols, s, fused, outs).all()
+    assert not _loose_ok("mad", f, cols, s, np.array([tiny, big * 0.5, 7.5], dt), outs).any()
+    if f is C.float_:
+        x = [np.array([big, -big, 2.0, tiny], dt)]
+        h = _run_sim(_kernel(REGISTRY["half_recip"],
+                             _overload(REGISTRY["half_recip"], f))[0], x, [np.zeros(4, dt)])[0]
+        d = np.array([0.0, -0.0, 0.5, np.inf], dt)  # flushed result; flushed operand: 1/+0
+        assert _loose_ok("half_recip", f, x, h, d, [np.zeros(4, dt)]).all()
+        assert not _loose_ok("half_recip", f, x, h, np.array([1.0, 1.0, 0.25, 1.0], dt),
+                             [np.zeros(4, dt)]).any()
+    z = [np.array([0.0, -0.0, 1.0], dt), np.array([-0.0, 0.0, -1.0], dt)]
+    free = _zero_sign_free("fmax", z)
+    assert free is not None and free.tolist() == [True, True, False]
