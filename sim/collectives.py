@@ -175,6 +175,10 @@ def _chunked_ufunc(
     and over chunk totals is the same sequential order as the lowered C. Works on
     ``(..., c, k)`` blocks; padding (zeros) only ever follows the last item."""
     dt = w.dtype
+    if dt.kind == "f" and uf in (np.bitwise_and, np.bitwise_or):
+        # && and || on floating lanes: the operands are already 0/1 (normalised), and NumPy's
+        # bitwise ufuncs take integers only
+        return _chunked_ufunc(w.astype(np.int8), mode, comb, uf, ident, n, k, c).astype(dt)
     prefix = uf.accumulate(w, axis=-1, dtype=dt)  # (..., c, k)
     last = n - (c - 1) * k  # items in the last chunk
     tot = prefix[..., k - 1]
@@ -195,7 +199,9 @@ def _chunked_ufunc(
         if c > 1:
             out[..., 1:, 1:] = comb(totals[..., :-1, None], prefix[..., 1:, :-1])
             out[..., 1:, 0] = totals[..., :-1]
-        out[..., 0, 0] = ident
+        # the identity is shaped for (lead..., G, n) leaves; out[..., 0, 0] drops the last axis
+        e = np.asarray(ident)
+        out[..., 0, 0] = e.reshape(e.shape[:-1]) if e.ndim else e
     flat = out.reshape(lead + (c * k,))
     return flat if c * k == n else flat[..., :n]
 

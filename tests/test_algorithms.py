@@ -73,9 +73,6 @@ def _identity(op, dt):
 def test_reduce_and_scan(dev, op, dt):
     if not _ok(op, dt):
         pytest.skip("bitwise operators take integers")
-    if dev == "sim" and op in ("&&", "||") and np.dtype(dt).kind == "f":
-        pytest.xfail("simulator bug: sim/collectives.py _chunked_ufunc applies bitwise_and to "
-                     "float lanes for '&&'/'||' scans (reported by issue 13's writer)")
     for n in _sizes(dev):
         x = _data(n, dt, op, n)
         got = alg.reduce(x, op, device=dev)
