@@ -13,8 +13,8 @@ pins it (/work/shared/spec/opencl-c-2.0.txt, OpenCL C 2.0 §3.2 end / §3.3):
   the image filter operation are not defined" (line 8090). NEAREST: exact except where the
   unnormalized coordinate lies within ``_SUBTEXEL`` of a texel border, where either neighbour
   is accepted; LINEAR: the result lies in the channel-wise hull of the footprint texels and
-  within ``dims × _SUBTEXEL × (hull width)`` of the spec's formula (weights good to 8
-  fractional bits; see ``_check_linear``);
+  within ``dims × _LINEAR_WEIGHT_ERROR × (hull width)`` plus a half ulp of the spec's formula
+  (the coarsest weights measured, on an H100; see ``_check_linear``);
 - writes: bit for bit where the conversion is pinned (FLOAT §3.3.3, integers §3.3.4); the
   float → normalized rounding may be any mode within 0.6 of the exact product (§3.3.1 line
   8192); float → half may round to nearest even or toward zero and flush denormals (§3.3.2
@@ -74,6 +74,7 @@ SAMPLERS = [
 # filter weights as 9-bit fixed point with 8 fractional bits, CUDA C Programming Guide,
 # "Texture Fetching"; D3D10+ requires 8 bits of sub-texel precision).
 _SUBTEXEL = 2.0**-8
+_LINEAR_WEIGHT_ERROR = 2.0**-4  # the coarsest filter weights accepted from any device
 W, H = 7, 5
 
 
@@ -294,10 +295,11 @@ def _check_nearest(s: np.ndarray, d: np.ndarray, cand: np.ndarray, norm: bool, w
 
 def _check_linear(s: np.ndarray, d: np.ndarray, cand: np.ndarray, dims: int, what: str) -> None:
     """LINEAR, whose precision the spec leaves undefined (line 8090). A device must return
-    the spec's formula (§3.2) with each weight a, b, c off by at most ``_SUBTEXEL``: a convex
-    combination of the footprint texels (channel-wise hull) within ``dims × _SUBTEXEL ×
-    (hull width)`` of the simulator's exact-weight result (each weight moves the result by
-    at most the hull width times its error), plus float rounding. ``cand`` holds the
+    the spec's formula (§3.2) with each weight a, b, c off by at most
+    ``_LINEAR_WEIGHT_ERROR``: a convex combination of the footprint texels (channel-wise hull)
+    within ``dims × _LINEAR_WEIGHT_ERROR × (hull width)`` (+ a half ulp) of the simulator's
+    exact-weight result (each weight moves the result by at most the hull width times its
+    error), plus float rounding. ``cand`` holds the
     footprint texels of both neighbouring footprints where the coordinate is within
     ``_SUBTEXEL`` of a footprint change (there the weight is ~0 or ~1 on either side)."""
     cand = cand[..., : s.shape[1]]
@@ -310,7 +312,11 @@ def _check_linear(s: np.ndarray, d: np.ndarray, cand: np.ndarray, dims: int, wha
         assert ok.all(), (
             f"{what}: {name} {x[~ok][:4]} outside the footprint [{lo[~ok][:4]}, {hi[~ok][:4]}]"
         )
-    tol = dims * _SUBTEXEL * (hi - lo) + slack
+    # Measured on an H100 (driver 580): weights off by up to ~2^-4.7 of the hull width on
+    # UNORM_INT16, and HALF_FLOAT images filtered in half precision (results rounded to
+    # half). The spec sets no bound (line 8090): beyond the hull check above, the result must
+    # stay within _LINEAR_WEIGHT_ERROR of the exact-weight formula, plus a half ulp.
+    tol = dims * _LINEAR_WEIGHT_ERROR * (hi - lo) + 2.0**-10 * mag + slack
     bad = np.abs(s64 - d64) > tol
     assert not bad.any(), f"{what}: sim {s[bad][:4]} device {d[bad][:4]} tolerance {tol[bad][:4]}"
 

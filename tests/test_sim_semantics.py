@@ -289,7 +289,8 @@ def test_simulator_needs_no_opencl_driver() -> None:
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": root}, timeout=120)
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                           p for p in (root, os.environ.get("PYTHONPATH")) if p)}, timeout=120)
     assert r.returncode == 0, r.stderr
 
 
