@@ -695,3 +695,17 @@ def test_bad_parameter_types(tmp_path: Any, ann: str, fragment: str) -> None:
         mod.k.source  # noqa: B018
     assert info.value.loc is not None and info.value.loc.line == 6
     assert "badparam.py:6:" in str(info.value)
+
+
+def test_a_kernel_named_like_a_built_in_is_a_compile_error_at_its_def() -> None:
+    """OpenCL compilers refuse such a kernel (PoCL: INVALID_KERNEL_NAME at clCreateKernel);
+    device functions are renamed instead (``dot`` → ``dot_``), kernels keep the name C hosts
+    call."""
+
+    @clpy.kernel
+    def step(x: clpy.Global[clpy.float32]):
+        x[clpy.get_global_id(0)] = 1.0
+
+    with pytest.raises(clpy.KernelTypeError, match="kernel name 'step' is an OpenCL built-in") as e:
+        step.source
+    assert "test_errors.py" in str(e.value) and "def step(" in str(e.value)

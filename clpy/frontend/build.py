@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from clpy.builtins.registry import REGISTRY
 from clpy.errors import CompileError, KernelTypeError, UnsupportedSyntaxError
 from clpy.frontend.context import (
     CompileSession,
@@ -67,6 +68,14 @@ def build_function(
     it (``acc = 0; acc += x[i]`` with float ``x`` makes ``acc`` a float); that restarts the
     build with a type hint, at most a few times.
     """
+    if is_kernel and parsed.tree.name in REGISTRY:
+        # C hosts call a kernel by its name, so it is not renamed like a device function;
+        # OpenCL compilers refuse a kernel named like a built-in (PoCL: INVALID_KERNEL_NAME).
+        raise KernelTypeError(
+            f"kernel name {parsed.tree.name!r} is an OpenCL built-in: a kernel cannot have "
+            "that name; rename the function",
+            parsed.loc(parsed.tree),
+        )
     hints: dict[str, Type] = {}
     decl_block = block_paths(parsed.tree)
     once = assigned_once(parsed.tree)
