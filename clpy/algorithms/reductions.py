@@ -1,7 +1,9 @@
 # mypy: disable-error-code="valid-type"
 """Device-wide reductions: ``reduce``, ``argmin``/``argmax`` and ``segmented_reduce``.
 
-Two passes, both clpy kernels: ``groups`` work-groups (enough to fill the device, from its
+On OpenCL devices one launch (``_once_kernel``: the group that takes the last ticket of an
+atomic counter combines the per-group results); on the simulator two passes, both clpy
+kernels: ``groups`` work-groups (enough to fill the device, from its
 tuning) walk the array grid-stride, each work-item combining into a private accumulator
 (scalars of 4 bytes or less are read as 4-lane vectors, ``vload4``, when the operator works
 lane-wise), then one ``clpy.work_group_reduce(acc, op)`` per group; a single group combines the
@@ -16,12 +18,13 @@ in an unspecified order: compare with a tolerance).
 # variables, which Python captures only when the annotations are evaluated eagerly.
 
 import functools
+import threading
 from typing import Any, no_type_check
 
 import numpy as np
 
 import clpy
-from clpy import Global
+from clpy import Global, int32
 from clpy.algorithms._core import Input, Op, as_input, element_type, resolve_op, tuning
 from clpy.builtins.reductions import Reduction
 from clpy.kernel import Func
@@ -81,6 +84,126 @@ def _partial_kernel(t: Type, op: Op, idx: ScalarType, vec: int) -> Any:
     return reduce_partial
 
 
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int) -> Any:
+    """The whole reduction in one launch: each group combines a grid-stride share of
+    ``x[:n]`` (two loads in flight per work-item) into ``part[group]``; the group that takes
+    the last ticket of ``counter`` combines the parts into ``out[0]`` and resets ``counter``.
+
+    Ordering (OpenCL 1.2 §3.3.1 / the CUDA ``threadFenceReduction`` pattern): work-item 0 of
+    each group stores its part, then ``mem_fence(CLK_GLOBAL_MEM_FENCE)``, then takes a ticket
+    with ``atomic_inc``; the last ticket's holder has seen every other group's increment, hence
+    (fence before increment) every part. Its fence after the ticket and the group barrier
+    order the parts' reads after the ticket. Nothing waits on another group, so this needs no
+    forward-progress guarantee."""
+    combine, OP, I, WG = op.combine, op.op, idx, wg  # noqa: N806
+
+    if vec == 4:
+        VT = vector(t, 4)  # noqa: N806
+
+        @clpy.kernel
+        def reduce_once_v4(
+            x: Global[t],
+            part: Global[t],
+            out: Global[t],
+            counter: Global[int32],
+            n: I,
+            ident: t,
+            groups: int32,
+        ):
+            lid = clpy.get_local_id(0)
+            gid = I(clpy.get_global_id(0))
+            stride = I(clpy.get_global_size(0))
+            nv = n // 4
+            a0 = VT(ident)
+            a1 = VT(ident)
+            i = gid
+            while i + stride < nv:
+                a0 = combine(a0, clpy.vload4(i, x))
+                a1 = combine(a1, clpy.vload4(i + stride, x))
+                i += stride * 2
+            if i < nv:
+                a0 = combine(a0, clpy.vload4(i, x))
+            accv = combine(a0, a1)
+            acc = combine(combine(accv.x, accv.y), combine(accv.z, accv.w))
+            j = nv * 4 + gid
+            if j < n:
+                acc = combine(acc, x[j])
+            r = clpy.work_group_reduce(acc, OP)
+            last = clpy.local_array(int32, 1)
+            if lid == 0:
+                part[clpy.get_group_id(0)] = r
+                clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
+                last[0] = clpy.atomic_inc(counter, 0)
+            clpy.barrier()
+            if last[0] == groups - 1:
+                clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
+                acc2 = ident
+                k = lid
+                while k < groups:
+                    acc2 = combine(acc2, part[k])
+                    k += WG
+                r2 = clpy.work_group_reduce(acc2, OP)
+                if lid == 0:
+                    out[0] = r2
+                    clpy.atomic_xchg(counter, 0, 0)
+
+        return reduce_once_v4
+
+    @clpy.kernel
+    def reduce_once(
+        x: Global[t],
+        part: Global[t],
+        out: Global[t],
+        counter: Global[int32],
+        n: I,
+        ident: t,
+        groups: int32,
+    ):
+        lid = clpy.get_local_id(0)
+        i = I(clpy.get_global_id(0))
+        stride = I(clpy.get_global_size(0))
+        acc = ident
+        while i < n:
+            acc = combine(acc, x[i])
+            i += stride
+        r = clpy.work_group_reduce(acc, OP)
+        last = clpy.local_array(int32, 1)
+        if lid == 0:
+            part[clpy.get_group_id(0)] = r
+            clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
+            last[0] = clpy.atomic_inc(counter, 0)
+        clpy.barrier()
+        if last[0] == groups - 1:
+            clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
+            acc2 = ident
+            k = lid
+            while k < groups:
+                acc2 = combine(acc2, part[k])
+                k += WG
+            r2 = clpy.work_group_reduce(acc2, OP)
+            if lid == 0:
+                out[0] = r2
+                clpy.atomic_xchg(counter, 0, 0)
+
+    return reduce_once
+
+
+_COUNTERS: dict[Any, Any] = {}
+_COUNTERS_LOCK = threading.Lock()
+
+
+def _ticket_counter(place: Any) -> Any:
+    """A zeroed ``int32`` ticket counter per device queue (the last group resets it)."""
+    key = (id(place.dev), int(place.cl_queue.int_ptr))
+    with _COUNTERS_LOCK:
+        c = _COUNTERS.get(key)
+        if c is None:
+            c = _COUNTERS[key] = place.zeros(1, np.int32)
+    return c
+
+
 def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
     """The reduction of ``inp`` as a one-element device array of ``t``."""
     place = inp.place
@@ -92,6 +215,21 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
     idx = index_type(n, groups * wg * vec)
     ident = op.host_identity(t)
     part = place.scratch("reduce.part", (groups, *inp.shape[1:]), inp.dtype)
+    if not place.is_sim:  # one launch (see _once_kernel); the simulator keeps two passes
+        out = place.scratch("reduce.out", (1, *inp.shape[1:]), inp.dtype)
+        once = _once_kernel(t, op, idx, vec, wg)
+        once[(groups * wg,), (wg,)](
+            inp.data,
+            part,
+            out,
+            _ticket_counter(place),
+            n,
+            ident,
+            groups,
+            device=place.launch_on,
+            wait=False,
+        )
+        return out
     k = _partial_kernel(t, op, idx, vec)
     k[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on, wait=False)
     if groups == 1:
@@ -159,21 +297,47 @@ def _arg_reduction(t: ScalarType, idx: ScalarType, want_max: bool) -> tuple[Any,
 
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
-def _arg_kernel(t: ScalarType, idx: ScalarType, want_max: bool) -> Any:
+def _arg_kernel(t: ScalarType, idx: ScalarType, want_max: bool, vec: int) -> Any:
     S, red = _arg_reduction(t, idx, want_max)  # noqa: N806
     combine, I = red.func, idx  # noqa: N806
 
-    @clpy.kernel
-    def arg_partial(x: Global[t], part: Global[S], n: I, ident: S):
-        i = I(clpy.get_global_id(0))
-        stride = I(clpy.get_global_size(0))
-        acc = ident
-        while i < n:
-            acc = combine(acc, S(x[i], i))
-            i += stride
-        r = clpy.work_group_reduce(acc, red)
-        if clpy.get_local_id(0) == 0:
-            part[clpy.get_group_id(0)] = r
+    if vec == 4:  # 4-lane loads: more bytes in flight per work-item
+
+        @clpy.kernel
+        def arg_partial(x: Global[t], part: Global[S], n: I, ident: S):
+            gid = I(clpy.get_global_id(0))
+            stride = I(clpy.get_global_size(0))
+            nv = n // 4
+            acc = ident
+            i = gid
+            while i < nv:
+                v = clpy.vload4(i, x)
+                b = i * 4
+                acc = combine(acc, S(v.x, b))
+                acc = combine(acc, S(v.y, b + 1))
+                acc = combine(acc, S(v.z, b + 2))
+                acc = combine(acc, S(v.w, b + 3))
+                i += stride
+            j = nv * 4 + gid
+            if j < n:
+                acc = combine(acc, S(x[j], j))
+            r = clpy.work_group_reduce(acc, red)
+            if clpy.get_local_id(0) == 0:
+                part[clpy.get_group_id(0)] = r
+
+    else:
+
+        @clpy.kernel
+        def arg_partial(x: Global[t], part: Global[S], n: I, ident: S):
+            i = I(clpy.get_global_id(0))
+            stride = I(clpy.get_global_size(0))
+            acc = ident
+            while i < n:
+                acc = combine(acc, S(x[i], i))
+                i += stride
+            r = clpy.work_group_reduce(acc, red)
+            if clpy.get_local_id(0) == 0:
+                part[clpy.get_group_id(0)] = r
 
     @clpy.kernel
     def arg_final(part: Global[S], out: Global[S], n: I, ident: S):
@@ -200,13 +364,14 @@ def _arg(x: Any, device: Any, want_max: bool) -> np.int64:
         raise ValueError(f"{name} of an empty array (x has no elements)")
     place, tn = inp.place, tuning(inp.place.dev)
     wg = tn.wg
-    groups = max(1, min(tn.groups, -(-n // wg)))
-    idx = index_type(n, groups * wg)
+    vec = 4 if tn.vec == 4 else 1
+    groups = max(1, min(tn.groups, -(-n // (wg * vec))))
+    idx = index_type(n, groups * wg * vec)
     S, red = _arg_reduction(t, idx, want_max)  # noqa: N806
     ident = red.identity
     part = place.scratch("arg.part", groups, S.dtype)
     out = place.scratch("arg.out", 1, S.dtype)
-    kp, kf = _arg_kernel(t, idx, want_max)
+    kp, kf = _arg_kernel(t, idx, want_max, vec)
     kp[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on, wait=False)
     kf[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on, wait=False)
     return np.int64(out.get()[0]["idx"])
