@@ -2,8 +2,15 @@
 # Run clpy's runtime test suite on an NVIDIA GPU through its OpenCL driver.
 #
 # For a machine with the NVIDIA driver (libnvidia-opencl.so.1), Python 3.12 with NumPy, and
-# the wheels of pyopencl and its dependencies (plus pytest) in ./wheels (cp312, manylinux).
-# Nothing is fetched from the network. From the repository root:
+# the wheels of pyopencl and its dependencies (plus pytest, hypothesis, and setuptools>=77 and
+# wheel to build clpy itself) in ./wheels (cp312, manylinux). Nothing is fetched from the
+# network. The whole suite, as run on an H100 (notebook and packaging tests need nbclient and
+# `build`, which such a machine usually lacks):
+#
+#     bash scripts/gpu_check.sh tests --ignore=tests/test_oclgrind.py \
+#         --ignore=tests/test_notebook.py --ignore=tests/test_packaging.py -o addopts=
+#
+# From the repository root:
 #
 #     bash scripts/gpu_check.sh [extra pytest args]
 #
