@@ -50,7 +50,7 @@ from clpy import Global, int32, uint, ulong
 from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
 from clpy.algorithms.reductions import index_type
 from clpy.types import catalog as C
-from clpy.types.core import ScalarType, Type, VectorType
+from clpy.types.core import ScalarType, Type
 
 _FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
 
@@ -145,9 +145,6 @@ def _rts_kernels(t: Type, op: Op, idx: ScalarType, wg: int, items: int, incl: bo
     """Reduce-then-scan: (tile-run totals, scan of the totals, rescan with carry-in)."""
     combine, OP, I, WG, ITEMS = op.combine, op.op, idx, wg, items  # noqa: N806
     TILE = wg * items  # noqa: N806
-    # Vectors: exclusive = inclusive shifted by one through local memory, because the
-    # simulator's exclusive work-group scan of vectors fails (sim/collectives.py; reported).
-    XS = isinstance(t, VectorType)  # noqa: N806
 
     @clpy.kernel
     def scan_up(x: Global[t], part: Global[t], n: I, ident: t, tpg: int32):
@@ -168,13 +165,7 @@ def _rts_kernels(t: Type, op: Op, idx: ScalarType, wg: int, items: int, incl: bo
     def scan_parts(part: Global[t], groups: int32, ident: t):
         lid = clpy.get_local_id(0)
         v = part[lid] if lid < groups else ident
-        shx = clpy.local_array(t, WG if XS else 1)
-        if XS:
-            shx[lid] = clpy.work_group_scan_inclusive(v, OP)
-            clpy.barrier()
-            e = shx[lid - 1] if lid > 0 else ident
-        else:
-            e = clpy.work_group_scan_exclusive(v, OP)
+        e = clpy.work_group_scan_exclusive(v, OP)
         if lid < groups:
             part[lid] = e
 
@@ -184,7 +175,6 @@ def _rts_kernels(t: Type, op: Op, idx: ScalarType, wg: int, items: int, incl: bo
         g = clpy.get_group_id(0)
         buf = clpy.local_array(t, TILE)
         sh = clpy.local_array(t, 1)
-        shx = clpy.local_array(t, WG if XS else 1)
         carry = part[g]
         for tile in range(g * tpg, g * tpg + tpg):
             base = I(tile) * TILE
@@ -202,12 +192,7 @@ def _rts_kernels(t: Type, op: Op, idx: ScalarType, wg: int, items: int, incl: bo
                 else:
                     buf[b + j] = run
                     run = combine(run, v)
-            if XS:
-                shx[lid] = clpy.work_group_scan_inclusive(run, OP)
-                clpy.barrier()
-                p = shx[lid - 1] if lid > 0 else ident
-            else:
-                p = clpy.work_group_scan_exclusive(run, OP)
+            p = clpy.work_group_scan_exclusive(run, OP)
             if lid == WG - 1:
                 sh[0] = combine(p, run)
             pre = combine(carry, p)
