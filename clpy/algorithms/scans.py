@@ -46,7 +46,7 @@ from typing import Any, no_type_check
 import numpy as np
 
 import clpy
-from clpy import Global, int32, uint, ulong
+from clpy import Global, Local, int32, uint, ulong
 from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
 from clpy.algorithms.reductions import index_type
 from clpy.types import catalog as C
@@ -57,11 +57,35 @@ _FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint
 
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
+def _serial_scan(t: Type, op: Op, items: int, incl: bool) -> Any:
+    """The per-work-item step of both scan schemes: scan ``items`` elements of a local tile
+    from ``b`` in place (inclusive or exclusive) and return their total."""
+    combine, ITEMS = op.combine, items  # noqa: N806
+
+    @clpy.func
+    def serial_scan(buf: Local[t], b: int32, ident: t) -> t:
+        run = ident
+        for j in range(ITEMS):
+            v = buf[b + j]
+            if incl:
+                run = combine(run, v)
+                buf[b + j] = run
+            else:
+                buf[b + j] = run
+                run = combine(run, v)
+        return run
+
+    return serial_scan
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
 def _lookback_kernel(
     t: ScalarType, op: Op, idx: ScalarType, wg: int, items: int, incl: bool
 ) -> Any:
     combine, OP, I, WG, ITEMS = op.combine, op.op, idx, wg, items  # noqa: N806
     TILE, FROM = wg * items, _FROM_BITS[t]  # noqa: N806
+    serial_scan = _serial_scan(t, op, items, incl)
 
     @clpy.kernel
     def scan_lookback(
@@ -90,15 +114,7 @@ def _lookback_kernel(
             buf[k * WG + lid] = x[g] if g < n else ident
         clpy.barrier()
         b = lid * ITEMS
-        run = ident
-        for j in range(ITEMS):
-            v = buf[b + j]
-            if incl:
-                run = combine(run, v)
-                buf[b + j] = run
-            else:
-                buf[b + j] = run
-                run = combine(run, v)
+        run = serial_scan(buf, b, ident)
         p = clpy.work_group_scan_exclusive(run, OP)
         if lid == WG - 1:
             sh[0] = combine(p, run)
@@ -145,6 +161,7 @@ def _rts_kernels(t: Type, op: Op, idx: ScalarType, wg: int, items: int, incl: bo
     """Reduce-then-scan: (tile-run totals, scan of the totals, rescan with carry-in)."""
     combine, OP, I, WG, ITEMS = op.combine, op.op, idx, wg, items  # noqa: N806
     TILE = wg * items  # noqa: N806
+    serial_scan = _serial_scan(t, op, items, incl)
 
     @clpy.kernel
     def scan_up(x: Global[t], part: Global[t], n: I, ident: t, tpg: int32):
@@ -183,15 +200,7 @@ def _rts_kernels(t: Type, op: Op, idx: ScalarType, wg: int, items: int, incl: bo
                 buf[k * WG + lid] = x[gi] if gi < n else ident
             clpy.barrier()
             b = lid * ITEMS
-            run = ident
-            for j in range(ITEMS):
-                v = buf[b + j]
-                if incl:
-                    run = combine(run, v)
-                    buf[b + j] = run
-                else:
-                    buf[b + j] = run
-                    run = combine(run, v)
+            run = serial_scan(buf, b, ident)
             p = clpy.work_group_scan_exclusive(run, OP)
             if lid == WG - 1:
                 sh[0] = combine(p, run)
