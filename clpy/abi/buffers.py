@@ -79,21 +79,14 @@ def element_layout(p: Param, elem: Type) -> tuple[np.dtype[Any], int]:
 
 
 @dataclass(frozen=True)
-class Buffer(Param):
-    """A ``Global[T]`` or ``Constant[T]`` pointer."""
-
-    kind: ClassVar[str] = "buffer"
-    splittable: ClassVar[bool] = True
+class _Pointer(Param):
+    """What every pointer parameter shares: its element type and its declaration (``const``
+    where the kernel never writes through it)."""
 
     @property
     def elem(self) -> Type:
         assert isinstance(self.type, PointerType)
         return self.type.elem
-
-    @property
-    def constant(self) -> bool:
-        assert isinstance(self.type, PointerType)
-        return self.type.space is AddressSpace.CONSTANT
 
     def c_declaration(self, c_name: str) -> str:
         t = self.type
@@ -101,6 +94,19 @@ class Buffer(Param):
         # __constant data is read-only already; "const" would only repeat it.
         const = (t.const or not self.written) and t.space is not AddressSpace.CONSTANT
         return f"{t.with_const(const).cl_name} {c_name}"
+
+
+@dataclass(frozen=True)
+class Buffer(_Pointer):
+    """A ``Global[T]`` or ``Constant[T]`` pointer."""
+
+    kind: ClassVar[str] = "buffer"
+    splittable: ClassVar[bool] = True
+
+    @property
+    def constant(self) -> bool:
+        assert isinstance(self.type, PointerType)
+        return self.type.space is AddressSpace.CONSTANT
 
     def header_arg(self) -> HeaderArg:
         space = "__constant" if self.constant else "__global"
@@ -280,20 +286,10 @@ class Buffer(Param):
 
 
 @dataclass(frozen=True)
-class LocalBuffer(Param):
+class LocalBuffer(_Pointer):
     """A ``Local[T]`` pointer: per-work-group memory of ``LocalMemory(count)`` elements."""
 
     kind: ClassVar[str] = "local"
-
-    @property
-    def elem(self) -> Type:
-        assert isinstance(self.type, PointerType)
-        return self.type.elem
-
-    def c_declaration(self, c_name: str) -> str:
-        t = self.type
-        assert isinstance(t, PointerType)
-        return f"{t.with_const(t.const or not self.written).cl_name} {c_name}"
 
     def header_arg(self) -> HeaderArg:
         return HeaderArg(
