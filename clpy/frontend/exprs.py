@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from clpy.builtins.constants import NamedConstant
-from clpy.builtins.registry import REGISTRY
 from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
 from clpy.frontend import pointers, signs
@@ -27,10 +26,9 @@ from clpy.frontend.helpers import (
     is_weak,
     known_nonneg,
     logical,
-    pure,
-    simple,
     with_elem,
 )
+from clpy.frontend.powers import power
 from clpy.ir import fold
 from clpy.ir.nodes import (
     Binary,
@@ -328,7 +326,7 @@ class ExprBuilder:
         if isinstance(lt, (ArrayType, StructType)) or isinstance(rt, (ArrayType, StructType)):
             self.state.fail(node, f"operator {op} does not apply to {lt} and {rt}")
         if op == "**":
-            return self.power(left, right, node)
+            return power(self, left, right, node)
         lw, rw = is_weak(left), is_weak(right)
         t: Type
         try:
@@ -405,65 +403,6 @@ class ExprBuilder:
         if op == "+" and isinstance(rt, PointerType) and is_int(lt):
             return Binary(rt, loc, op, right, left)
         self.state.fail(node, f"operator {op} does not apply to {lt} and {rt}")
-
-    def power(self, base: Expr, exp: Expr, node: ast.AST) -> Expr:
-        bt = base.type
-        loc = self.state.loc(node)
-        if is_weak(base) and is_weak(exp):  # 2 ** 10, 2 ** 0.5: Python's value, typed as a literal
-            try:
-                v = base.value**exp.value  # type: ignore[attr-defined]
-            except (OverflowError, ZeroDivisionError) as e:
-                self.state.fail(node, f"cannot compute this constant power: {e}")
-            if (
-                isinstance(v, (int, float))
-                and not isinstance(v, bool)
-                and (isinstance(v, float) or -(2**63) <= v < 2**64)
-            ):
-                return self.literal(v, node)
-        if isinstance(exp, Const) and is_int(exp.type) and not elem_type(bt).is_float:
-            n = exp.value
-            if not 0 <= n <= 16:
-                self.state.fail(
-                    node,
-                    "integer ** needs a constant exponent from 0 to 16; "
-                    "for other powers use clpy.pown(float(x), n)",
-                )
-            if n > 1 and not pure(base):
-                self.state.fail(
-                    node,
-                    "the base of ** is repeated (x * x * ...): give it a "
-                    "name first, it has side effects",
-                )
-            t = rules.arithmetic(bt, is_weak(base), C.int_, True, "*")
-            if n == 0:
-                return self.coerce(Const(C.int_, loc, 1, True), t, node)
-            b = self.coerce(base, t, node)
-            out: Expr = b
-            for _ in range(n - 1):
-                out = fold.binary("*", t, loc, out, b)
-            return out
-        if (
-            isinstance(exp, Const)
-            and is_int(exp.type)
-            and exp.value in (2, 3)
-            and elem_type(bt).is_float
-            and simple(base)
-        ):
-            # x ** 2 reads (and runs) best as x * x; it is also exactly rounded.
-            out = base
-            for _ in range(exp.value - 1):
-                out = fold.binary("*", bt, loc, out, base)
-            return out
-        if not elem_type(bt).is_float:
-            t = (
-                with_elem(bt, C.float_)
-                if not isinstance(exp.type, ScalarType) or not elem_type(exp.type).is_float
-                else exp.type
-            )
-            base = self.coerce(base, t, node)
-        if is_int(exp.type) and not isinstance(base.type, VectorType):
-            return self.calls.call_builtin(REGISTRY["pown"], [base, exp], node)
-        return self.calls.call_builtin(REGISTRY["pow"], [base, exp], node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Expr:
         operand = self.expr(node.operand)
