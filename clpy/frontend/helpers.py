@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from clpy.ir.nodes import (
+    Binary,
     CallBuiltin,
     CallFunc,
     Cast,
@@ -20,7 +21,8 @@ from clpy.ir.nodes import (
 )
 from clpy.ir.walk import walk
 from clpy.types import catalog as C
-from clpy.types.core import ScalarType, Type, VectorType
+from clpy.types import rules
+from clpy.types.core import PointerType, ScalarType, Type, VectorType
 
 
 def is_weak(e: Expr) -> bool:
@@ -97,3 +99,53 @@ def simple(e: Expr) -> bool:
     if isinstance(e, Index):
         return simple(e.base) and isinstance(e.index, (VarRef, Const))
     return False
+
+
+def range_type(*es: Expr) -> Type:
+    """The type of a ``range(...)`` loop counter from its bounds (weak literals adapt)."""
+    t: ScalarType | None = None
+    for e in es:
+        if isinstance(e, Const) and e.weak:
+            continue
+        assert isinstance(e.type, ScalarType)
+        t = e.type if t is None else rules.common_scalar(t, e.type)
+    if t is None:
+        return C.int_
+    t = rules.promote_int(t)
+    if not t.is_signed and any(isinstance(e, Const) and e.value < 0 for e in es):
+        # range(n - 1, -1, -1) with an unsigned n counts down to 0: the counter must be
+        # able to reach -1, as Python's integers can.
+        t = C.signed_of(t)
+    return t
+
+
+_C_COMPOUND_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
+
+
+def c_compound(target: Expr, combined: Expr) -> bool:
+    """Whether ``target op= right`` in C means what ``combined`` means.
+
+    C's ``E1 op= E2`` is ``E1 = (T1)(E1 op E2)`` with the usual arithmetic conversions
+    (C99 6.5.16.2), evaluating E1 once. That matches ``combined`` when it is a plain C
+    operator (not floor division/modulo) applied to the target and the conversions C would
+    apply give the type the frontend chose.
+    """
+    if not isinstance(combined, Binary) or combined.op not in _C_COMPOUND_OPS:
+        return False
+    left = combined.left
+    if isinstance(left, Cast):
+        left = left.value
+    if left is not target:
+        return False
+    tt, rt, ct = target.type, combined.right.type, combined.type
+    if isinstance(tt, PointerType):
+        return ct is tt
+    if combined.op in ("<<", ">>"):
+        return ct is tt or (isinstance(tt, ScalarType) and ct is rules.promote_int(tt))
+    if isinstance(tt, ScalarType) and isinstance(rt, ScalarType):
+        # Integer promotion (``ushort += 1`` computes in int) is kept as ``op=``; a float
+        # result stored into an integer (``i += 0.5``) is spelled out with its conversion.
+        if ct is not tt and not (tt.is_int and isinstance(ct, ScalarType) and ct.is_int):
+            return False
+        return rules.common_scalar(tt, rt) is ct
+    return tt is ct and rt is ct

@@ -14,13 +14,12 @@ from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.exprs import BINOPS, ExprBuilder
-from clpy.frontend.helpers import elem_type, is_weak, pure
+from clpy.frontend.helpers import c_compound, elem_type, is_weak, pure, range_type
 from clpy.ir.nodes import (
     Assert,
     Assign,
     Binary,
     Break,
-    Cast,
     Const,
     Continue,
     Declare,
@@ -257,7 +256,7 @@ class StmtBuilder:
         combined = self.ex.binary(op, target, value, node)
         self.maybe_widen(node.target, combined.type, node)
         loc = self.state.loc(node)
-        if _c_compound(target, combined):
+        if c_compound(target, combined):
             assert isinstance(combined, Binary)
             return [Assign(loc, target, combined.right, combined.op)]
         # Python semantics (floor division and modulo, pow) need the full expression, and
@@ -503,7 +502,7 @@ class StmtBuilder:
             st.fail(it, "range() step must not be zero")
         if not isinstance(node.target, ast.Name):
             st.fail(node.target, "the loop variable must be a plain name", UnsupportedSyntaxError)
-        t = _range_type(start, stop, step)
+        t = range_type(start, stop, step)
         if (
             isinstance(t, ScalarType)
             and not t.is_signed
@@ -569,55 +568,6 @@ def _assigns(body: list[ast.stmt], name: str) -> bool:
     return False
 
 
-def _range_type(*es: Expr) -> Type:
-    t: ScalarType | None = None
-    for e in es:
-        if isinstance(e, Const) and e.weak:
-            continue
-        assert isinstance(e.type, ScalarType)
-        t = e.type if t is None else rules.common_scalar(t, e.type)
-    if t is None:
-        return C.int_
-    t = rules.promote_int(t)
-    if not t.is_signed and any(isinstance(e, Const) and e.value < 0 for e in es):
-        # range(n - 1, -1, -1) with an unsigned n counts down to 0: the counter must be
-        # able to reach -1, as Python's integers can.
-        t = C.signed_of(t)
-    return t
-
-
 _RETURN = "<return>"  # key of the result type in FuncState.hints
-
-_C_COMPOUND_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
-
-
-def _c_compound(target: Expr, combined: Expr) -> bool:
-    """Whether ``target op= right`` in C means what ``combined`` means.
-
-    C's ``E1 op= E2`` is ``E1 = (T1)(E1 op E2)`` with the usual arithmetic conversions
-    (C99 6.5.16.2), evaluating E1 once. That matches ``combined`` when it is a plain C
-    operator (not floor division/modulo) applied to the target and the conversions C would
-    apply give the type the frontend chose.
-    """
-    if not isinstance(combined, Binary) or combined.op not in _C_COMPOUND_OPS:
-        return False
-    left = combined.left
-    if isinstance(left, Cast):
-        left = left.value
-    if left is not target:
-        return False
-    tt, rt, ct = target.type, combined.right.type, combined.type
-    if isinstance(tt, PointerType):
-        return ct is tt
-    if combined.op in ("<<", ">>"):
-        return ct is tt or (isinstance(tt, ScalarType) and ct is rules.promote_int(tt))
-    if isinstance(tt, ScalarType) and isinstance(rt, ScalarType):
-        # Integer promotion (``ushort += 1`` computes in int) is kept as ``op=``; a float
-        # result stored into an integer (``i += 0.5``) is spelled out with its conversion.
-        if ct is not tt and not (tt.is_int and isinstance(ct, ScalarType) and ct.is_int):
-            return False
-        return rules.common_scalar(tt, rt) is ct
-    return tt is ct and rt is ct
-
 
 __all__ = ["StmtBuilder"]
