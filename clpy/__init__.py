@@ -50,6 +50,7 @@ from clpy.types.catalog import (
 from clpy.types.catalog import (
     VECTORS_BY_NAME as _VECTORS,
 )
+from clpy.types.catalog import event_t
 from clpy.types.core import Type
 from clpy.types.images import (
     Image1D,
@@ -148,6 +149,7 @@ __all__ = [
     "Pipe",
     "WritePipe",
     "reserve_id_t",
+    "event_t",
     "LocalMemory",
     "DeviceArray",
     "to_device",

@@ -250,6 +250,8 @@ double4: _VectorType
 """OpenCL type double4, 32 bytes."""
 double8: _VectorType
 """OpenCL type double8, 64 bytes."""
+event_t: _OpaqueType
+"""OpenCL type event_t, 8 bytes."""
 float: _ScalarType
 """OpenCL type float, 4 bytes."""
 float16: _ScalarType

@@ -13,16 +13,20 @@ from typing import Any
 
 import numpy as np
 
-from clpy.types.core import PointerType, ScalarType, Type, VectorType, element_of
+from clpy.types.core import OpaqueType, PointerType, ScalarType, Type, VectorType, element_of
 
 Value = Any
 
 
 _DTYPES: dict[ScalarType, np.dtype[Any]] = {}
+_INT64 = np.dtype(np.int64)
 
 
 def dtype_of(t: Type) -> np.dtype[Any]:
-    """NumPy dtype of the elements of a scalar or vector type (cached: it is hot)."""
+    """NumPy dtype of the elements of a scalar or vector type (cached: it is hot). An opaque
+    value the simulator holds as a number (``event_t``: an event id) is an int64."""
+    if isinstance(t, OpaqueType):
+        return _INT64
     e = element_of(t)
     d = _DTYPES.get(e)
     if d is None:
@@ -60,6 +64,8 @@ def zeros(t: Type) -> Value:
         return np.zeros((t.n, 1, 1), dtype=t.elem.dtype)
     if isinstance(t, ScalarType):
         return t.dtype.type(0)
+    if isinstance(t, OpaqueType):
+        return np.int64(0)  # event_t: no event
     raise TypeError(f"no zero value for {t}")
 
 

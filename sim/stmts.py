@@ -43,7 +43,14 @@ from clpy.ir.nodes import (
 )
 from clpy.ir.walk import walk
 from clpy.types.catalog import void
-from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
+from clpy.types.core import (
+    AddressSpace,
+    ArrayType,
+    OpaqueType,
+    PointerType,
+    ScalarType,
+    VectorType,
+)
 from clpy_sim import ops, privmem
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, select_lanes
@@ -214,7 +221,7 @@ class StmtCompiler:
                 return local
             count = int(np.prod(t.shape))
             elem_t = t.elem
-            if not isinstance(elem_t, (ScalarType, VectorType)):
+            if not isinstance(elem_t, (ScalarType, VectorType, OpaqueType)):
                 loc = s.loc
 
                 def unsupported(fr: Frame) -> None:
