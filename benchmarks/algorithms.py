@@ -10,14 +10,17 @@ scan and copy) per second; ``x copy`` = that bandwidth / the copy's read + write
 
     python -m benchmarks.algorithms --device opencl:nvidia --sizes 20,24,28
     python -m benchmarks.algorithms --device opencl:pocl --sizes 16 --repeat 5   # make bench
+    python -m benchmarks.algorithms --only reduce,scan --sizes 28   # a subset
 
-Writes benchmarks/results/algorithms_<device>.json and .md (``--out-dir``).
+Writes algorithms_<device>.json and .md to ``--out-dir`` ($OUT if set, else
+benchmarks/results). On the GPU host: scripts/gpu_algorithms.sh (same arguments).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -60,11 +63,38 @@ def _cupy() -> Any:
         return None
 
 
-def bench_size(dev: Any, n: int, repeat: int, cp: Any, do_sort: bool) -> list[dict[str, Any]]:
+BATCH_NOTE = (
+    "10 back-to-back calls without reading the result, between two synchronizations "
+    "(the device's time, the host's launch cost hidden)"
+)
+ALGORITHMS = ("reduce", "scan", "argmax", "histogram", "sort")
+
+
+def device_only(fn: Callable[[], Any], sync: Callable[[], None], batch: int = 10) -> float:
+    """Seconds per call of ``fn`` (enqueues only, no result read) over ``batch`` back-to-back
+    calls between two synchronizations: the device time with the host's launch cost hidden
+    behind the previous launch (median of 5 batches)."""
+    fn()
+    sync()
+    ts = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        sync()
+        ts.append((time.perf_counter() - t) / batch)
+    return statistics.median(ts)
+
+
+def bench_size(
+    dev: Any, n: int, repeat: int, cp: Any, only: set[str], do_sort: bool
+) -> list[dict[str, Any]]:
     import pyopencl as cl
     import pyopencl.array as cla
     from pyopencl.reduction import ReductionKernel
     from pyopencl.scan import InclusiveScanKernel
+
+    from clpy.algorithms import reductions
 
     q = dev.queue
     ctx = dev.context
@@ -76,66 +106,138 @@ def bench_size(dev: Any, n: int, repeat: int, cp: Any, do_sort: bool) -> list[di
     rows: list[dict[str, Any]] = []
 
     def row(algo: str, impl: str, sec: float, nbytes: int, **kw: Any) -> None:
-        rows.append({"algorithm": algo, "impl": impl, "n": n, "seconds": sec,
-                     "GBps": nbytes / sec / 1e9, **kw})
+        rows.append(
+            {
+                "algorithm": algo,
+                "impl": impl,
+                "n": n,
+                "seconds": sec,
+                "GBps": nbytes / sec / 1e9,
+                **kw,
+            }
+        )
+        print(
+            f"  2^{int(np.log2(n))} {algo:16s} {impl:34s} {nbytes / sec / 1e9:8.0f} GB/s "
+            f"{sec * 1e6:9.1f} us",
+            flush=True,
+        )
 
     t = timed(lambda: cl.enqueue_copy(q, y.data, x.data, byte_count=4 * n), sync, repeat)
     row("copy", "OpenCL enqueue_copy", t, 8 * n)
-    # reduce
-    got = float(alg.reduce(x, "+"))
-    want = float(host.sum(dtype=np.float64))
-    assert abs(got - want) <= 1e-3 * abs(want) + 1, (got, want)
-    row("reduce", "clpy", timed(lambda: alg.reduce(x, "+"), sync, repeat), 4 * n)
-    row("reduce", "pyopencl cla.sum", timed(lambda: cla.sum(x).get(), sync, repeat), 4 * n)
-    rk = ReductionKernel(ctx, np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]",
-                         arguments="__global const float *x")
-    row("reduce", "pyopencl ReductionKernel", timed(lambda: rk(x, queue=q).get(), sync, repeat),
-        4 * n)
-    # scan
-    alg.scan(x, out=y)
-    yh = y.get()
-    ref = np.cumsum(host, dtype=np.float64)
-    assert np.allclose(yh[-1], ref[-1], rtol=1e-3), (yh[-1], ref[-1])
-    assert np.allclose(yh[: min(n, 4096)], ref[: min(n, 4096)], rtol=1e-4, atol=1e-2)
-    row("scan", "clpy", timed(lambda: alg.scan(x, out=y), sync, repeat), 8 * n)
-    isk = InclusiveScanKernel(ctx, np.float32, "a+b", neutral="0")
-    row("scan", "pyopencl InclusiveScanKernel",
-        timed(lambda: isk(x, y, queue=q), sync, repeat), 8 * n)
-    # argmax
-    assert alg.argmax(x) == int(np.argmax(host))
-    row("argmax", "clpy", timed(lambda: alg.argmax(x), sync, repeat), 4 * n)
-    # histograms
+    inp = as_input(x, None)
+    f32 = element_type(inp.dtype, inp.shape, "+")
+    plus = resolve_op("+", f32)
+    if "reduce" in only:
+        got = float(alg.reduce(x, "+"))
+        want = float(host.sum(dtype=np.float64))
+        assert abs(got - want) <= 1e-3 * abs(want) + 1, (got, want)
+        row("reduce", "clpy", timed(lambda: alg.reduce(x, "+"), sync, repeat), 4 * n)
+        row(
+            "reduce",
+            "clpy device only",
+            device_only(lambda: reductions.reduce_on(inp, f32, plus), sync),
+            4 * n,
+        )
+        row("reduce", "pyopencl cla.sum", timed(lambda: cla.sum(x).get(), sync, repeat), 4 * n)
+        rk = ReductionKernel(
+            ctx,
+            np.float32,
+            neutral="0",
+            reduce_expr="a+b",
+            map_expr="x[i]",
+            arguments="__global const float *x",
+        )
+        row(
+            "reduce",
+            "pyopencl ReductionKernel",
+            timed(lambda: rk(x, queue=q).get(), sync, repeat),
+            4 * n,
+        )
+    if "scan" in only:
+        alg.scan(x, out=y)
+        yh = y.get()
+        ref = np.cumsum(host, dtype=np.float64)
+        assert np.allclose(yh[-1], ref[-1], rtol=1e-3), (yh[-1], ref[-1])
+        assert np.allclose(yh[: min(n, 4096)], ref[: min(n, 4096)], rtol=1e-4, atol=1e-2)
+        row("scan", "clpy", timed(lambda: alg.scan(x, out=y), sync, repeat), 8 * n)
+        row(
+            "scan",
+            "clpy device only",
+            device_only(lambda: scans.scan_on(inp, y, f32, plus, True), sync),
+            8 * n,
+        )
+        isk = InclusiveScanKernel(ctx, np.float32, "a+b", neutral="0")
+        row(
+            "scan",
+            "pyopencl InclusiveScanKernel",
+            timed(lambda: isk(x, y, queue=q), sync, repeat),
+            8 * n,
+        )
+    if "argmax" in only:
+        assert alg.argmax(x) == int(np.argmax(host))
+        row("argmax", "clpy", timed(lambda: alg.argmax(x), sync, repeat), 4 * n)
     hb = (host * 256).astype(np.uint8)
     hi = hb.astype(np.int32)
-    xb, xi = cla.to_device(q, hb), cla.to_device(q, hi)
-    want_h = np.bincount(hb, minlength=256)
-    assert (alg.histogram(xb, 256, range=(0, 256)).get() == want_h).all()
-    assert (alg.histogram(xi, 256, range=(0, 256)).get() == want_h).all()
-    row("histogram uint8", "clpy",
-        timed(lambda: alg.histogram(xb, 256, range=(0, 256)), sync, repeat), n)
-    row("histogram int32", "clpy",
-        timed(lambda: alg.histogram(xi, 256, range=(0, 256)), sync, repeat), 4 * n)
+    if "histogram" in only:
+        xb, xi = cla.to_device(q, hb), cla.to_device(q, hi)
+        want_h = np.bincount(hb, minlength=256)
+        assert (alg.histogram(xb, 256, range=(0, 256)).get() == want_h).all()
+        assert (alg.histogram(xi, 256, range=(0, 256)).get() == want_h).all()
+        row(
+            "histogram uint8",
+            "clpy",
+            timed(lambda: alg.histogram(xb, 256, range=(0, 256)), sync, repeat),
+            n,
+        )
+        row(
+            "histogram int32",
+            "clpy",
+            timed(lambda: alg.histogram(xi, 256, range=(0, 256)), sync, repeat),
+            4 * n,
+        )
+    kh = (host * 2**31).astype(np.uint32)
     if do_sort:
-        keys = cla.to_device(q, (host * 2**31).astype(np.uint32))
-        row("sort uint32", "clpy", timed(lambda: alg.sort(keys), sync, max(3, repeat // 4), 1),
-            8 * n)
+        keys = cla.to_device(q, kh)
+        assert (alg.sort(keys).get() == np.sort(kh)).all()
+        row(
+            "sort uint32",
+            "clpy",
+            timed(lambda: alg.sort(keys), sync, max(3, repeat // 4), 1),
+            8 * n,
+        )
     if cp is not None:
         csync = cp.cuda.Device().synchronize
         cx = cp.asarray(host)
         cy = cp.empty_like(cx)
         row("copy", "cupy copy", timed(lambda: cy.__setitem__(Ellipsis, cx), csync, repeat), 8 * n)
-        row("reduce", "cupy sum", timed(lambda: cp.sum(cx).item(), csync, repeat), 4 * n)
-        row("scan", "cupy cumsum", timed(lambda: cp.cumsum(cx, out=cy), csync, repeat), 8 * n)
-        row("argmax", "cupy argmax", timed(lambda: cp.argmax(cx).item(), csync, repeat), 4 * n)
-        cb, ci = cp.asarray(hb), cp.asarray(hi)
-        row("histogram uint8", "cupy bincount",
-            timed(lambda: cp.bincount(cb, minlength=256), csync, repeat), n)
-        row("histogram int32", "cupy bincount",
-            timed(lambda: cp.bincount(ci, minlength=256), csync, repeat), 4 * n)
+        if "reduce" in only:
+            row("reduce", "cupy sum", timed(lambda: cp.sum(cx).item(), csync, repeat), 4 * n)
+        if "scan" in only:
+            row("scan", "cupy cumsum", timed(lambda: cp.cumsum(cx, out=cy), csync, repeat), 8 * n)
+        if "argmax" in only:
+            row("argmax", "cupy argmax", timed(lambda: cp.argmax(cx).item(), csync, repeat), 4 * n)
+        if "histogram" in only:
+            cb, ci = cp.asarray(hb), cp.asarray(hi)
+            row(
+                "histogram uint8",
+                "cupy bincount",
+                timed(lambda: cp.bincount(cb, minlength=256), csync, repeat),
+                n,
+            )
+            row(
+                "histogram int32",
+                "cupy bincount",
+                timed(lambda: cp.bincount(ci, minlength=256), csync, repeat),
+                4 * n,
+            )
         if do_sort:
-            ck = cp.asarray((host * 2**31).astype(np.uint32))
-            row("sort uint32", "cupy sort",
-                timed(lambda: cp.sort(ck), csync, max(3, repeat // 4), 1), 8 * n)
+            ck = cp.asarray(kh)
+            row(
+                "sort uint32",
+                "cupy sort",
+                timed(lambda: cp.sort(ck), csync, max(3, repeat // 4), 1),
+                8 * n,
+            )
         cp.get_default_memory_pool().free_all_blocks()
     return rows
 
@@ -162,17 +264,23 @@ def sweep(dev: Any, n: int, repeat: int) -> list[dict[str, Any]]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| n | algorithm | implementation | GB/s | x copy | clpy speed-up over this |",
-             "| --- | --- | --- | ---: | ---: | ---: |"]
+    lines = [
+        "| n | algorithm | implementation | GB/s | x copy | clpy speed-up over this |",
+        "| --- | --- | --- | ---: | ---: | ---: |",
+    ]
     for n in sorted({r["n"] for r in rows}):
         rs = [r for r in rows if r["n"] == n]
         copy = next(r for r in rs if r["impl"] == "OpenCL enqueue_copy")["GBps"]
         for r in rs:
-            mine = next((c for c in rs if c["algorithm"] == r["algorithm"] and c["impl"] == "clpy"),
-                        None)
-            rel = f"{r['seconds'] / mine['seconds']:.2f}x" if mine and r is not mine else ""
-            lines.append(f"| 2^{int(np.log2(n))} | {r['algorithm']} | {r['impl']} | "
-                         f"{r['GBps']:.0f} | {r['GBps'] / copy:.2f} | {rel} |")
+            mine = next(
+                (c for c in rs if c["algorithm"] == r["algorithm"] and c["impl"] == "clpy"), None
+            )
+            own = r["impl"].startswith("clpy")
+            rel = f"{r['seconds'] / mine['seconds']:.2f}x" if mine and not own else ""
+            lines.append(
+                f"| 2^{int(np.log2(n))} | {r['algorithm']} | {r['impl']} | "
+                f"{r['GBps']:.0f} | {r['GBps'] / copy:.2f} | {rel} |"
+            )
     return "\n".join(lines)
 
 
@@ -181,31 +289,59 @@ def main() -> int:
     ap.add_argument("--device", default="opencl")
     ap.add_argument("--sizes", default="20,24,28", help="log2 sizes, comma-separated")
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument(
+        "--only",
+        default=",".join(ALGORITHMS),
+        help=f"comma-separated subset of {','.join(ALGORITHMS)} (copy always runs)",
+    )
     ap.add_argument("--sweep", action="store_true", help="also sweep the scan's tuning")
-    ap.add_argument("--out-dir", default=str(Path(__file__).parent / "results"))
+    results = str(Path(__file__).parent / "results")
+    ap.add_argument(
+        "--out-dir",
+        default=os.environ.get("OUT") or results,
+        help="where the .json and .md go (default: $OUT, else benchmarks/results)",
+    )
     a = ap.parse_args()
+    only = {w.strip() for w in a.only.split(",") if w.strip()}
+    if not only <= set(ALGORITHMS):
+        ap.error(
+            f"--only: unknown {', '.join(sorted(only - set(ALGORITHMS)))}; "
+            f"choose from {', '.join(ALGORITHMS)}"
+        )
     dev = clpy.get_device(a.device)
     if dev.is_sim:
         raise SystemExit("benchmarks.algorithms compares OpenCL libraries: pick an OpenCL device")
     cp = _cupy() if "nvidia" in dev.name.lower() else None
-    print(f"device: {dev.name} ({dev.description}); tuning {tuning(dev)}; "
-          f"CuPy: {'yes' if cp is not None else 'no'}", flush=True)
+    print(
+        f"device: {dev.name} ({dev.description}); tuning {tuning(dev)}; "
+        f"CuPy: {'yes' if cp is not None else 'no'}",
+        flush=True,
+    )
     rows: list[dict[str, Any]] = []
     for s in a.sizes.split(","):
         n = 1 << int(s)
-        rows += bench_size(dev, n, a.repeat, cp, do_sort=int(s) <= 24)
+        # sort at 2^28 only when asked for by name (--only sort): it needs 5 arrays of n
+        do_sort = "sort" in only and (int(s) <= 24 or a.only != ",".join(ALGORITHMS))
+        rows += bench_size(dev, n, a.repeat, cp, only, do_sort)
         print(table([r for r in rows if r["n"] == n]), flush=True)
-    result: dict[str, Any] = {"device": dev.name, "description": dev.description,
-                              "tuning": repr(tuning(dev)), "rows": rows}
+    result: dict[str, Any] = {
+        "device": dev.name,
+        "description": dev.description,
+        "tuning": repr(tuning(dev)),
+        "rows": rows,
+    }
     if a.sweep:
         result["scan_sweep"] = sweep(dev, 1 << max(int(s) for s in a.sizes.split(",")), a.repeat)
     slug = re.sub(r"[^a-z0-9]+", "_", dev.name.lower()).strip("_")[:60]
     out = Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"algorithms_{slug}.json").write_text(json.dumps(result, indent=1) + "\n")
-    md = (f"# clpy.algorithms on {dev.name}\n\n{dev.description}\n\n"
-          f"Median of {a.repeat} runs, float32 unless said; `python -m benchmarks.algorithms "
-          f"--device {a.device} --sizes {a.sizes}`.\n\n{table(rows)}\n")
+    md = (
+        f"# clpy.algorithms on {dev.name}\n\n{dev.description}\n\n"
+        f"Median of {a.repeat} runs, float32 unless said; `python -m benchmarks.algorithms "
+        f'--device {a.device} --sizes {a.sizes} --only {a.only}`. "clpy device only": '
+        f"{BATCH_NOTE}.\n\n{table(rows)}\n"
+    )
     (out / f"algorithms_{slug}.md").write_text(md)
     print(f"wrote {out}/algorithms_{slug}.json and .md")
     return 0
