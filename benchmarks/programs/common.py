@@ -1,0 +1,168 @@
+"""What every real program of the suite shares: the clpy host helper (NumPy arguments or
+``clpy.DeviceArray``s, optional profiling events), the original-style pyopencl host helper,
+and result checking.
+
+A program module (one per program) exposes ``NAME``, ``ORIGIN`` (the suite and file it ports),
+``SIZES`` (``"small"``, ``"bench"``, ``"gpu"``), ``TOL``, ``make_inputs(size, seed)``,
+``numpy_reference(inputs)``, ``run_clpy(inputs, device, *, resident, events=None)`` and
+``run_original(inputs, ctx, queue, events=None)``.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import clpy
+
+CL_DIR = Path(__file__).parent / "cl"
+
+
+def _is_queue(device: Any) -> bool:
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return False
+    return isinstance(device, cl.CommandQueue)
+
+
+class Host:
+    """The clpy side of a program's host loop.
+
+    ``device``: a clpy device selector (``"sim"``, ``"opencl:pocl"`` ...) or a pyopencl
+    ``CommandQueue`` (then device arrays live in its context and launches go to it: the
+    GPU mode uses a profiling queue shared with the original host). ``resident=True`` keeps
+    multi-launch data in ``clpy.DeviceArray``s; ``False`` passes NumPy arrays to every launch
+    (the README's simple way: a copy in and, for written arrays, out per launch).
+    ``events``: a list that collects each launch's kernel event (resident runs on OpenCL).
+    """
+
+    def __init__(self, device: Any, resident: bool, events: list[Any] | None = None) -> None:
+        self.device = device
+        self.resident = resident
+        self.queue = device if _is_queue(device) else None
+        self.events = events if resident else None
+
+    def put(self, a: np.ndarray) -> Any:
+        """``a`` where the kernels will use it: a device array, or a private NumPy copy."""
+        a = np.ascontiguousarray(a)
+        if not self.resident:
+            return a.copy()
+        if self.queue is not None:
+            import pyopencl.array as cla
+
+            return clpy.DeviceArray(clpy.get_device(self.queue), None, cla.to_device(self.queue, a))
+        return clpy.to_device(a, device=self.device)
+
+    def empty(self, shape: Any, dtype: Any) -> Any:
+        return self.put(np.zeros(shape, dtype))
+
+    def get(self, a: Any) -> np.ndarray:
+        return a.get() if isinstance(a, clpy.DeviceArray) else np.array(a)
+
+    def __call__(self, k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
+        if self.events is None:
+            k[gsize, lsize](*args, device=self.device)
+            return
+        h = k[gsize, lsize](*args, device=self.device, wait=False)
+        if h is not None and h.event is not None:
+            self.events.append(h.event)
+
+    def finish(self) -> None:
+        if self.events is not None and self.events:
+            self.events[-1].wait()
+
+
+@functools.cache
+def _program(ctx: Any, path: str, options: str) -> Any:
+    import pyopencl as cl
+
+    return cl.Program(ctx, Path(path).read_text()).build(options=options)
+
+
+class OrigHost:
+    """A minimal pyopencl host in the originals' style: buffers created once with their data
+    (``clCreateBuffer`` + ``clEnqueueWriteBuffer``), kernels from the hand-written ``.cl``,
+    arguments set per launch, one read-back at the end."""
+
+    def __init__(
+        self, ctx: Any, queue: Any, cl_file: str, options: str = "", events: list[Any] | None = None
+    ) -> None:
+        import pyopencl as cl
+
+        self.cl = cl
+        self.ctx = ctx
+        self.queue = queue
+        self.events = events
+        self.prg = _program(ctx, str(CL_DIR / cl_file), options)
+        self._kernels: dict[str, Any] = {}
+
+    def kernel(self, name: str) -> Any:
+        k = self._kernels.get(name)
+        if k is None:
+            k = self._kernels[name] = getattr(self.prg, name)
+        return k
+
+    def buf(self, a: np.ndarray) -> Any:
+        cl = self.cl
+        b = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(a.nbytes, 1))
+        cl.enqueue_copy(self.queue, b, np.ascontiguousarray(a))
+        return b
+
+    def empty(self, nbytes: int) -> Any:
+        return self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE, max(nbytes, 1))
+
+    def local(self, nbytes: int) -> Any:
+        return self.cl.LocalMemory(nbytes)
+
+    def __call__(self, name: str, gsize: Any, lsize: Any, *args: Any) -> None:
+        k = self.kernel(name)
+        k.set_args(*args)
+        e = self.cl.enqueue_nd_range_kernel(self.queue, k, gsize, lsize)
+        if self.events is not None:
+            self.events.append(e)
+
+    def read(self, b: Any, shape: Any, dtype: Any) -> np.ndarray:
+        out = np.empty(shape, dtype)
+        self.cl.enqueue_copy(self.queue, out, b)
+        return out
+
+    def write(self, b: Any, a: np.ndarray) -> None:
+        self.cl.enqueue_copy(self.queue, b, np.ascontiguousarray(a))
+
+
+def i32(v: Any) -> np.int32:
+    return np.int32(v)
+
+
+def f32(v: Any) -> np.float32:
+    return np.float32(v)
+
+
+class Mismatch(AssertionError):
+    """A program's result differs from its NumPy reference."""
+
+
+def check(name: str, what: str, got: Any, want: Any, tol: dict[str, float]) -> None:
+    """Raise ``Mismatch`` naming the program and the run when ``got`` is not ``want``."""
+    got_t = got if isinstance(got, tuple) else (got,)
+    want_t = want if isinstance(want, tuple) else (want,)
+    for j, (g, w) in enumerate(zip(got_t, want_t)):
+        g = np.asarray(g)
+        w = np.asarray(w)
+        if g.shape != w.shape:
+            raise Mismatch(f"{name} [{what}] output {j}: shape {g.shape} != reference {w.shape}")
+        if np.issubdtype(w.dtype, np.floating):
+            ok = np.isclose(g, w, rtol=tol.get("rtol", 1e-5), atol=tol.get("atol", 1e-6))
+        else:
+            ok = g == w
+        if not ok.all():
+            bad = np.argwhere(~ok)
+            first = tuple(int(x) for x in bad[0])
+            raise Mismatch(
+                f"{name} [{what}] output {j}: {bad.shape[0]} of {w.size} elements differ from "
+                f"NumPy; first at {first}: got {g[first]!r}, want {w[first]!r}"
+            )
