@@ -9,6 +9,7 @@ from types import ModuleType
 
 PROGRAMS = [
     "hotspot",
+    "nw",
 ]
 
 
