@@ -25,6 +25,7 @@ from clpy.frontend.source import ParsedFunction, parse_function
 from clpy.ir.contract import contract_function
 from clpy.ir.nodes import CallFunc, Expr, Function
 from clpy.notebook import kernel_html, kernel_markdown
+from clpy.pickling import reduce_callable
 from clpy.runtime.launch import KernelLaunches, Launcher, arg_type
 from clpy.runtime.subgroup_info import sub_group_info
 from clpy.types import catalog as C
@@ -273,6 +274,10 @@ class Kernel(_Callable):
     def _repr_markdown_(self) -> str:
         return kernel_markdown(self)
 
+    def __reduce__(self) -> Any:
+        """By module reference when importable, else by source (clpy/pickling.py)."""
+        return reduce_callable(self)
+
 
 class Func(_Callable):
     """A ``@clpy.func`` device function, emitted once per signature it is called with."""
@@ -336,6 +341,10 @@ class Func(_Callable):
 
     def __repr__(self) -> str:
         return f"<clpy.func {self.__name__}>"
+
+    def __reduce__(self) -> Any:
+        """By module reference when importable, else by source (clpy/pickling.py)."""
+        return reduce_callable(self)
 
 
 def kernel(fn: Callable[..., Any] | None = None, *, fp_contract: bool | None = None) -> Any:

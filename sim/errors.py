@@ -115,10 +115,25 @@ class SimulationError(Exception):
     def kind(self) -> str:
         return self.report.kind
 
+    def __reduce__(self) -> Any:
+        # Pickled with its reports (Dask workers send errors to the client); the message is
+        # kept as rendered here, source lines included.
+        return (_rebuild_error, (type(self), self.reports, self.args))
+
     def _render_traceback_(self) -> list[str]:
         """IPython/Jupyter show this instead of a traceback: each finding with the kernel's
         (cell) line, caret and work-item ids, without the simulator's frames."""
         return f"{type(self).__name__}: {self}".splitlines()
+
+
+def _rebuild_error(
+    cls: type[SimulationError], reports: list[Report], args: tuple[Any, ...]
+) -> SimulationError:
+    err = cls.__new__(cls)
+    err.reports = list(reports)
+    err.report = err.reports[0]
+    Exception.__init__(err, *args)
+    return err
 
 
 class SimulationWarning(UserWarning):

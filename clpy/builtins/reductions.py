@@ -44,6 +44,7 @@ from clpy.builtins.registry import (
 from clpy.builtins.workgroup import COLLECTIVE_TYPES
 from clpy.ir.nodes import CallBuiltin, Const, Expr, Loc, StructCons, VectorCons
 from clpy.ir.operators import REDUCTIONS
+from clpy.pickling import reduce_object
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
@@ -161,6 +162,11 @@ class Reduction:
 
     def __repr__(self) -> str:
         return f"<clpy.reduction {self.__name__}>"
+
+    def __reduce__(self) -> Any:
+        """By module reference when importable, else rebuilt once per process
+        (clpy/pickling.py), so kernels cached per reduction are reused."""
+        return reduce_object(self, self.func.py_function, Reduction, (self.func, self.identity))
 
 
 class CollectiveWithOp:

@@ -54,7 +54,9 @@ class Type:
         return self
 
     def __reduce__(self) -> Any:
-        raise TypeError(f"clpy type {self} is not picklable")
+        # Rebuilt through the interning constructor: unpickling gives the same object back
+        # (`float32 is float32` holds in a Dask worker too).
+        return (type(self), tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
 
 
 def _field_values(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
