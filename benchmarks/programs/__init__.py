@@ -10,6 +10,7 @@ from types import ModuleType
 PROGRAMS = [
     "hotspot",
     "nw",
+    "lud",
 ]
 
 
