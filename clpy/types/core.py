@@ -56,7 +56,8 @@ class Type:
     def __reduce__(self) -> Any:
         # Rebuilt through the interning constructor: unpickling gives the same object back
         # (`float32 is float32` holds in a Dask worker too).
-        return (type(self), tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+        fields: tuple[dataclasses.Field[Any], ...] = dataclasses.fields(self)  # type: ignore[arg-type]
+        return (type(self), tuple(getattr(self, f.name) for f in fields))
 
 
 def _field_values(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
