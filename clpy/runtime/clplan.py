@@ -72,7 +72,11 @@ class CLPlan:
         wg = self.kernel.get_work_group_info(
             cl.kernel_work_group_info.WORK_GROUP_SIZE, dev.cl_device
         )
-        self.max_wg = min(int(wg), info.max_work_group_size)
+        self.kernel_wg = int(wg)
+        # The spec's limit for this kernel (CL_KERNEL_WORK_GROUP_SIZE), unless the driver is
+        # known to report less than it runs (clpy/runtime/quirks.py): then the device's.
+        trust = not target.info.get("kernel_wg_query_low")
+        self.max_wg = min(int(wg), info.max_work_group_size) if trust else info.max_work_group_size
         self.max_items = info.max_work_item_sizes
         self.non_uniform = bool(target.info.get("non_uniform_work_groups")) and std >= (2, 0)
         self.local_limit = info.local_mem_size
@@ -180,7 +184,7 @@ class CLPlan:
                 for j in temps:  # don't keep temporary device copies alive in _last
                     cl_args[j] = None
         except cl.Error as e:
-            raise LaunchError(f"{self.name}: launch on {self.device} failed: {e}") from e
+            raise self._launch_error(e, loc) from e
         if wait:
             evt.wait()
             if evt.command_execution_status < 0:
@@ -196,6 +200,20 @@ class CLPlan:
             for host, buf in copies
         ]
         return LaunchHandle(evt, events, (keep, copies))
+
+    def _launch_error(self, e: Any, loc: Any) -> Exception:
+        """A refused enqueue as a clpy error; a work-group the driver would not run (only
+        reachable where its kernel query is not trusted) names the local size."""
+        code = getattr(e, "code", None)
+        status = self._cl.status_code
+        if loc is not None and code in (status.INVALID_WORK_GROUP_SIZE, status.OUT_OF_RESOURCES):
+            total = int(np.prod(loc))
+            return ValueError(
+                f"{self.name}[...]: {self.device} refused a work-group of {total} work-items "
+                f"(local size {tuple(loc)}): {e}; the kernel query reports at most "
+                f"{self.kernel_wg} (CL_KERNEL_WORK_GROUP_SIZE); arguments left untouched"
+            )
+        return LaunchError(f"{self.name}: launch on {self.device} failed: {e}")
 
 
 def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> Any:

@@ -26,6 +26,8 @@ class Quirk:
     ``max_global_id``: the largest global id (offset + global size - 1, per dimension) the
     driver computes correctly; the launcher refuses a larger NDRange for a kernel whose
     work-item indices would otherwise hold it (clpy/runtime/sizes.py ``check_device_ids``).
+    ``kernel_wg_query_low``: the driver's CL_KERNEL_WORK_GROUP_SIZE is lower than what it
+    runs, so the launcher checks only the device's maximum and lets the driver decide.
     """
 
     match: str
@@ -37,6 +39,7 @@ class Quirk:
     lower_builtins: frozenset[str] = frozenset()
     no_vector_printf: bool = False
     max_global_id: int | None = None
+    kernel_wg_query_low: bool = False
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -76,6 +79,10 @@ QUIRKS: tuple[Quirk, ...] = (
         # get_global_id(0) is computed in 32 bits: with offset 2**31 + 5 and int64 indices
         # the H100 (driver 580) gave -2147483643 for 2147483653 (tests/test_index_types.py).
         max_global_id=2**31 - 1,
+        # CL_KERNEL_WORK_GROUP_SIZE is 256 for every kernel (a 20-register histogram and a
+        # 32-accumulator SGEMM alike, any -cl-std), yet both run with 512 and 1,024 work-items
+        # (H100, driver 580.159.04, scripts/nv_wg_size_diag.py). Hand-written hosts never ask.
+        kernel_wg_query_low=True,
     ),
 )
 
@@ -132,6 +139,7 @@ def device_target(info: DeviceInfo) -> Target:
         "lower_builtins": q.lower_builtins if q else frozenset(),
         "no_vector_printf": bool(q and q.no_vector_printf),
         "max_global_id": q.max_global_id if q else None,
+        "kernel_wg_query_low": bool(q and q.kernel_wg_query_low),
         "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
     }
     return Target(
