@@ -18,7 +18,7 @@ import numpy as np
 import pyopencl as cl
 
 import clpy
-from clpy import Global, Local, float32, int32, uint32
+from clpy import Global, float32, int32, uint32
 
 C_SGEMM = r"""
 __kernel void sgemm_c(__global const float *A, int lda, __global const float *B, int ldb,
