@@ -103,7 +103,7 @@ class OrigHost:
     def kernel(self, name: str) -> Any:
         k = self._kernels.get(name)
         if k is None:
-            k = self._kernels[name] = getattr(self.prg, name)
+            k = self._kernels[name] = self.cl.Kernel(self.prg, name)
         return k
 
     def buf(self, a: np.ndarray) -> Any:

@@ -1,0 +1,236 @@
+"""``--mode gpu``: per program on one OpenCL GPU, same process, same inputs:
+
+- kernel time: the sum of the OpenCL profiling intervals (end - start) of every launch, clpy's
+  kernels and the hand-written original kernels, both on one profiling queue;
+- whole program (wall clock, warm): the original-style pyopencl host, clpy with
+  ``clpy.DeviceArray``s, clpy with NumPy arguments (every launch copies in and back);
+- the link's bandwidth, measured here: ``enqueue_copy`` host-to-device and device-to-host of a
+  pinned (``ALLOC_HOST_PTR``, mapped) and a pageable (NumPy) host buffer.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import clpy
+from benchmarks.programs import load
+from benchmarks.programs.common import check
+from benchmarks.programs.report import fmt_s, fmt_x, geomean, loud, machine, ratio, slug, timed
+from benchmarks.programs.report import write as write_results
+
+
+def _cl_device(platform: str) -> Any:
+    import pyopencl as cl
+
+    want = platform.lower()
+    devs = [d for p in cl.get_platforms() if want in p.name.lower() for d in p.get_devices()]
+    if not devs:
+        names = [p.name for p in cl.get_platforms()]
+        raise SystemExit(f"no OpenCL platform matching {platform!r}: {names}")
+    gpus = [d for d in devs if d.type & cl.device_type.GPU]
+    return (gpus or devs)[0]
+
+
+def bandwidth(ctx: Any, queue: Any, nbytes: int, repeat: int = 5) -> dict[str, float]:
+    """GB/s of enqueue_copy to and from one device buffer, pinned and pageable host memory."""
+    import pyopencl as cl
+
+    mf = cl.mem_flags
+    dbuf = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
+    pinned_buf = cl.Buffer(ctx, mf.READ_WRITE | mf.ALLOC_HOST_PTR, nbytes)
+    pinned, _ = cl.enqueue_map_buffer(
+        queue, pinned_buf, cl.map_flags.READ | cl.map_flags.WRITE, 0, (nbytes,), np.uint8
+    )
+    pageable = np.ones(nbytes, np.uint8)
+    pinned[:] = 1
+    out: dict[str, float] = {"bytes": float(nbytes)}
+    for label, host in (("pinned", pinned), ("pageable", pageable)):
+        for direction in ("h2d", "d2h"):
+            ts = []
+            for _ in range(repeat + 1):
+                queue.finish()
+                t0 = time.perf_counter()
+                if direction == "h2d":
+                    cl.enqueue_copy(queue, dbuf, host, is_blocking=True)
+                else:
+                    cl.enqueue_copy(queue, host, dbuf, is_blocking=True)
+                ts.append(time.perf_counter() - t0)
+            out[f"{label}_{direction}_GBps"] = nbytes / statistics.median(ts[1:]) / 1e9
+    del pinned
+    return out
+
+
+def _kernel_seconds(events: list[Any]) -> float:
+    return sum((e.profile.end - e.profile.start) for e in events) * 1e-9
+
+
+def kernel_time(m: Any, what: str, ref: Any, repeat: int, fn: Any) -> dict[str, Any]:
+    """Median over runs of the summed kernel intervals of one whole program."""
+    try:
+        sums, launches = [], 0
+        for i in range(repeat + 1):
+            events: list[Any] = []
+            out = fn(events)
+            check(m.NAME, what, out, ref, m.TOL)
+            if i:
+                sums.append(_kernel_seconds(events))
+            launches = len(events)
+        return {"median_s": statistics.median(sums), "runs_s": sums, "launches": launches}
+    except Exception as e:
+        loud(f"ERROR {m.NAME} [{what}]: {type(e).__name__}: {e}")
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def run(
+    names: list[str],
+    size: str,
+    repeat: int,
+    platform: str,
+    seed: int,
+    out_dir: Path | None,
+    tag: str | None,
+    numpy_cap_s: float,
+    bw_bytes: int,
+) -> int:
+    import pyopencl as cl
+
+    d = _cl_device(platform)
+    dev = clpy.get_device(d)
+    sel = str(dev)
+    ctx = cl.Context([d])
+    prof = cl.CommandQueue(ctx, d, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    plain = cl.CommandQueue(ctx, d)
+    info = machine()
+    info.update(
+        device=d.name,
+        platform=d.platform.name,
+        driver=d.driver_version,
+        opencl=d.version,
+        clpy_device=sel,
+        size=size,
+        repeat=repeat,
+    )
+    print(f"device: {d.name} | {d.platform.name} | driver {d.driver_version}", flush=True)
+    bw = bandwidth(ctx, plain, bw_bytes)
+    info["bandwidth"] = bw
+    print("bandwidth GB/s: " + ", ".join(f"{k} {v:.2f}" for k, v in bw.items() if k != "bytes"))
+    rows = []
+    failed = False
+    for name in names:
+        r = _one(name, size, repeat, seed, ctx, prof, plain, sel, numpy_cap_s)
+        failed |= any("error" in v for v in r.values() if isinstance(v, dict))
+        rows.append(r)
+    g = {k: geomean([r[k] for r in rows]) for k in ("kernel_ratio", "device_ratio", "numpy_ratio")}
+    data = {"machine": info, "programs": rows, "geomean": g}
+    md = _markdown(info, rows, g)
+    print("\n" + md)
+    for p in write_results(f"gpu_programs_{slug(tag or d.name)}", data, md, out_dir):
+        print(f"wrote {p}")
+    return 1 if failed else 0
+
+
+def _one(
+    name: str,
+    size: str,
+    repeat: int,
+    seed: int,
+    ctx: Any,
+    prof: Any,
+    plain: Any,
+    sel: str,
+    numpy_cap_s: float,
+) -> dict[str, Any]:
+    m = load(name)
+    t0 = time.perf_counter()
+    inp = m.make_inputs(size, seed)
+    ref = m.numpy_reference(inp)
+    r: dict[str, Any] = {"program": name, "origin": m.ORIGIN, "kind": m.KIND}
+    r["kernel_original"] = kernel_time(
+        m, "original kernels", ref, repeat, lambda ev: _orig(m, inp, ctx, prof, ev)
+    )
+    r["kernel_clpy"] = kernel_time(
+        m, "clpy kernels", ref, repeat, lambda ev: m.run_clpy(inp, prof, resident=True, events=ev)
+    )
+    r["whole_original"] = timed(
+        m, "original host", ref, repeat, lambda: _orig(m, inp, ctx, plain, None)
+    )
+    r["whole_clpy_device"] = timed(
+        m, "clpy DeviceArray", ref, repeat, lambda: m.run_clpy(inp, sel, resident=True)
+    )
+    r["whole_clpy_numpy"] = timed(
+        m,
+        "clpy NumPy args",
+        ref,
+        repeat,
+        lambda: m.run_clpy(inp, sel, resident=False),
+        cap_s=numpy_cap_s,
+    )
+    r["kernel_ratio"] = ratio(r["kernel_original"], r["kernel_clpy"])
+    r["device_ratio"] = ratio(r["whole_original"], r["whole_clpy_device"])
+    r["numpy_ratio"] = ratio(r["whole_original"], r["whole_clpy_numpy"])
+    print(
+        f"{name:12s} kernels: clpy {fmt_s(r['kernel_clpy'])} original "
+        f"{fmt_s(r['kernel_original'])} ({fmt_x(r['kernel_ratio'])}); whole: original "
+        f"{fmt_s(r['whole_original'])}, DeviceArray {fmt_s(r['whole_clpy_device'])} "
+        f"({fmt_x(r['device_ratio'])}), NumPy {fmt_s(r['whole_clpy_numpy'])} "
+        f"({fmt_x(r['numpy_ratio'])})  [{time.perf_counter() - t0:.0f} s]",
+        flush=True,
+    )
+    return r
+
+
+def _orig(m: Any, inp: Any, ctx: Any, queue: Any, events: Any) -> Any:
+    out = m.run_original(inp, ctx, queue, events)
+    queue.finish()
+    return out
+
+
+def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any]) -> str:
+    bw = info["bandwidth"]
+    lines = [
+        "# Real programs on a GPU: clpy vs the original OpenCL C kernels and hosts",
+        "",
+        f"{info['device']} ({info['platform']}, {info['opencl']}, driver {info['driver']}), "
+        f"host {info['host']} ({info['cpus']} CPUs), {info['date_utc']} UTC; size "
+        f"`{info['size']}`; medians of {info['repeat']} runs after a checked warm-up; every "
+        "result checked against NumPy.",
+        "",
+        f"Link measured here ({bw['bytes'] / 2**20:.0f} MiB, enqueue_copy): pinned "
+        f"H2D {bw['pinned_h2d_GBps']:.1f} GB/s, D2H {bw['pinned_d2h_GBps']:.1f} GB/s; pageable "
+        f"H2D {bw['pageable_h2d_GBps']:.1f} GB/s, D2H {bw['pageable_d2h_GBps']:.1f} GB/s.",
+        "",
+        "Kernel time: sum of the profiling intervals of all launches (same queue). Ratios are "
+        "original time / clpy time (bigger is better; 1.0 = as fast as the original).",
+        "",
+        "| program | launches | kernels clpy | kernels original | kernel ratio | whole: "
+        "original host | clpy DeviceArray | ratio | clpy NumPy args | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        kc = r["kernel_clpy"]
+        lines.append(
+            f"| {r['program']} | {kc.get('launches', '-')} | {fmt_s(kc)} | "
+            f"{fmt_s(r['kernel_original'])} | {fmt_x(r['kernel_ratio'])} | "
+            f"{fmt_s(r['whole_original'])} | {fmt_s(r['whole_clpy_device'])} | "
+            f"{fmt_x(r['device_ratio'])} | {fmt_s(r['whole_clpy_numpy'])} | "
+            f"{fmt_x(r['numpy_ratio'])} |"
+        )
+    lines.append(
+        f"| **geomean** | | | | **{fmt_x(g['kernel_ratio'])}** | | | "
+        f"**{fmt_x(g['device_ratio'])}** | | **{fmt_x(g['numpy_ratio'])}** |"
+    )
+    errs = [
+        (r["program"], k, v["error"])
+        for r in rows
+        for k, v in r.items()
+        if isinstance(v, dict) and "error" in v
+    ]
+    if errs:
+        lines += ["", "Errors:"] + [f"- {p} [{k}]: {e}" for p, k, e in errs]
+    lines += ["", "Sources:"] + [f"- {r['program']}: {r['origin']}" for r in rows]
+    return "\n".join(lines) + "\n"
