@@ -11,6 +11,7 @@ PROGRAMS = [
     "hotspot",
     "nw",
     "lud",
+    "pathfinder",
 ]
 
 
