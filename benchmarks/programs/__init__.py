@@ -12,6 +12,7 @@ PROGRAMS = [
     "nw",
     "lud",
     "pathfinder",
+    "backprop",
 ]
 
 
