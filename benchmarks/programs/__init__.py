@@ -13,6 +13,7 @@ PROGRAMS = [
     "lud",
     "pathfinder",
     "backprop",
+    "stencil3d",
 ]
 
 
