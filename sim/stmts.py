@@ -422,7 +422,7 @@ class StmtCompiler:
         x = self.exprs.expr
         start, stop, step = x(s.start), x(s.stop), x(s.step)
         kstop, kstep = ("stop", id(s)), ("step", id(s))
-        up = s.step.value > 0 if isinstance(s.step, Const) else None
+        up = s.step.value > 0 if isinstance(s.step, Const) else (True if s.ascending else None)
         t = var.type
 
         def init(fr: Frame) -> None:

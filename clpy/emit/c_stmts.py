@@ -167,7 +167,10 @@ class StmtEmitter:
                 step_name = self.names(Var(f"{s.var.name}_step", t))
                 self.w.line(f"const {type_name(t)} {step_name} = {step_text};")
                 step_text = step_name
-            cond = f"({step_text} > 0) ? ({name} < {stop}) : ({name} > {stop})"
+            if s.ascending:  # a size query: positive (clpy/frontend/ranges.py)
+                cond = f"{name} < {stop}"
+            else:
+                cond = f"({step_text} > 0) ? ({name} < {stop}) : ({name} > {stop})"
             inc = f"{name} += {step_text}"
         self.w.open(f"for ({decl} = {self.ex(s.start)}; {cond}; {inc})", s.loc)
         self.block(s.body)

@@ -79,8 +79,10 @@ def build_function(
     hints: dict[str, Type] = {}
     decl_block = block_paths(parsed.tree)
     once = assigned_once(parsed.tree)
-    # Each restart widens one variable, at most twice (int → float → double).
-    for _ in range(_MAX_RESTARTS + 2 * len(decl_block)):
+    refuted: set[str] = set()
+    # Each restart widens one variable, at most twice (int → float → double), or drops one
+    # assumed range fact (clpy/frontend/ranges.py).
+    for _ in range(_MAX_RESTARTS + 3 * len(decl_block)):
         state = FuncState(
             parsed,
             session,
@@ -95,6 +97,7 @@ def build_function(
         param_vars = []
         for pname, ptype in params:
             v = Var(pname, ptype, parsed.loc(_arg_node(parsed.tree, pname)), is_param=True)
+        state.nonneg_refuted = refuted
             param_vars.append(v)
             state.vars[pname] = v
         builder = StmtBuilder(state, ExprBuilder(state))

@@ -66,6 +66,8 @@ class FuncState:
     callees: list[Function] = field(default_factory=list)
     ret_type: Type | None = None
     ret_annotated: bool = False
+    # names a store showed may go negative (clpy/frontend/ranges.py); kept across restarts
+    nonneg_refuted: set[str] = field(default_factory=set)
     loop_depth: int = 0
     restart_pending: bool = False  # a variable was widened: this attempt's IR is discarded
     uniform_calls: list[tuple[Any, Loc]] = field(default_factory=list)

@@ -58,6 +58,22 @@ def power(ex: ExprBuilder, base: Expr, exp: Expr, node: ast.AST) -> Expr:
             out = fold.binary("*", t, loc, out, b)
         return out
     if (
+        is_weak(base)
+        and isinstance(base.value, int)  # type: ignore[attr-defined]
+        and base.value > 0  # type: ignore[attr-defined]
+        and base.value & (base.value - 1) == 0  # type: ignore[attr-defined]
+        and isinstance(exp.type, ScalarType)
+        and exp.type.is_int
+        and ex.nonneg(exp)
+    ):
+        # 2 ** i with i >= 0 is an int in Python: 1 << i (4 ** i: 1 << 2 * i)
+        t = rules.promote_int(exp.type)
+        shift = ex.coerce(exp, t, node)
+        bits = base.value.bit_length() - 1  # type: ignore[attr-defined]
+        if bits != 1:
+            shift = fold.binary("*", t, loc, Const(t, loc, bits, True), shift)
+        return fold.binary("<<", t, loc, Const(t, loc, 1, True), shift)
+    if (
         isinstance(exp, Const)
         and is_int(exp.type)
         and exp.value in (2, 3)

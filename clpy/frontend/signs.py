@@ -31,8 +31,9 @@ from clpy.types import rules
 from clpy.types.core import ScalarType, Type
 
 # Binary operators whose result is non-negative when their operands are (ExprBuilder.nonneg):
-# ``&`` needs one, Python's ``%`` (floormod) a non-negative divisor.
-NONNEG_OPS = frozenset({"+", "*", "/", "%", ">>", "&", "floordiv", "floormod"})
+# ``&`` needs one, Python's ``%`` (floormod) a non-negative divisor; ``<<`` and ``+ *`` may
+# overflow the type, which is the user's (clpy/frontend/ranges.py).
+NONNEG_OPS = frozenset({"+", "*", "/", "%", ">>", "<<", "&", "floordiv", "floormod"})
 
 
 def retype_index(e: Expr, t: Type) -> Expr | None:

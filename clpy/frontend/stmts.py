@@ -12,6 +12,7 @@ from typing import Any
 
 from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
+from clpy.frontend import ranges
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.exprs import BINOPS, ExprBuilder
 from clpy.frontend.helpers import c_compound, elem_type, is_weak, pure, range_type
@@ -255,6 +256,8 @@ class StmtBuilder:
         value = self.ex.expr(node.value)
         combined = self.ex.binary(op, target, value, node)
         self.maybe_widen(node.target, combined.type, node)
+        if isinstance(target, VarRef):
+            ranges.store(self.state, self.ex, target.var, combined)  # s *= 2 keeps s >= 0
         loc = self.state.loc(node)
         if c_compound(target, combined):
             assert isinstance(combined, Binary)
@@ -280,10 +283,13 @@ class StmtBuilder:
         lhs = self.lvalue(target)
         self.check_storable(lhs.type, node)
         value = self.ex.expr(value_node)
+        stored = self.ex.coerce(value, lhs.type, node)
         if isinstance(target, ast.Name):
             self.maybe_widen(target, value.type, node, value)
             self.state.note_alias(target.id, value)
-        return [Assign(st.loc(node), lhs, self.ex.coerce(value, lhs.type, node))]
+            if isinstance(lhs, VarRef):
+                ranges.store(st, self.ex, lhs.var, stored)
+        return [Assign(st.loc(node), lhs, stored)]
 
     def first_assign(
         self, name: str, value_node: ast.expr, ann: Type | None, node: ast.stmt
@@ -321,11 +327,9 @@ class StmtBuilder:
         init = self.ex.coerce(value, t, node)
         var = self.new_var(name, t, node)
         self.state.note_alias(name, value)
-        if name in st.assigned_once:
-            if self.ex.nonneg(init):
-                st.nonneg_vars.add(var)  # i = get_global_id(0): C's i / 2 is Python's i // 2
-            if isinstance(init, (Const, NamedConst)):
-                st.const_values[var] = init  # flags = CLK_LOCAL_MEM_FENCE | ...
+        ranges.declare(st, self.ex, var, init)  # i = get_global_id(0): C's i / 2 is i // 2
+        if name in st.assigned_once and isinstance(init, (Const, NamedConst)):
+            st.const_values[var] = init  # flags = CLK_LOCAL_MEM_FENCE | ...
         if self.hoist(name, var):
             return [Assign(st.loc(node), VarRef(t, st.loc(node), var), init)]
         return [Declare(st.loc(node), var, init)]
@@ -531,11 +535,16 @@ class StmtBuilder:
         own_counter = existed or used_after or _assigns(node.body, name)
         counter = Var(f"{name}_", vt, tloc) if own_counter else var
         c_start = self.ex.coerce(start, vt, it)
-        if isinstance(step, Const) and step.value > 0 and self.ex.nonneg(c_start):
+        ascending = ranges.positive(self.ex, step)
+        if ascending and self.ex.nonneg(c_start):
             st.nonneg_vars.add(counter)
         prologue: list[Stmt] = []
         if own_counter:
             ref = VarRef(vt, tloc, counter)
+            if existed:
+                ranges.store(st, self.ex, var, ref)
+            else:
+                ranges.declare(st, self.ex, var, ref)
             if not existed and not used_after:
                 prologue.append(Declare(tloc, var, ref))
             else:
@@ -555,6 +564,7 @@ class StmtBuilder:
                 self.ex.coerce(step, vt, it),
                 (*prologue, *body),
                 True,
+                ascending,
             )
         ]
 

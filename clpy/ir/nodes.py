@@ -256,6 +256,7 @@ class For(Stmt):
     step: Expr
     body: tuple[Stmt, ...]
     declares: bool = True  # the loop owns ``var`` (``for (int i = ...)``)
+    ascending: bool = False  # ``step`` is provably positive (a size query): test ``i < stop``
 
 
 @dataclass(frozen=True)
