@@ -94,10 +94,10 @@ def build_function(
         )
         state.decl_block = decl_block
         state.assigned_once = once
+        state.nonneg_refuted = refuted
         param_vars = []
         for pname, ptype in params:
             v = Var(pname, ptype, parsed.loc(_arg_node(parsed.tree, pname)), is_param=True)
-        state.nonneg_refuted = refuted
             param_vars.append(v)
             state.vars[pname] = v
         builder = StmtBuilder(state, ExprBuilder(state))
