@@ -14,6 +14,7 @@ PROGRAMS = [
     "pathfinder",
     "backprop",
     "stencil3d",
+    "sgemm",
 ]
 
 
