@@ -194,12 +194,21 @@ def rebuild_object(tok: str, cls: type, args: tuple[Any, ...]) -> Any:
 
 
 def _names_in(source: str) -> set[str]:
-    """Every name the source mentions (loads, annotations, decorators)."""
+    """The free names of the source: those it reads (body, annotations, decorators) minus
+    the function's parameters and the names it assigns (a kernel's ``x`` is not the ``x``
+    that may be lying around in ``__main__``)."""
     try:
         tree = ast.parse(textwrap.dedent(source))
     except SyntaxError:
         return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    loads: set[str] = set()
+    local: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else local).add(n.id)
+        elif isinstance(n, ast.arg):
+            local.add(n.arg)
+    return loads - local
 
 
 def _portable(value: Any) -> Any:

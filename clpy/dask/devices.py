@@ -1,0 +1,106 @@
+"""Which device a Dask worker process runs clpy kernels on (docs/dask.md "Devices").
+
+A selector that names one device (``"sim"``, ``"opencl:pocl"``, ``"opencl:nvidia:#1"``) means
+that device on every worker. A selector that matches several devices (``"opencl:gpu"`` on a
+node with 4 GPUs) means one of them per worker, round-robin by the worker's rank on its node:
+``CLPY_WORKER_RANK`` in the worker's environment, else the number that ends the worker's name
+(``LocalCluster`` names its workers 0, 1, ...; ``dask worker --nworkers 4`` and dask-jobqueue
+end their names in ``-0``, ``-1`` ...). A worker whose environment sets
+``CUDA_VISIBLE_DEVICES`` (dask-cuda's ``LocalCUDACluster``, or one GPU per worker by hand)
+takes the first match: the GPU that variable puts first.
+
+No selector: ``CLPY_DEVICE`` from the worker's environment, else every OpenCL GPU the worker
+sees (round-robin as above), else the simulator.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from typing import Any
+
+from clpy.runtime.devices import ENV_VAR, RUNTIME, Device
+
+RANK_VAR = "CLPY_WORKER_RANK"
+
+
+def worker_rank() -> int:
+    """This process's rank among the Dask workers of its node (0 outside a worker)."""
+    env = os.environ.get(RANK_VAR, "").strip()
+    if env:
+        try:
+            return int(env)
+        except ValueError:
+            raise ValueError(f"{RANK_VAR}={env!r}: expected an integer") from None
+    try:
+        from distributed import get_worker  # optional dependency
+
+        name: Any = get_worker().name
+    except (ImportError, ValueError):  # no distributed, or not inside a worker
+        return 0
+    if isinstance(name, int):
+        return name
+    m = re.search(r"(\d+)$", str(name))
+    return int(m.group(1)) if m else 0
+
+
+def matching(selector: str) -> list[Device]:
+    """Every device ``selector`` matches, in ``clpy.devices()`` order (the same rules as
+    ``clpy.use_device``: ``"opencl:<text>"``, ``"opencl:<platform>:<device>"``)."""
+    first = RUNTIME.find(selector)
+    low = selector.strip().lower()
+    if first.is_sim or not low.startswith("opencl"):
+        return [first]
+    cl_devs = [d for d in RUNTIME.devices() if not d.is_sim]
+    if any(d.name == selector.strip() for d in cl_devs):
+        return [first]
+    if low == "opencl":
+        gpus = [d for d in cl_devs if d.info is not None and d.info.device_type == "gpu"]
+        return gpus or cl_devs
+    parts = [p.strip() for p in low[len("opencl:") :].split(":")]
+    return [d for d in cl_devs if _matches(d, parts)] or [first]
+
+
+def _matches(d: Device, parts: list[str]) -> bool:
+    """The substring rule of ``clpy.runtime.devices`` (platform, vendor, version; device name,
+    vendor, type)."""
+    info = d.info
+    if info is None:
+        return False
+    plat = f"{info.platform} {info.platform_vendor} {info.platform_version}".lower()
+    dev = f"{d.name.rsplit(':', 1)[-1]} {info.device_vendor} {info.device_type}".lower()
+    if len(parts) == 1:
+        return parts[0] in plat or parts[0] in dev or parts[0] in d.name.lower()
+    return parts[0] in plat and ":".join(parts[1:]) in dev
+
+
+def worker_device(selector: str | None = None) -> Device:
+    """The device this process runs blocks on, for ``device=selector`` (see the module
+    docstring). Resolved once per process and selector."""
+    return _resolve(selector, worker_rank(), bool(os.environ.get("CUDA_VISIBLE_DEVICES")))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolve(selector: str | None, rank: int, cuda_pinned: bool) -> Device:
+    if selector is None:
+        selector = os.environ.get(ENV_VAR, "").strip() or None
+    if selector is None:
+        gpus = [d for d in RUNTIME.devices() if d.info is not None and d.info.device_type == "gpu"]
+        if not gpus:
+            return RUNTIME.find("sim")
+        return gpus[0] if cuda_pinned else gpus[rank % len(gpus)]
+    found = matching(selector)
+    return found[0] if cuda_pinned else found[rank % len(found)]
+
+
+def selector_of(device: Any) -> str | None:
+    """What travels to the workers: a selector string (a clpy ``Device`` by its name)."""
+    if device is None or isinstance(device, str):
+        return device
+    if isinstance(device, Device):
+        return device.name
+    raise TypeError(
+        f"device must be a selector string ('sim', 'opencl:gpu', 'opencl:nvidia:#1') or a "
+        f"clpy Device, not {device!r}: workers choose their own device from it"
+    )
