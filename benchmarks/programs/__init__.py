@@ -15,6 +15,7 @@ PROGRAMS = [
     "backprop",
     "stencil3d",
     "sgemm",
+    "spmv",
 ]
 
 
