@@ -16,6 +16,7 @@ PROGRAMS = [
     "stencil3d",
     "sgemm",
     "spmv",
+    "histo",
 ]
 
 

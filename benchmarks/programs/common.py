@@ -60,6 +60,13 @@ class Host:
     def empty(self, shape: Any, dtype: Any) -> Any:
         return self.put(np.zeros(shape, dtype))
 
+    def set(self, a: Any, value: np.ndarray) -> None:
+        """Overwrite ``a`` (made by ``put``) with ``value`` (an upload when resident)."""
+        if isinstance(a, clpy.DeviceArray):
+            a.set(value)
+        else:
+            np.copyto(a, value)
+
     def get(self, a: Any) -> np.ndarray:
         return a.get() if isinstance(a, clpy.DeviceArray) else np.array(a)
 
