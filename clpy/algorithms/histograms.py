@@ -26,7 +26,7 @@ import numpy as np
 import clpy
 from clpy import Global, int32, int64, uint
 from clpy.algorithms._core import as_input, element_type, resolve_op, tuning
-from clpy.algorithms.reductions import index_type, reduce_on
+from clpy.algorithms.reductions import index_type, read_result, reduce_on
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType
 
@@ -128,8 +128,8 @@ def histogram(x: Any, bins: int = 10, range: Any = None, device: Any = None) -> 
     if range is not None or n == 0:
         edges = np.histogram_bin_edges(np.zeros(0, inp.dtype), bins, range)
     else:  # NumPy's default range is (x.min(), x.max()): the same edges from those two
-        lo = reduce_on(inp, t, resolve_op("min", t)).get()[0]
-        hi = reduce_on(inp, t, resolve_op("max", t)).get()[0]
+        lo = read_result(inp.place, reduce_on(inp, t, resolve_op("min", t)))
+        hi = read_result(inp.place, reduce_on(inp, t, resolve_op("max", t)))
         edges = np.histogram_bin_edges(np.array([lo, hi], inp.dtype), bins)
     exact = (
         t.is_int

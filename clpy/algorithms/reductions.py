@@ -19,12 +19,13 @@ in an unspecified order: compare with a tolerance).
 
 import functools
 import threading
+from dataclasses import dataclass
 from typing import Any, no_type_check
 
 import numpy as np
 
 import clpy
-from clpy import Global, int32
+from clpy import Global, Local, int32
 from clpy.algorithms._core import Input, Op, as_input, element_type, resolve_op, tuning
 from clpy.builtins.reductions import Reduction
 from clpy.kernel import Func
@@ -84,20 +85,101 @@ def _partial_kernel(t: Type, op: Op, idx: ScalarType, vec: int) -> Any:
     return reduce_partial
 
 
+def acq_rel(dev: Any) -> bool:
+    """Whether ``dev`` takes release/acquire fences (OpenCL C 2.0, or 3.0 with
+    ``__opencl_c_atomic_order_acq_rel`` and ``__opencl_c_atomic_scope_device``)."""
+    tgt = dev.target
+    return bool(
+        tgt.version >= (2, 0)
+        and tgt.has("__opencl_c_atomic_order_acq_rel")
+        and tgt.has("__opencl_c_atomic_scope_device")
+    )
+
+
+@functools.cache
+@no_type_check  # device functions: clpy types them per call
+def last_ticket(t: Type, op: Op, wg: int, acqrel: bool) -> tuple[Any, Any]:
+    """The "last group combines" step of a one-launch reduction, as two device functions:
+
+    ``took_last_ticket(r, part, counter, groups, flag)``, called by every work-item of every
+    group with its group's result ``r``: work-item 0 stores ``r`` in ``part[group]`` and takes
+    a ticket from ``counter``; non-zero (in every work-item of the group) for the group that
+    took the last ticket, which also resets ``counter`` to 0 for the next launch. ``flag``:
+    one ``int`` of local memory. ``parts_share(part, groups, ident)``: this work-item's
+    combination of ``part[lid::wg]``, to be combined by ``work_group_reduce`` in the kernel
+    body (lowered collectives need the kernel's local scratch).
+
+    Ordering (OpenCL 2.0 §3.3.6 fences, §6.13.11 atomics; the CUDA ``threadFenceReduction``
+    pattern): work-item 0 of each group stores the group's part, then a *release* fence
+    (device scope), then takes a ticket with an atomic increment (read-modify-writes, so the
+    increments form one release sequence on ``counter``). The work-item that reads the last
+    ticket has read every other group's increment; its *acquire* fence after that read makes
+    every part stored before those increments visible to it, and the group barrier (global
+    fence) passes that on to the other work-items of its group. On OpenCL C 1.2 targets (or
+    3.0 without acquire/release) ``mem_fence(CLK_GLOBAL_MEM_FENCE)`` stands for both fences,
+    as in the 1.x memory model. Nothing waits on another group: no forward-progress
+    assumption."""
+    combine, WG = op.combine, wg  # noqa: N806
+
+    if acqrel:
+
+        @clpy.func
+        def release() -> None:
+            clpy.atomic_work_item_fence(
+                clpy.CLK_GLOBAL_MEM_FENCE, clpy.memory_order_release, clpy.memory_scope_device
+            )
+
+        @clpy.func
+        def acquire() -> None:
+            clpy.atomic_work_item_fence(
+                clpy.CLK_GLOBAL_MEM_FENCE, clpy.memory_order_acquire, clpy.memory_scope_device
+            )
+
+    else:
+
+        @clpy.func
+        def release() -> None:
+            clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
+
+        @clpy.func
+        def acquire() -> None:
+            clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
+
+    @clpy.func
+    def took_last_ticket(
+        r: t, part: Global[t], counter: Global[int32], groups: int32, flag: Local[int32]
+    ) -> int32:
+        if clpy.get_local_id(0) == 0:
+            part[clpy.get_group_id(0)] = r
+            release()
+            last = clpy.atomic_inc(counter, 0) == groups - 1
+            if last:
+                acquire()
+                clpy.atomic_xchg(counter, 0, 0)  # every ticket is taken: ready for the next launch
+            flag[0] = 1 if last else 0
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE | clpy.CLK_GLOBAL_MEM_FENCE)
+        return flag[0]
+
+    @clpy.func
+    def parts_share(part: Global[t], groups: int32, ident: t) -> t:
+        acc = ident
+        k = clpy.get_local_id(0)
+        while k < groups:
+            acc = combine(acc, part[k])
+            k += WG
+        return acc
+
+    return took_last_ticket, parts_share
+
+
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
-def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int) -> Any:
+def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int, acqrel: bool) -> Any:
     """The whole reduction in one launch: each group combines a grid-stride share of
-    ``x[:n]`` (two loads in flight per work-item) into ``part[group]``; the group that takes
-    the last ticket of ``counter`` combines the parts into ``out[0]`` and resets ``counter``.
-
-    Ordering (OpenCL 1.2 §3.3.1 / the CUDA ``threadFenceReduction`` pattern): work-item 0 of
-    each group stores its part, then ``mem_fence(CLK_GLOBAL_MEM_FENCE)``, then takes a ticket
-    with ``atomic_inc``; the last ticket's holder has seen every other group's increment, hence
-    (fence before increment) every part. Its fence after the ticket and the group barrier
-    order the parts' reads after the ticket. Nothing waits on another group, so this needs no
-    forward-progress guarantee."""
-    combine, OP, I, WG = op.combine, op.op, idx, wg  # noqa: N806
+    ``x[:n]`` (two loads in flight per work-item) into its result; the group that takes the
+    last ticket combines the groups' results (``last_ticket``)."""
+    combine, OP, I = op.combine, op.op, idx  # noqa: N806
+    took_last_ticket, parts_share = last_ticket(t, op, wg, acqrel)
 
     if vec == 4:
         VT = vector(t, 4)  # noqa: N806
@@ -112,7 +194,6 @@ def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int) -> Any:
             ident: t,
             groups: int32,
         ):
-            lid = clpy.get_local_id(0)
             gid = I(clpy.get_global_id(0))
             stride = I(clpy.get_global_size(0))
             nv = n // 4
@@ -130,24 +211,12 @@ def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int) -> Any:
             j = nv * 4 + gid
             if j < n:
                 acc = combine(acc, x[j])
+            flag = clpy.local_array(int32, 1)
             r = clpy.work_group_reduce(acc, OP)
-            last = clpy.local_array(int32, 1)
-            if lid == 0:
-                part[clpy.get_group_id(0)] = r
-                clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
-                last[0] = clpy.atomic_inc(counter, 0)
-            clpy.barrier()
-            if last[0] == groups - 1:
-                clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
-                acc2 = ident
-                k = lid
-                while k < groups:
-                    acc2 = combine(acc2, part[k])
-                    k += WG
-                r2 = clpy.work_group_reduce(acc2, OP)
-                if lid == 0:
+            if took_last_ticket(r, part, counter, groups, flag) != 0:
+                r2 = clpy.work_group_reduce(parts_share(part, groups, ident), OP)
+                if clpy.get_local_id(0) == 0:
                     out[0] = r2
-                    clpy.atomic_xchg(counter, 0, 0)
 
         return reduce_once_v4
 
@@ -161,31 +230,18 @@ def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int) -> Any:
         ident: t,
         groups: int32,
     ):
-        lid = clpy.get_local_id(0)
         i = I(clpy.get_global_id(0))
         stride = I(clpy.get_global_size(0))
         acc = ident
         while i < n:
             acc = combine(acc, x[i])
             i += stride
+        flag = clpy.local_array(int32, 1)
         r = clpy.work_group_reduce(acc, OP)
-        last = clpy.local_array(int32, 1)
-        if lid == 0:
-            part[clpy.get_group_id(0)] = r
-            clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
-            last[0] = clpy.atomic_inc(counter, 0)
-        clpy.barrier()
-        if last[0] == groups - 1:
-            clpy.mem_fence(clpy.CLK_GLOBAL_MEM_FENCE)
-            acc2 = ident
-            k = lid
-            while k < groups:
-                acc2 = combine(acc2, part[k])
-                k += WG
-            r2 = clpy.work_group_reduce(acc2, OP)
-            if lid == 0:
+        if took_last_ticket(r, part, counter, groups, flag) != 0:
+            r2 = clpy.work_group_reduce(parts_share(part, groups, ident), OP)
+            if clpy.get_local_id(0) == 0:
                 out[0] = r2
-                clpy.atomic_xchg(counter, 0, 0)
 
     return reduce_once
 
@@ -194,7 +250,7 @@ _COUNTERS: dict[Any, Any] = {}
 _COUNTERS_LOCK = threading.Lock()
 
 
-def _ticket_counter(place: Any) -> Any:
+def ticket_counter(place: Any) -> Any:
     """A zeroed ``int32`` ticket counter per device queue (the last group resets it)."""
     key = (id(place.dev), int(place.cl_queue.int_ptr))
     with _COUNTERS_LOCK:
@@ -204,10 +260,24 @@ def _ticket_counter(place: Any) -> Any:
     return c
 
 
-def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
-    """The reduction of ``inp`` as a one-element device array of ``t``."""
+@dataclass(eq=False)
+class _Prepared:
+    """What one (queue, thread, type, operator, length) reduction reuses from call to call:
+    the bound launch, its arguments and a host buffer for the result."""
+
+    launch: Any
+    args: tuple[Any, ...]  # after x
+    out: Any
+    host: np.ndarray
+    two_pass: Any = None  # the simulator's second launch (and its arguments)
+
+
+_PREPARED: dict[Any, _Prepared] = {}
+_PREPARED_LOCK = threading.Lock()
+
+
+def _prepare(inp: Input, t: Type, op: Op, tn: Any) -> _Prepared:
     place = inp.place
-    tn = tune or tuning(place.dev)
     n = inp.count
     wg = tn.wg
     vec = tn.vec if op.vectorizable and isinstance(t, ScalarType) and t.size <= 4 else 1
@@ -215,29 +285,66 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
     idx = index_type(n, groups * wg * vec)
     ident = op.host_identity(t)
     part = place.scratch("reduce.part", (groups, *inp.shape[1:]), inp.dtype)
-    if not place.is_sim:  # one launch (see _once_kernel); the simulator keeps two passes
-        out = place.scratch("reduce.out", (1, *inp.shape[1:]), inp.dtype)
-        once = _once_kernel(t, op, idx, vec, wg)
-        once[(groups * wg,), (wg,)](
-            inp.data,
-            part,
-            out,
-            _ticket_counter(place),
-            n,
-            ident,
-            groups,
-            device=place.launch_on,
-            wait=False,
-        )
-        return out
-    k = _partial_kernel(t, op, idx, vec)
-    k[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on, wait=False)
-    if groups == 1:
-        return part
     out = place.scratch("reduce.out", (1, *inp.shape[1:]), inp.dtype)
-    last = _partial_kernel(t, op, C.int_, 1)
-    last[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on, wait=False)
-    return out
+    host = np.empty((1, *inp.shape[1:]), inp.dtype)
+    if not place.is_sim:  # one launch (see last_ticket)
+        once = _once_kernel(t, op, idx, vec, wg, acq_rel(place.dev))
+        args = (part, out, ticket_counter(place), idx.dtype.type(n), ident, np.int32(groups))
+        return _Prepared(once[(groups * wg,), (wg,)], args, out, host)
+    # The simulator: two launches (it has no order between groups but barriers, so it would
+    # report the last-ticket pattern's reads of other groups' parts as races).
+    k = _partial_kernel(t, op, idx, vec)
+    first = k[(groups * wg,), (wg,)]
+    if groups == 1:
+        return _Prepared(first, (part, idx.dtype.type(n), ident), part, host)
+    last = _partial_kernel(t, op, C.int_, 1)[(wg,), (wg,)]
+    return _Prepared(
+        first,
+        (part, idx.dtype.type(n), ident),
+        out,
+        host,
+        (last, (part, out, np.int32(groups), ident)),
+    )
+
+
+def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
+    """Enqueue the reduction of ``inp`` (no wait); returns its ``_Prepared`` (the result is
+    in ``.out``, a one-element device array of ``t``)."""
+    place = inp.place
+    key = (
+        id(place.dev),
+        None if place.is_sim else int(place.cl_queue.int_ptr),
+        threading.get_ident(),
+        t,
+        op,
+        inp.count,
+        tune,
+    )
+    pr = _PREPARED.get(key)
+    if pr is None:
+        pr = _prepare(inp, t, op, tune or tuning(place.dev))
+        with _PREPARED_LOCK:
+            if len(_PREPARED) > 256:  # many lengths: forget the oldest
+                for k in list(_PREPARED)[:128]:
+                    del _PREPARED[k]
+            _PREPARED[key] = pr
+    pr.launch(inp.data, *pr.args, device=place.launch_on, wait=False)
+    if pr.two_pass is not None:
+        last, args = pr.two_pass
+        last(*args, device=place.launch_on, wait=False)
+    return pr
+
+
+def read_result(place: Any, pr: _Prepared) -> Any:
+    """The one result, read with one blocking copy into the prepared host buffer."""
+    if place.is_sim:
+        v = pr.out.get()[0]
+    else:
+        import pyopencl as cl
+
+        cl.enqueue_copy(place.cl_queue, pr.host, pr.out.data, is_blocking=True)
+        v = pr.host[0]
+    return v.copy() if isinstance(v, (np.ndarray, np.void)) else v
 
 
 def reduce(x: Any, op: Any = "+", device: Any = None) -> Any:
@@ -253,7 +360,7 @@ def reduce(x: Any, op: Any = "+", device: Any = None) -> Any:
     o = resolve_op(op, t)
     if inp.count == 0:
         return o.host_identity(t)
-    return reduce_on(inp, t, o).get()[0]
+    return read_result(inp.place, reduce_on(inp, t, o))
 
 
 # --- argmin / argmax --------------------------------------------------------------------------
@@ -444,4 +551,12 @@ def segmented_reduce(x: Any, offsets: Any, op: Any = "+", device: Any = None) ->
     return inp.result(out)
 
 
-__all__ = ["reduce", "argmax", "argmin", "segmented_reduce", "reduce_on", "index_type"]
+__all__ = [
+    "reduce",
+    "argmax",
+    "argmin",
+    "segmented_reduce",
+    "reduce_on",
+    "read_result",
+    "index_type",
+]
