@@ -1429,6 +1429,18 @@ def asinpi(arg0: _Any, /) -> _Any:
     ... and 10 more
     """
 
+def async_work_group_copy(*args: _Any, **kwargs: _Any) -> _Any:
+    """Copy ``num_gentypes`` elements from ``src`` to ``dst`` (global -> local or local -> global), done by the whole work-group: every work-item reaches the call with the same arguments. Returns an ``event_t`` for ``wait_group_events``; the last argument is an earlier event to share, or 0 (spec §1.13.10). No implicit barrier before the copy.
+
+    async_work_group_copyasync_work_group_copy(dst: Local[T] | Global[T], src: Global[T] | Local[T], num_gentypes: size_t, event: event_t | 0 = 0) -> event_t
+    """
+
+def async_work_group_strided_copy(*args: _Any, **kwargs: _Any) -> _Any:
+    """The strided async copy: a gather ``dst[i] = src[i * stride]`` (global -> local) or a scatter ``dst[i * stride] = src[i]`` (local -> global) of ``num_gentypes`` elements, done by the whole work-group like async_work_group_copy (spec §1.13.10).
+
+    async_work_group_strided_copyasync_work_group_strided_copy(dst, src, num_gentypes: size_t, stride: size_t, event: event_t | 0 = 0) -> event_t
+    """
+
 def atan(arg0: _Any, /) -> _Any:
     """Arc tangent.
 
@@ -11343,6 +11355,12 @@ def powr(arg0: _Any, arg1: _Any, /) -> _Any:
     ... and 10 more
     """
 
+def prefetch(*args: _Any, **kwargs: _Any) -> _Any:
+    """Hint: prefetch ``num_gentypes`` elements at ``p`` into the global cache; no functional effect (spec §1.13.10).
+
+    prefetchprefetch(p: Global[T], num_gentypes: size_t) -> void
+    """
+
 def radians(arg0: _Any, /) -> _Any:
     """Degrees to radians: (pi / 180) * degrees.
 
@@ -13121,6 +13139,12 @@ def vstorea_half8_rtz(arg0: _Any, arg1: _Any, arg2: _Any, /) -> _Any:
     vstorea_half8_rtz(double8, size_t, __local half*) -> void
     vstorea_half8_rtz(double8, size_t, __private half*) -> void
     vstorea_half8_rtz(double8, size_t, half*) -> void
+    """
+
+def wait_group_events(*args: _Any, **kwargs: _Any) -> _Any:
+    """Wait for async copies to complete: ``wait_group_events(ev)``, ``(e1, e2, ...)``, a list ``([e1, e2])``, or the spec's ``(num_events, event_list)`` with a private array of event_t. Reached by every work-item of the work-group with the same events (spec §1.13.10).
+
+    wait_group_eventswait_group_events(*events: event_t) | wait_group_events(num_events: int, event_list: Private[event_t]) -> void
     """
 
 def work_group_all(arg0: _Any, /) -> _Any:

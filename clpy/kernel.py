@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import dataclasses
 import functools
 import os
 import sys
@@ -127,11 +128,16 @@ class Specialization:
     def source(self) -> str:
         return self.source_for("opencl-c-2.0")
 
-    def source_for(self, target: Any, line_directives: bool = True) -> str:
-        key = (target, line_directives)  # a Target (info included) is hashable
+    def source_for(
+        self, target: Any, line_directives: bool = True, noalias: frozenset[str] = frozenset()
+    ) -> str:
+        """The program for ``target``; ``noalias`` names pointer parameters to declare
+        ``restrict`` (the launcher's, when it saw they reach memory no other argument does)."""
+        key = (target, line_directives, noalias)  # a Target (info included) is hashable
         text = self._sources.get(key)
         if text is None:
-            text = emit_program(self.function, target, line_directives=line_directives)
+            fn = dataclasses.replace(self.function, noalias=noalias) if noalias else self.function
+            text = emit_program(fn, target, line_directives=line_directives)
             self._sources[key] = text
         return text
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from clpy.ir.nodes import Declare, Expr, Function, Index, Var, VarRef
 from clpy.ir.walk import children, walk
-from clpy.types.core import AddressSpace, ArrayType, ScalarType, Type, VectorType
+from clpy.types.core import AddressSpace, ArrayType, OpaqueType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from clpy_sim.frame import Frame, PtrVal
 from clpy_sim.memory import Memory, Where
@@ -101,6 +101,8 @@ def declare(fr: Frame, var: Var, t: ArrayType) -> None:
             data = np.zeros((total, 4 if elem.n == 3 else elem.n), dtype=elem.elem.dtype)
         elif isinstance(elem, (ScalarType, StructType)):
             data = np.zeros(total, dtype=elem.dtype)
+        elif isinstance(elem, OpaqueType):  # event_t: event ids (sim/async_copy.py)
+            data = np.zeros(total, dtype=np.int64)
         else:
             raise TypeError(f"private array of {elem} is not supported")
         mem = PrivateLanes(var.name, elem, data, b.launch, per)

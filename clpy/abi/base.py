@@ -95,7 +95,9 @@ class Param:
         """How error messages name this parameter."""
         return f"{self.kernel}(): parameter {self.name!r} ({describe(self.type)})"
 
-    def c_declaration(self, c_name: str) -> str:
+    def c_declaration(self, c_name: str, restrict: bool = False) -> str:
+        """The parameter in the kernel's C signature; ``restrict`` only qualifies pointers."""
+        del restrict
         return f"{self.type.cl_name} {c_name}"
 
     def header_arg(self) -> HeaderArg:

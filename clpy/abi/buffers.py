@@ -88,12 +88,13 @@ class _Pointer(Param):
         assert isinstance(self.type, PointerType)
         return self.type.elem
 
-    def c_declaration(self, c_name: str) -> str:
+    def c_declaration(self, c_name: str, restrict: bool = False) -> str:
         t = self.type
         assert isinstance(t, PointerType)
         # __constant data is read-only already; "const" would only repeat it.
         const = (t.const or not self.written) and t.space is not AddressSpace.CONSTANT
-        return f"{t.with_const(const).cl_name} {c_name}"
+        qual = " restrict" if restrict else ""
+        return f"{t.with_const(const).cl_name}{qual} {c_name}"
 
 
 @dataclass(frozen=True)

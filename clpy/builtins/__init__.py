@@ -2,6 +2,7 @@
 
 from clpy.builtins import (  # noqa: F401  (imported for their declarations)
     address_space,
+    async_copy,
     atomics,
     common,
     conversions,

@@ -185,6 +185,9 @@ class Builtin:
     # A work-item query (ids, sizes, offsets, sub-group ids): ``int`` in kernel code unless the
     # call names another integer type (clpy/builtins/workitem.py, "Index types").
     index: bool = False
+    # A list or tuple display argument passes its elements as separate arguments
+    # (``wait_group_events([e1, e2])``).
+    spread_sequences: bool = False
     _sim_impl: SimImpl | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -263,9 +263,29 @@ def _emit_pipe_packet(ex: ExprEmitter, call: CallBuiltin) -> str:
     return f"{call.builtin.cl_name}({', '.join(parts)})"
 
 
+def _emit_async_copy(ex: ExprEmitter, call: CallBuiltin) -> str:
+    """async_work_group_(strided_)copy: the event argument is 0 when left out."""
+    args = [ex(a) for a in call.args]
+    if len(args) == (5 if "strided" in call.builtin.name else 4) - 1:
+        args.append("0")
+    return f"{call.builtin.cl_name}({', '.join(args)})"
+
+
+def _emit_wait_events(ex: ExprEmitter, call: CallBuiltin) -> str:
+    """wait_group_events: the spec's (num, list) form as written; events given one by one go
+    through ``clpy_wait_events<k>`` (clpy/emit/helpers.py), which puts them in an array."""
+    if call.overload.params[0] is not C.event_t:
+        return f"wait_group_events({ex(call.args[0])}, {ex(call.args[1])})"
+    k = len(call.args)
+    ex.helpers.add((f"wait_events{k}", C.event_t))
+    return f"clpy_wait_events{k}({', '.join(ex(a) for a in call.args)})"
+
+
 # ``Builtin.emit`` → the custom emission used on every target.
 CUSTOM_EMIT: dict[str, Callable[[ExprEmitter, CallBuiltin], str]] = {
     "pipe_packet": _emit_pipe_packet,
+    "async_copy": _emit_async_copy,
+    "wait_events": _emit_wait_events,
 }
 
 

@@ -82,7 +82,8 @@ class StmtEmitter:
 
     def param(self, p: Var) -> str:
         if self.fn.is_kernel:  # a kernel's signature is its parameter ABI's (clpy/abi)
-            return param_of(self.fn, p, 0).c_declaration(self.names(p))
+            restrict = p.name in self.fn.noalias
+            return param_of(self.fn, p, 0).c_declaration(self.names(p), restrict)
         const = isinstance(p.type, PointerType) and p.name not in self.fn.written
         return declaration(p.type, self.names(p), const_ptr=const)
 

@@ -13,6 +13,15 @@ from clpy.types.core import ScalarType, Type, VectorType
 def helper_source(kind: str, t: Type) -> str:
     if kind.startswith("lower:"):  # collectives and atomics lowered for the target
         return lowered_helper_source(kind, t)
+    if kind.startswith("wait_events"):  # clpy.wait_group_events(e0, e1, ...)
+        k = int(kind[len("wait_events") :])
+        params = ", ".join(f"event_t e{i}" for i in range(k))
+        items = ", ".join(f"e{i}" for i in range(k))
+        return (
+            f"void clpy_wait_events{k}({params}) {{\n"
+            f"    event_t list[{k}] = {{{items}}};\n"
+            f"    wait_group_events({k}, list);\n}}"
+        )
     name = f"clpy_{kind}_{t.cl_name}"
     tn = t.cl_name
     elem = t.elem if isinstance(t, VectorType) else t

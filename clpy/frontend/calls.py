@@ -86,7 +86,14 @@ class CallBuilder:
         if isinstance(fn, Builtin) and fn.index:
             return self.index_call(fn, node)
         if isinstance(fn, Builtin):
-            args = [self.expr(a) for a in node.args]
+            arg_nodes: list[ast.expr] = list(node.args)
+            if fn.spread_sequences:  # wait_group_events([e1, e2])
+                arg_nodes = [
+                    e
+                    for a in arg_nodes
+                    for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])
+                ]
+            args = [self.expr(a) for a in arg_nodes]
             defaults = fn.defaults
             fewest = min((len(ov.params) for ov in fn.overloads), default=0)
             if defaults and len(args) < fewest:

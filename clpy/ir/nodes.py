@@ -320,6 +320,9 @@ class Function:
     features: frozenset[str] = frozenset()
     structs: tuple[Type, ...] = ()
     attributes: dict[str, Any] = field(default_factory=dict)
+    # pointer parameters the launcher saw point into memory no other argument reaches: the
+    # emitter declares them ``restrict`` (C99 6.7.3.1). Empty in every IR the frontend builds.
+    noalias: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         kind = "kernel" if self.is_kernel else "func"

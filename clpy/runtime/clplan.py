@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clpy.abi import CLSite, Converter, Param, StructValue, Value
+from clpy.abi import Buffer, CLSite, Converter, Param, StructValue, Value
 from clpy.abi.buffers import HostUpload
 from clpy.abi.images import read_image
 from clpy.emit.program import ordered_functions, required_features
@@ -47,29 +47,28 @@ class CLPlan:
         fn = spec.function
         self.index_range = index_range(fn)
         self.max_global_id: int | None = target.info.get("max_global_id")
-        self.source = spec.source_for(target)
+        self.spec = spec
+        self.params: tuple[Param, ...] = spec.abi
+        self._svm_any = False
+        # Buffers get ``restrict`` when no other argument reaches their memory (the launch
+        # sees it: _noalias); the common case, every buffer distinct, is the main variant.
+        self.buffers: tuple[str, ...] = tuple(p.name for p in spec.abi if isinstance(p, Buffer))
+        self._buffer_slots = tuple(
+            (j, p.name, p.written) for j, p in enumerate(spec.abi) if isinstance(p, Buffer)
+        )
         need = set(required_features(ordered_functions(fn)))
         std = build_std(target, need)
         self.std = std
         self.options = " ".join(
             (f"-cl-std=CL{std[0]}.{std[1]}", *fp_build_options(target), *dev.build_options)
         )
-        diskcache.record(name, dev.name, self.options, self.source)
-        prg = PROGRAMS.get(
-            self.context,
-            dev.cl_device,
-            self.source,
-            self.options,
-            name,
-            dev.name,
-            diskcache.binary_dir(),
-        )
-        self._program = prg
-        self.kernel = cl.Kernel(prg, fn.name)
         self.name = name
         self.lock = threading.Lock()
+        self._variants: dict[frozenset[str], _Variant] = {}
+        main = self._variant(frozenset(self.buffers))
+        self._main = main
         info = dev.info
-        wg = self.kernel.get_work_group_info(
+        wg = main.kernel.get_work_group_info(
             cl.kernel_work_group_info.WORK_GROUP_SIZE, dev.cl_device
         )
         self.kernel_wg = int(wg)
@@ -80,56 +79,77 @@ class CLPlan:
         self.max_items = info.max_work_item_sizes
         self.non_uniform = bool(target.info.get("non_uniform_work_groups")) and std >= (2, 0)
         self.local_limit = info.local_mem_size
-        self.params: tuple[Param, ...] = spec.abi
         site = CLSite(self.context, self.local_limit, info.max_constant_buffer_size, self._saw_svm)
         self.converters: list[tuple[int, Converter]] = [
             (p.index, p.cl_converter(site)) for p in self.params
         ]
-        self._bind_setters()
         self._checked: set[Sizes] = set()
-        self._last: list[Any] | None = None
-        self._svm_seen = False
 
-    def _bind_setters(self) -> None:
-        set_buf = getattr(self.kernel, "_set_arg_buf", None) or self.kernel.set_arg
-        self._setters = [
-            set_buf if isinstance(p, (Value, StructValue)) else self.kernel.set_arg
-            for p in self.params
-        ]
+    # The main variant's state, for tools and tests that look inside a plan.
+    @property
+    def source(self) -> str:
+        return self._main.source
+
+    @property
+    def kernel(self) -> Any:
+        return self._main.kernel
+
+    @property
+    def _last(self) -> list[Any] | None:
+        return self._main.last
 
     def _saw_svm(self) -> None:
-        self._svm_seen = True
+        for v in self._variants.values():
+            v.svm_seen = True
+        self._svm_any = True
 
-    # ------------------------------------------------------------------ running
-
-    def _set_args(self, cl_args: list[Any]) -> None:
-        """Set only the arguments that changed since the last launch of this plan: OpenCL
-        keeps kernel arguments between enqueues (spec: clSetKernelArg). Values (NumPy
-        scalars, vector lanes, structs) go through pyopencl's raw-bytes setter, as its own
-        generated invokers do: ``Kernel.set_arg`` takes ~10 µs to classify a NumPy scalar.
-        Call with ``self.lock`` held."""
-        last = self._last
-        self._last = None  # if a setter fails, the next launch sets everything
-        if (
-            last is not None
-            and self._svm_seen
-            and any(
-                isinstance(a, self._cl.SVMPointer) != isinstance(b, self._cl.SVMPointer)
-                for a, b in zip(cl_args, last)
-                if b is not None
+    def _variant(self, noalias: frozenset[str]) -> _Variant:
+        v = self._variants.get(noalias)
+        if v is None:
+            dev = self.device
+            assert dev.target is not None
+            source = self.spec.source_for(dev.target, noalias=noalias)
+            diskcache.record(self.name, dev.name, self.options, source)
+            prg = PROGRAMS.get(
+                self.context,
+                dev.cl_device,
+                source,
+                self.options,
+                self.name,
+                dev.name,
+                diskcache.binary_dir(),
             )
-        ):
-            # NVIDIA's driver rejects a buffer in a slot that last held an SVM pointer
-            # (INVALID_KERNEL_ARGS at enqueue, seen on an H200): start from a fresh kernel.
-            self.kernel = self._cl.Kernel(self._program, self.kernel.function_name)
-            self._bind_setters()
-            last = None
-        setters = self._setters
-        for j, a in enumerate(cl_args):
-            if last is None or not _same(a, last[j]):
-                setters[j](j, a)
-        # Holding the previous arguments keeps their objects (and ids) alive.
-        self._last = cl_args
+            v = _Variant(self._cl, prg, self.spec.function.name, source, self.params)
+            v.svm_seen = self._svm_any
+            self._variants[noalias] = v
+        return v
+
+    def _noalias(self, cl_args: list[Any]) -> frozenset[str] | None:
+        """The buffers no other argument reaches (None: all of them, the main variant).
+        Fresh uploads never alias; device buffers alias when they are one memory object and
+        one of them is written; SVM pointers and sub-buffers may overlap anything."""
+        seen: dict[int, list[tuple[str, bool]]] = {}
+        unsure: list[str] = []
+        cl = self._cl
+        for j, name, written in self._buffer_slots:
+            a = cl_args[j]
+            if isinstance(a, HostUpload):
+                continue
+            if isinstance(a, cl.Buffer) and not _is_sub_buffer(cl, a):
+                seen.setdefault(a.int_ptr, []).append((name, written))
+            else:
+                unsure.append(name)
+        shared = [
+            n
+            for group in seen.values()
+            if len(group) > 1 and any(w for _, w in group)
+            for n, _ in group
+        ]
+        if not shared and not unsure:
+            return None
+        if unsure and len(self._buffer_slots) > 1:
+            shared = [n for _, n, _ in self._buffer_slots]
+        return frozenset(self.buffers) - frozenset(shared)
 
     def check_sizes(self, sizes: Sizes) -> None:
         g, loc = sizes
@@ -175,11 +195,13 @@ class CLPlan:
                         copies.append((x.array, buf))
         keep = list(cl_args) if temps and not wait else None
         queue = self.queue
+        noalias = self._noalias(cl_args) if len(self._buffer_slots) > 1 else None
         try:
             with self.lock:
-                self._set_args(cl_args)
+                var = self._main if noalias is None else self._variant(noalias)
+                var.set_args(cl_args)
                 evt = cl.enqueue_nd_range_kernel(
-                    queue, self.kernel, g, loc, global_work_offset=offset
+                    queue, var.kernel, g, loc, global_work_offset=offset
                 )
                 for j in temps:  # don't keep temporary device copies alive in _last
                     cl_args[j] = None
@@ -214,6 +236,65 @@ class CLPlan:
                 f"{self.kernel_wg} (CL_KERNEL_WORK_GROUP_SIZE); arguments left untouched"
             )
         return LaunchError(f"{self.name}: launch on {self.device} failed: {e}")
+
+
+class _Variant:
+    """One emitted variant of a plan's kernel (``restrict`` on some buffers), built: its
+    pyopencl ``Kernel``, argument setters and the arguments last set."""
+
+    def __init__(self, cl: Any, program: Any, fname: str, source: str, params: Any) -> None:
+        self._cl = cl
+        self.program = program
+        self.source = source
+        self.kernel = cl.Kernel(program, fname)
+        self.params = params
+        self.last: list[Any] | None = None
+        self.svm_seen = False
+        self._bind_setters()
+
+    def _bind_setters(self) -> None:
+        set_buf = getattr(self.kernel, "_set_arg_buf", None) or self.kernel.set_arg
+        self.setters = [
+            set_buf if isinstance(p, (Value, StructValue)) else self.kernel.set_arg
+            for p in self.params
+        ]
+
+    def set_args(self, cl_args: list[Any]) -> None:
+        """Set only the arguments that changed since the last launch of this kernel: OpenCL
+        keeps kernel arguments between enqueues (spec: clSetKernelArg). Values (NumPy
+        scalars, vector lanes, structs) go through pyopencl's raw-bytes setter, as its own
+        generated invokers do: ``Kernel.set_arg`` takes ~10 µs to classify a NumPy scalar.
+        Call with the plan's lock held."""
+        last = self.last
+        self.last = None  # if a setter fails, the next launch sets everything
+        if (
+            last is not None
+            and self.svm_seen
+            and any(
+                isinstance(a, self._cl.SVMPointer) != isinstance(b, self._cl.SVMPointer)
+                for a, b in zip(cl_args, last)
+                if b is not None
+            )
+        ):
+            # NVIDIA's driver rejects a buffer in a slot that last held an SVM pointer
+            # (INVALID_KERNEL_ARGS at enqueue, seen on an H200): start from a fresh kernel.
+            self.kernel = self._cl.Kernel(self.program, self.kernel.function_name)
+            self._bind_setters()
+            last = None
+        setters = self.setters
+        for j, a in enumerate(cl_args):
+            if last is None or not _same(a, last[j]):
+                setters[j](j, a)
+        # Holding the previous arguments keeps their objects (and ids) alive.
+        self.last = cl_args
+
+
+def _is_sub_buffer(cl: Any, buf: Any) -> bool:
+    """``buf`` was made by ``get_sub_region`` (it may overlap its parent and siblings)."""
+    try:
+        return buf.get_info(cl.mem_info.ASSOCIATED_MEMOBJECT) is not None
+    except cl.Error:
+        return True
 
 
 def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> Any:
