@@ -17,6 +17,7 @@ PROGRAMS = [
     "sgemm",
     "spmv",
     "histo",
+    "nbody",
 ]
 
 
