@@ -18,6 +18,7 @@ PROGRAMS = [
     "spmv",
     "histo",
     "nbody",
+    "bitonic",
 ]
 
 
