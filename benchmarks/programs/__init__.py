@@ -19,6 +19,7 @@ PROGRAMS = [
     "histo",
     "nbody",
     "bitonic",
+    "convsep",
 ]
 
 
