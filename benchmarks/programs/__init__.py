@@ -20,6 +20,7 @@ PROGRAMS = [
     "nbody",
     "bitonic",
     "convsep",
+    "gramschmidt",
 ]
 
 
