@@ -198,12 +198,21 @@ def test_nothing_is_sent_before_every_argument_is_checked(dev: Device,
             made.append(args)
             super().__init__(*args, **kwargs)
 
+    real_copy = cl.enqueue_copy
+    writes: list[Any] = []
+
+    def copy_spy(queue: Any, dest: Any, src: Any, **kw: Any) -> Any:
+        if isinstance(dest, real) and isinstance(src, np.ndarray):
+            writes.append(src)  # an upload into a pooled buffer (clpy/runtime/transfers.py)
+        return real_copy(queue, dest, src, **kw)
+
     monkeypatch.setattr(cl, "Buffer", Spy)
+    monkeypatch.setattr(cl, "enqueue_copy", copy_spy)
     with pytest.raises(ValueError, match="'n'"):
         fresh[4](np.ones(4, np.float32), np.zeros(4, np.float32), 2**40, device=dev)
-    assert made == []
+    assert made == [] and writes == []
     fresh[4](np.ones(4, np.float32), np.zeros(4, np.float32), 1, device=dev)
-    assert len(made) == 2
+    assert len(writes) == 2  # both arrays, once every argument passed
 
 
 # ----------------------------------------------------------------------------- copy-back
@@ -216,7 +225,8 @@ def test_copy_back_only_for_written_pointers(dev: Device, monkeypatch: Any) -> N
     real = cl.enqueue_copy
 
     def spy(queue: Any, dest: Any, src: Any, **kw: Any) -> Any:
-        copied.append(dest)
+        if isinstance(dest, np.ndarray):  # device -> host (uploads go the other way)
+            copied.append(dest)
         return real(queue, dest, src, **kw)
 
     monkeypatch.setattr(cl, "enqueue_copy", spy)

@@ -9,6 +9,7 @@ from clpy.runtime import diskcache
 from clpy.runtime.build import PROGRAMS
 from clpy.runtime.devices import ENV_VAR, RUNTIME, SIM, Device
 from clpy.runtime.launch import KERNELS, LaunchError, LaunchHandle
+from clpy.runtime.transfers import clear_pools
 
 
 def devices() -> list[Device]:
@@ -43,11 +44,13 @@ def get_device(selector: Any) -> Device:
 
 
 def clear_caches(disk: bool = False) -> None:
-    """Forget specializations, launch plans, built programs and device descriptions (and the
-    on-disk source/binary cache with ``disk=True``). The device selection is kept."""
+    """Forget specializations, launch plans, built programs, pooled device buffers and device
+    descriptions (and the on-disk source/binary cache with ``disk=True``). The device
+    selection is kept."""
     for k in list(KERNELS):
         k.kernel.clear_cache()
     PROGRAMS.clear()
+    clear_pools()
     selected = RUNTIME._selected
     RUNTIME.reset()
     if selected is not None:

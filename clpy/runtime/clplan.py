@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clpy.abi import Buffer, CLSite, Converter, Param, StructValue, Value
+from clpy.abi import (
+    Buffer,
+    CLSite,
+    Converter,
+    DeviceArray,
+    LocalBuffer,
+    Param,
+    StructValue,
+    Value,
+)
 from clpy.abi.buffers import HostUpload
 from clpy.abi.images import read_image
 from clpy.emit.program import ordered_functions, required_features
@@ -25,6 +34,7 @@ from clpy.runtime.sizes import (
     check_uniform,
     index_range,
 )
+from clpy.runtime.transfers import RepeatWatch, pool_for
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
@@ -79,6 +89,12 @@ class CLPlan:
         self.max_items = info.max_work_item_sizes
         self.non_uniform = bool(target.info.get("non_uniform_work_groups")) and std >= (2, 0)
         self.local_limit = info.local_mem_size
+        self._pool = pool_for(cl, self.queue)
+        self._repeats = RepeatWatch()
+        self._plain = all(
+            isinstance(p, (Buffer, LocalBuffer, Value, StructValue)) for p in self.params
+        )
+        self._buffer_args = tuple(p.index for p in self.params if isinstance(p, Buffer))
         site = CLSite(self.context, self.local_limit, info.max_constant_buffer_size, self._saw_svm)
         self.converters: list[tuple[int, Converter]] = [
             (p.index, p.cl_converter(site)) for p in self.params
@@ -185,16 +201,27 @@ class CLPlan:
         cl = self._cl
         copies: list[tuple[Any, Any]] = []
         temps: list[int] = []
+        queue = self.queue
+        pooled: list[tuple[Any, int]] = []
         if pending:  # every argument checked: now copy NumPy arrays to the device
+            pool = self._pool
             for j, x in enumerate(cl_args):
                 if isinstance(x, HostUpload):  # arrays and images (ImageUpload)
-                    buf = x.upload(self.context, cl)
+                    host = x.array
+                    if pool is not None and type(x) is HostUpload and host.nbytes:
+                        self._repeats.saw(j, host, self.params[j].name, self.name)
+                        buf = pool.take(host.nbytes)
+                        pooled.append((buf, host.nbytes))
+                        # non-blocking when this call waits anyway; an async launch copies
+                        # now, so the caller may change the array as soon as it returns
+                        cl.enqueue_copy(queue, buf, host, is_blocking=not wait)
+                    else:
+                        buf = x.upload(self.context, cl)
                     cl_args[j] = buf
                     temps.append(j)
-                    if x.written and x.array.nbytes:
-                        copies.append((x.array, buf))
+                    if x.written and host.nbytes:
+                        copies.append((host, buf))
         keep = list(cl_args) if temps and not wait else None
-        queue = self.queue
         noalias = self._noalias(cl_args) if len(self._buffer_slots) > 1 else None
         try:
             with self.lock:
@@ -206,22 +233,48 @@ class CLPlan:
                 for j in temps:  # don't keep temporary device copies alive in _last
                     cl_args[j] = None
         except cl.Error as e:
+            self._give_back(pooled)
             raise self._launch_error(e, loc) from e
+        if wait and not temps and self._resident(args):
+            # Device arrays on this plan's queue only: nothing comes back, and reading them
+            # (DeviceArray.get, a later launch) is ordered after the kernel by the queue.
+            return None
         if wait:
-            evt.wait()
-            if evt.command_execution_status < 0:
-                raise LaunchError(
-                    f"{self.name}: kernel failed on {self.device} with status "
-                    f"{evt.command_execution_status}; arguments left untouched"
-                )
-            for host, buf in copies:
-                _copy_back(cl, queue, host, buf)
+            try:
+                evt.wait()
+                if evt.command_execution_status < 0:
+                    raise LaunchError(
+                        f"{self.name}: kernel failed on {self.device} with status "
+                        f"{evt.command_execution_status}; arguments left untouched"
+                    )
+                for host, buf in copies:
+                    _copy_back(cl, queue, host, buf)
+            finally:
+                self._give_back(pooled)
             return None
         events = [evt] + [
             _copy_back(cl, queue, host, buf, wait_for=[evt], is_blocking=False)
             for host, buf in copies
         ]
+        self._give_back(pooled)  # the queue is in order: a later write runs after these
         return LaunchHandle(evt, events, (keep, copies))
+
+    def _give_back(self, pooled: list[tuple[Any, int]]) -> None:
+        pool = self._pool
+        if pool is not None:
+            for buf, nbytes in pooled:
+                pool.give(buf, nbytes)
+
+    def _resident(self, args: tuple[Any, ...]) -> bool:
+        """Every buffer argument is a DeviceArray on this plan's queue (and the kernel has
+        no images or pipes, whose host sides may be read elsewhere)."""
+        if not self._plain:
+            return False
+        for j in self._buffer_args:
+            a = args[j]
+            if type(a) is not DeviceArray or a.cl_array is None or a.cl_array.queue != self.queue:
+                return False
+        return True
 
     def _launch_error(self, e: Any, loc: Any) -> Exception:
         """A refused enqueue as a clpy error; a work-group the driver would not run (only

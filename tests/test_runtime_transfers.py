@@ -1,0 +1,83 @@
+"""NumPy arguments travel through pooled device buffers (clpy/runtime/transfers.py); one
+array uploaded in launch after launch earns a one-time hint; a launch on device arrays only
+returns without waiting, and reading the result still sees it."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import clpy
+from clpy import Global, float32, int32
+from clpy.runtime import transfers
+from clpy.runtime.api import get_device
+
+
+@clpy.kernel
+def add_one(x: Global[float32], y: Global[float32], n: int32):
+    i = clpy.get_global_id(0)
+    if i < n:
+        y[i] = x[i] + 1.0
+
+
+def test_uploads_reuse_pooled_buffers(cl_device: Any, monkeypatch: Any) -> None:
+    import pyopencl as cl
+
+    dev = get_device(cl_device)
+    made: list[int] = []
+    real = cl.Buffer
+
+    class Spy(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            made.append(1)
+            super().__init__(*args, **kwargs)
+
+    x = np.arange(1000, dtype=np.float32)
+    add_one[1024](x, np.zeros(1000, np.float32), np.int32(1000), device=dev)  # warm the pool
+    monkeypatch.setattr(cl, "Buffer", Spy)
+    for k in range(5):
+        y = np.zeros(1000, np.float32)
+        add_one[1024](x + k, y, np.int32(1000), device=dev)
+        np.testing.assert_array_equal(y, x + k + 1)
+    assert made == []  # every upload went into a buffer of an earlier launch
+
+
+def test_async_launch_copies_before_returning(cl_device: Any) -> None:
+    dev = get_device(cl_device)
+    x = np.arange(4096, dtype=np.float32)
+    y = np.zeros(4096, np.float32)
+    h = add_one[4096](x, y, np.int32(4096), device=dev, wait=False)
+    x[:] = -100  # changing the argument right away must not change what the kernel read
+    assert h is not None
+    h.wait()
+    np.testing.assert_array_equal(y, np.arange(4096) + 1)
+
+
+def test_repeated_upload_hint_once(cl_device: Any, monkeypatch: Any) -> None:
+    dev = get_device(cl_device)
+    monkeypatch.setattr(transfers.RepeatWatch, "warned", False)
+    x = np.ones(1 << 15, np.float32)  # 128 KiB
+    y = np.zeros_like(x)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        for _ in range(transfers.HINT_AFTER + 3):
+            add_one[x.size](x, y, np.int32(x.size), device=dev)
+    hints = [w for w in got if issubclass(w.category, transfers.PerformanceHint)]
+    assert len(hints) == 1
+    assert "parameter 'x'" in str(hints[0].message) and "clpy.to_device" in str(hints[0].message)
+    assert hints[0].filename == __file__  # points at the user's launch line
+
+
+@pytest.mark.parametrize("steps", [1, 7])
+def test_resident_launches_need_no_wait(cl_device: Any, steps: int) -> None:
+    dev = get_device(cl_device)
+    a = clpy.to_device(np.zeros(1 << 16, np.float32), dev)
+    b = clpy.zeros_like(a)
+    n = np.int32(a.shape[0])
+    for _ in range(steps):
+        add_one[a.shape[0]](a, b, n, device=dev)
+        add_one[a.shape[0]](b, a, n, device=dev)
+    np.testing.assert_array_equal(a.get(), 2 * steps)
