@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The real-program suite (benchmarks/programs) on an NVIDIA GPU host: --mode gpu (clpy kernels
+# vs the hand-written original kernels, whole programs with DeviceArrays / the original-style
+# pyopencl host / NumPy arguments, link bandwidth) and --mode sim --threads all (PoCL on every
+# core vs the simulator).
+#
+# For a machine with the NVIDIA driver (libnvidia-opencl.so.1), Python 3.12 with NumPy, and
+# the wheels of pyopencl (with pocl-binary-distribution for the sim mode) and its dependencies
+# plus setuptools>=77 and wheel (to build clpy) in ./wheels (cp312, manylinux). Nothing is
+# fetched from the network. From the repository root:
+#
+#     OUT=/path/to/results PYTHON=/opt/torch/.venv/bin/python bash scripts/gpu_programs.sh
+#
+# Extra arguments go to both modes (e.g. --programs hotspot,nw --repeat 3). GPU_SIZE (default
+# gpu) and SIM_SIZE (default bench) pick the sizes; MODES="gpu sim" (default) picks the modes.
+# CLPY_GPU_PLATFORM=portable dry-runs the gpu mode on PoCL. Results (JSON, markdown, logs) go
+# to $OUT (default /tmp/clpy-programs). Exit status: nonzero if any mode failed or any result
+# differed from NumPy.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-/opt/torch/.venv/bin/python}
+[ -x "$PY" ] || PY=python3
+SITE=${CLPY_SITE:-/tmp/clpy-site}
+PLATFORM=${CLPY_GPU_PLATFORM:-nvidia}
+OUT=${OUT:-/tmp/clpy-programs}
+GPU_SIZE=${GPU_SIZE:-gpu}
+SIM_SIZE=${SIM_SIZE:-bench}
+MODES=${MODES:-gpu sim}
+mkdir -p "$OUT"
+
+# 1. pyopencl and friends from the wheel folder, into a private site directory; then clpy.
+if [ "${SKIP_WHEELS:-0}" = 1 ]; then :
+elif ! ls wheels/*.whl >/dev/null 2>&1; then
+    echo "gpu_programs: no wheels/ folder with pyopencl wheels" >&2; exit 2
+else
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target "$SITE" wheels/*.whl || { echo "gpu_programs: wheel install failed" >&2; exit 2; }
+fi
+export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if [ "${SKIP_WHEELS:-0}" != 1 ]; then
+    "$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --upgrade --target "$SITE" . \
+        || { echo "gpu_programs: installing clpy failed" >&2; exit 2; }
+fi
+
+# 2. An OpenCL ICD entry for the NVIDIA driver (containers often lack /etc/OpenCL/vendors).
+#    PoCL from its wheel registers itself, so the sim mode still finds it.
+if [ "$PLATFORM" = nvidia ] && ! grep -qsi nvidia /etc/OpenCL/vendors/*.icd 2>/dev/null; then
+    LIB=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
+    if [ -z "$LIB" ]; then
+        LIB=$(find /usr/local/nvidia /usr/lib /usr/lib64 /usr/lib/x86_64-linux-gnu \
+              -name 'libnvidia-opencl.so*' 2>/dev/null | head -n1)
+    fi
+    if [ -z "$LIB" ]; then
+        echo "gpu_programs: libnvidia-opencl.so not found; is the NVIDIA driver mounted?" >&2
+        exit 3
+    fi
+    mkdir -p /tmp/clpy-icd
+    echo "$LIB" > /tmp/clpy-icd/nvidia.icd
+    for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && cp "$f" /tmp/clpy-icd/; done
+    export OCL_ICD_VENDORS=/tmp/clpy-icd
+    echo "gpu_programs: using ICD $LIB"
+fi
+export PYTHONUNBUFFERED=1
+"$PY" -c "import pyopencl as cl; [print('gpu_programs: platform', p.name, [d.name for d in \
+p.get_devices()]) for p in cl.get_platforms()]"
+
+STATUS=0
+for MODE in $MODES; do
+    if [ "$MODE" = gpu ]; then
+        "$PY" -m benchmarks.programs --mode gpu --platform "$PLATFORM" --size "$GPU_SIZE" \
+            --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu_programs.log"
+    else
+        "$PY" -m benchmarks.programs --mode sim --threads all --size "$SIM_SIZE" \
+            --out "$OUT" "$@" 2>&1 | tee "$OUT/real_programs.log"
+    fi
+    RC=${PIPESTATUS[0]}
+    echo "gpu_programs: --mode $MODE exit status $RC"
+    [ "$RC" = 0 ] || STATUS=$RC
+done
+exit "$STATUS"
