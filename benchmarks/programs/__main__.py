@@ -28,7 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=("sim", "gpu"), default="sim")
     ap.add_argument("--programs", default="all", help="comma-separated names (default: all)")
     ap.add_argument("--size", default=None, help="small, bench (sim default) or gpu (gpu default)")
-    ap.add_argument("--repeat", type=int, default=5, help="timed runs per measurement (median)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="timed runs per measurement, median (default: 5 sim, 3 gpu)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="opencl:portable", help="sim mode: the PoCL device")
     ap.add_argument(

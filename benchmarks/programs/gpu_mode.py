@@ -125,13 +125,23 @@ def run(
         r = _one(name, size, repeat, seed, ctx, prof, plain, sel, numpy_cap_s)
         failed |= any("error" in v for v in r.values() if isinstance(v, dict))
         rows.append(r)
+        _write(info, rows, out_dir, tag or d.name, final=False)
+    _write(info, rows, out_dir, tag or d.name, final=True)
+    return 1 if failed else 0
+
+
+def _write(
+    info: dict[str, Any], rows: list[dict[str, Any]], out_dir: Path | None, tag: str, final: bool
+) -> None:
+    """Write the results so far (after each program, so a run cut short keeps them)."""
     g = {k: geomean([r[k] for r in rows]) for k in ("kernel_ratio", "device_ratio", "numpy_ratio")}
     data = {"machine": info, "programs": rows, "geomean": g}
     md = _markdown(info, rows, g)
-    print("\n" + md)
-    for p in write_results(f"gpu_programs_{slug(tag or d.name)}", data, md, out_dir):
-        print(f"wrote {p}")
-    return 1 if failed else 0
+    paths = write_results(f"gpu_programs_{slug(tag)}", data, md, out_dir)
+    if final:
+        print("\n" + md)
+        for p in paths:
+            print(f"wrote {p}")
 
 
 def _one(

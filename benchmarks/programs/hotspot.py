@@ -23,7 +23,7 @@ CL_FILE = "hotspot.cl"
 SIZES = {
     "small": dict(n=64, steps=6, pyramid=2),
     "bench": dict(n=512, steps=20, pyramid=2),
-    "gpu": dict(n=4096, steps=200, pyramid=2),
+    "gpu": dict(n=4096, steps=100, pyramid=2),
 }
 TOL = dict(rtol=1e-6, atol=2e-3)
 

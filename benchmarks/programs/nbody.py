@@ -24,7 +24,7 @@ CL_FILE = "nbody.cl"
 SIZES = {
     "small": dict(n=512, steps=1),
     "bench": dict(n=4096, steps=2),
-    "gpu": dict(n=16384, steps=10),
+    "gpu": dict(n=8192, steps=4),
 }
 TOL = dict(rtol=1e-4, atol=1e-3)
 GROUP = 256

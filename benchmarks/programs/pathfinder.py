@@ -25,7 +25,7 @@ CL_FILE = "pathfinder.cl"
 SIZES = {
     "small": dict(rows=41, cols=1000, pyramid=10),
     "bench": dict(rows=400, cols=20000, pyramid=20),
-    "gpu": dict(rows=2000, cols=1000000, pyramid=20),
+    "gpu": dict(rows=1001, cols=1000000, pyramid=20),
 }
 TOL: dict[str, float] = {}
 BLOCK = 256

@@ -57,6 +57,19 @@ def run(
         r = _one(name, size, repeat, dev, seed, cfg_extra)
         failed |= any("error" in r[k] for k in ("pocl", "sim", "sim_checks"))
         rows.append(r)
+        _write(info, rows, out_dir, tag, final=False)
+    _write(info, rows, out_dir, tag, final=True)
+    return 1 if failed else 0
+
+
+def _write(
+    info: dict[str, Any],
+    rows: list[dict[str, Any]],
+    out_dir: Path | None,
+    tag: str | None,
+    final: bool,
+) -> None:
+    """Write the results so far (after each program, so a run cut short keeps them)."""
     try:
         info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     except OSError:
@@ -65,11 +78,12 @@ def run(
     gc = geomean([r["ratio_checks"] for r in rows])
     data = {"machine": info, "programs": rows, "geomean": g, "geomean_checks": gc}
     md = _markdown(info, rows, g, gc)
-    print("\n" + md)
     stem = f"real_programs_{slug(tag or info['host'])}"
-    for p in write(stem, data, md, out_dir):
-        print(f"wrote {p}")
-    return 1 if failed else 0
+    paths = write(stem, data, md, out_dir)
+    if final:
+        print("\n" + md)
+        for p in paths:
+            print(f"wrote {p}")
 
 
 def _one(

@@ -25,7 +25,7 @@ CL_FILE = "stencil3d.cl"
 SIZES = {
     "small": dict(nx=150, ny=10, nz=6, iters=2),
     "bench": dict(nx=256, ny=128, nz=32, iters=2),
-    "gpu": dict(nx=512, ny=512, nz=64, iters=100),
+    "gpu": dict(nx=512, ny=512, nz=64, iters=20),
 }
 TOL = dict(rtol=1e-5, atol=1e-6)
 TX = 64
