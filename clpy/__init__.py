@@ -18,6 +18,7 @@ from clpy.abi import DeviceArray, LocalMemory
 from clpy.builtins.arrays import addr, local_array, private_array
 from clpy.builtins.constants import CONSTANTS as _CONSTANTS
 from clpy.builtins.conversions import missing_conversion_hint
+from clpy.builtins.enqueue import local_bytes
 from clpy.builtins.reductions import API as _COLLECTIVE_API
 from clpy.builtins.registry import REGISTRY as _REGISTRY
 from clpy.builtins.samplers import SHORT_NAMES as _SAMPLER_NAMES
@@ -52,6 +53,13 @@ from clpy.types.catalog import (
 )
 from clpy.types.catalog import event_t
 from clpy.types.core import Type
+from clpy.types.enqueue import (
+    clk_event_t,
+    clk_profiling_info,
+    kernel_enqueue_flags_t,
+    ndrange_t,
+    queue_t,
+)
 from clpy.types.images import (
     Image1D,
     Image1DArray,
@@ -149,6 +157,12 @@ __all__ = [
     "Pipe",
     "WritePipe",
     "reserve_id_t",
+    "queue_t",
+    "ndrange_t",
+    "clk_event_t",
+    "kernel_enqueue_flags_t",
+    "clk_profiling_info",
+    "local_bytes",
     "event_t",
     "LocalMemory",
     "DeviceArray",

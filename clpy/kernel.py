@@ -256,6 +256,14 @@ class Kernel(_Callable):
         """``(max sub-group size, sub-group count)`` for a launch with ``local_size``."""
         return sub_group_info(self, device, local_size, **types)
 
+    def build_for(
+        self, types: tuple[tuple[str, Type], ...], session: CompileSession, loc: Any
+    ) -> Function:
+        """The kernel's IR for ``types``, built in ``session`` as the child of a device-side
+        enqueue (clpy/frontend/blocks.py); not cached: each compile session builds its own."""
+        del loc  # errors point into the child's own source
+        return build_function(self.parsed, types, {}, True, session)
+
     def clear_cache(self) -> None:
         self._cache.clear()
         self._default_spec = None

@@ -34,6 +34,10 @@ class SimConfig:
     spin_limit: int = 64
     max_lanes: int = 1 << 17
     seed: int = 0
+    # device-side enqueue: nesting levels of children below a host launch; the kernel
+    # queries' answers (get_kernel_work_group_size)
+    enqueue_depth: int = 16
+    max_work_group_size: int = 1024
 
     def on(self, check: str) -> bool:
         return check in self.checks
@@ -74,6 +78,8 @@ def config(
     spin_limit: int | None = None,
     max_lanes: int | None = None,
     seed: int | None = None,
+    enqueue_depth: int | None = None,
+    max_work_group_size: int | None = None,
 ) -> _ConfigHandle:
     """Change simulator settings (see ``SimConfig``); ``checks=True``/``False`` turns every
     checker on/off, or name them: ``checks={"bounds", "races"}``."""
@@ -106,6 +112,8 @@ def config(
         ("spin_limit", spin_limit),
         ("max_lanes", max_lanes),
         ("seed", seed),
+        ("enqueue_depth", enqueue_depth),
+        ("max_work_group_size", max_work_group_size),
     ):
         if v is not None:
             if not isinstance(v, int) or isinstance(v, bool) or (v <= 0 and name != "seed"):

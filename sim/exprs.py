@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from clpy.ir.blocks import BlockLiteral
 from clpy.ir.nodes import (
     Binary,
     CallBuiltin,
@@ -445,6 +446,11 @@ class ExprCompiler:
 
     def x_CallBuiltin(self, e: CallBuiltin) -> Fn:
         return self.calls.builtin_call(e, [self.expr(a) for a in e.args])
+
+    def x_BlockLiteral(self, e: BlockLiteral) -> Fn:
+        """A block (device-side enqueue): the node and its captured lane values (sim/enqueue.py)."""
+        caps = [self.expr(c) for c in e.captures]
+        return lambda fr: (e, [c(fr) for c in caps])
 
     def x_CallFunc(self, e: CallFunc) -> Fn:
         return self.calls.func_call(e, [self.expr(a) for a in e.args])

@@ -44,6 +44,11 @@ class Launch:
         self.print_seq = 0
         self.stores = 0
         self.checks = cfg.checks
+        # device-side enqueue (sim/enqueue.py): the queue shared with child launches, how deep
+        # below the host's launch this one is, and the command it runs (None: the host's)
+        self.device_queue: Any = None
+        self.enqueue_depth = 0
+        self.command: Any = None
 
     # ------------------------------------------------------------------ ids
 

@@ -6,6 +6,7 @@ from clpy.builtins import (  # noqa: F401  (imported for their declarations)
     atomics,
     common,
     conversions,
+    enqueue,
     geometric,
     images,
     integer,

@@ -80,6 +80,7 @@ SIM_MODULES: dict[str, str] = {
     "atomics": "clpy_sim.atomics",
     "pipes": "clpy_sim.pipes",
     "images": "clpy_sim.images",
+    "enqueue": "clpy_sim.enqueue",
 }
 
 
@@ -188,6 +189,10 @@ class Builtin:
     # A list or tuple display argument passes its elements as separate arguments
     # (``wait_group_events([e1, e2])``).
     spread_sequences: bool = False
+    # A call the frontend builds in its own way: ``"block"`` (a @clpy.kernel/@clpy.func and
+    # its arguments become a block literal: device-side enqueue, kernel queries) or
+    # ``"ndrange"`` (tuples of sizes); clpy/frontend/blocks.py.
+    frontend: str = ""
     _sim_impl: SimImpl | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from clpy.emit.blocks import block_text, ndrange_text
 from clpy.emit.names import Namer
 from clpy.errors import CompileError
+from clpy.ir.blocks import BlockLiteral
 from clpy.ir.nodes import (
     Binary,
     CallBuiltin,
@@ -242,6 +244,9 @@ class ExprEmitter:
     def e_VectorCons(self, e: VectorCons) -> tuple[str, int]:
         return f"({e.type.cl_name})({', '.join(self(p) for p in e.parts)})", _POSTFIX
 
+    def e_BlockLiteral(self, e: BlockLiteral) -> tuple[str, int]:
+        return block_text(self, e, implicit_value), _POSTFIX
+
     def e_StructCons(self, e: StructCons) -> tuple[str, int]:
         return f"({e.type.cl_name}){{{', '.join(self(p) for p in e.fields)}}}", _POSTFIX
 
@@ -284,6 +289,7 @@ def _emit_wait_events(ex: ExprEmitter, call: CallBuiltin) -> str:
 # ``Builtin.emit`` → the custom emission used on every target.
 CUSTOM_EMIT: dict[str, Callable[[ExprEmitter, CallBuiltin], str]] = {
     "pipe_packet": _emit_pipe_packet,
+    "ndrange": ndrange_text,
     "async_copy": _emit_async_copy,
     "wait_events": _emit_wait_events,
 }

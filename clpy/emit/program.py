@@ -9,6 +9,7 @@ from typing import Any
 
 from clpy.builtins.registry import REGISTRY
 from clpy.builtins.samplers import SamplerSpec
+from clpy.emit.blocks import forward_declarations
 from clpy.emit.c_exprs import ExprEmitter, type_name
 from clpy.emit.c_stmts import StmtEmitter, declaration
 from clpy.emit.helpers import helper_source
@@ -17,7 +18,7 @@ from clpy.emit.names import RESERVED, Namer
 from clpy.emit.targets import Target, target_of
 from clpy.emit.writer import Writer
 from clpy.errors import FeatureError
-from clpy.ir.nodes import CallBuiltin, CallFunc, Expr, Function, NamedConst
+from clpy.ir.nodes import CallBuiltin, CallFunc, Expr, Function, NamedConst, Var
 from clpy.ir.walk import all_types, scalar_elems, walk
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, PointerType, Type, VectorType
@@ -174,6 +175,11 @@ def emit_program(
         out.raw(f"__constant sampler_t {smp.c_name} = {smp.flags_text};")
     if samplers:
         out.raw("")
+    protos = forward_declarations(fns, lambda f, p: _param_text(f, p, taken), fn_names)
+    for line in protos:  # kernels that blocks call before their definition
+        out.raw(line)
+    if protos:
+        out.raw("")
     for kind, t in sorted(helpers, key=lambda h: (h[0], h[1].cl_name)):
         out.raw(helper_source(kind, t))
         out.raw("")
@@ -206,6 +212,7 @@ def _check_target(need: dict[str, Any], tgt: Target) -> None:
             what = {
                 "cl_khr_fp64": "double precision (cl_khr_fp64)",
                 "cl_khr_fp16": "half precision arithmetic (cl_khr_fp16)",
+                "__opencl_c_device_enqueue": "device-side enqueue (__opencl_c_device_enqueue)",
                 "__opencl_c_generic_address_space": (
                     "the generic address space (__opencl_c_generic_address_space)"
                 ),
@@ -252,6 +259,11 @@ def _called_names(fns: list[Function]) -> frozenset[str]:
             elif isinstance(n, CallFunc):
                 names.add(n.func.name)
     return frozenset(names)
+
+
+def _param_text(fn: Function, p: Var, taken: frozenset[str]) -> str:
+    """A parameter as the function's definition declares it (for a prototype)."""
+    return StmtEmitter(fn, Writer(False), ExprEmitter(Namer(taken), set())).param(p)
 
 
 def _lowering_hook(tgt: Target, fn: Function) -> Any:

@@ -9,6 +9,7 @@ from typing import Any
 
 from clpy.builtins.registry import REGISTRY
 from clpy.errors import CompileError, KernelTypeError, UnsupportedSyntaxError
+from clpy.frontend.blocks import begin_kernel, finish_kernel
 from clpy.frontend.context import (
     CompileSession,
     FuncState,
@@ -76,6 +77,8 @@ def build_function(
             "that name; rename the function",
             parsed.loc(parsed.tree),
         )
+    # blocks enqueuing this kernel (itself included) refer to it before it is built
+    self_ref = begin_kernel(session, parsed, params, constexprs) if is_kernel else None
     hints: dict[str, Type] = {}
     decl_block = block_paths(parsed.tree)
     once = assigned_once(parsed.tree)
@@ -126,7 +129,9 @@ def build_function(
         written=frozenset(_close_written(state.written, state.aliases)),
         callees=tuple(state.callees),
     )
-    return _with_structs(fn)
+    fn = _with_structs(fn)
+    finish_kernel(self_ref, fn)
+    return fn
 
 
 def _close_written(written: set[str], aliases: dict[str, frozenset[str]]) -> set[str]:

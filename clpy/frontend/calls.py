@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from clpy.builtins.python_aliases import PYTHON_ALIASES
 from clpy.builtins.registry import REGISTRY, ArgInfo, Builtin, NoMatch, Overload
 from clpy.errors import ConstantError, UnsupportedSyntaxError
-from clpy.frontend import pointers
+from clpy.frontend import blocks, pointers
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.helpers import elem_type, is_weak
 from clpy.ir.fold import cast_const
@@ -83,6 +83,8 @@ class CallBuilder:
             )
         if isinstance(fn, Builtin) and fn.fold_type is not None:
             return self.fold_type_call(fn, node)
+        if isinstance(fn, Builtin) and fn.frontend:  # enqueue_kernel, ndrange_2D ...
+            return blocks.build_call(self, fn, node)
         if isinstance(fn, Builtin) and fn.index:
             return self.index_call(fn, node)
         if isinstance(fn, Builtin):

@@ -28,6 +28,9 @@ class CompileSession:
 
     stack: list[Any] = field(default_factory=list)
     functions: list[Function] = field(default_factory=list)
+    # (parsed function, parameter types) -> FunctionRef: the children of device-side
+    # enqueues, kernels included while they are built (clpy/frontend/blocks.py)
+    blocks: dict[Any, Any] = field(default_factory=dict)
 
 
 class Restart(Exception):

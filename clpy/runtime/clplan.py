@@ -23,6 +23,7 @@ from clpy.abi.images import read_image
 from clpy.emit.program import ordered_functions, required_features
 from clpy.runtime import diskcache
 from clpy.runtime.build import PROGRAMS
+from clpy.runtime.device_queue import DEVICE_QUEUES, needs_device_queue
 from clpy.runtime.devices import Device
 from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
 from clpy.runtime.quirks import build_std, fp_build_options
@@ -77,6 +78,8 @@ class CLPlan:
         self._variants: dict[frozenset[str], _Variant] = {}
         main = self._variant(frozenset(self.buffers))
         self._main = main
+        if needs_device_queue(need):  # kernels that enqueue: the on-device default queue
+            DEVICE_QUEUES.ensure(cl, self.context, dev.cl_device)
         info = dev.info
         wg = main.kernel.get_work_group_info(
             cl.kernel_work_group_info.WORK_GROUP_SIZE, dev.cl_device
