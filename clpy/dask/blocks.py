@@ -74,7 +74,8 @@ class BlockCall:
     source, clpy/pickling.py). ``roles[i]`` says where parameter ``i``'s value comes from:
     ``("chunk", k)`` the k-th Dask input's chunk (copied first if the kernel writes it),
     ``("value", v)`` a value passed whole, ``("block", BlockValue)``, ``("new", dtype)`` a
-    zero-filled output of the output chunk's shape."""
+    zero-filled array: an output, of the output chunk's shape, or scratch (a written
+    parameter given no argument and not returned), of the chunk's shape."""
 
     kernel: Kernel
     roles: tuple[tuple[str, Any], ...]
@@ -98,9 +99,13 @@ class BlockCall:
                 values.append(what)
             elif role == "block":
                 values.append(what.value(shape, offset))
-            else:
-                k = self.outputs.index(i)
-                oshape = tuple(ch[b] for ch, b in zip(self.out_chunks[k], block_id))
+            else:  # an output, or a written parameter given no argument (scratch)
+                k = self.outputs.index(i) if i in self.outputs else None
+                oshape = (
+                    shape
+                    if k is None
+                    else tuple(ch[b] for ch, b in zip(self.out_chunks[k], block_id))
+                )
                 values.append(np.zeros(oshape, what))
         gsize = _size(self.global_size, shape)
         if math.prod(gsize) > 0:
@@ -129,6 +134,7 @@ def map_blocks(
     device: Any = None,
     dtype: Any = None,
     chunks: Any = None,
+    like: Any = None,
     **named_args: Any,
 ) -> Any:
     """Launch ``kernel`` once per chunk of its Dask-array arguments; a Dask array per output
@@ -142,7 +148,8 @@ def map_blocks(
     ``BLOCK_SIZE``/``BLOCK_SHAPE``/``BLOCK_OFFSET``. ``out``: the output parameters (default:
     the written pointer parameters given no argument, or given ``None``); one with no
     argument is allocated per chunk, zero-filled, with the chunk's shape and the element type
-    of its annotation (``dtype=`` overrides: one dtype, or a dict by name; ``chunks=``: other
+    of its annotation (so is a written pointer given no argument that is not an output:
+    scratch) (``dtype=`` overrides: one dtype, or a dict by name; ``chunks=``: other
     output chunks, as ``da.map_blocks`` takes them); one given a Dask array starts as a copy
     of its chunk (an in-place kernel). ``global_size`` (default: the chunk's shape, halo
     included, one dimension per axis) and ``local_size`` (default: the device's choice) are
@@ -158,10 +165,14 @@ def map_blocks(
     names = kernel.param_names
     bound = _bind(kname, names, args, named_args)
     arrays = [(n, v) for n, v in bound.items() if isinstance(v, da.Array)]
+    if like is not None:
+        if arrays:
+            raise TypeError(f"{kname}: like= is for kernels given no Dask array argument")
+        arrays = [("", da.asarray(like))]  # chunks only: no parameter receives it
     if not arrays:
         raise TypeError(
-            f"{kname}: map_blocks needs at least one Dask array argument (the chunks to map "
-            "over); for a generator, pass a template such as da.zeros(shape, chunks=...)"
+            f"{kname}: map_blocks needs a Dask array argument (the chunks to map over), or "
+            "like=<dask array> whose chunks the outputs take"
         )
     first_name, first = arrays[0]
     for n, a in arrays[1:]:
@@ -196,7 +207,7 @@ def map_blocks(
             out_dtypes[name] = np.dtype(bound[name].dtype)
         elif isinstance(v, BlockValue):
             roles.append(("block", v))
-        elif name in outs:
+        elif name not in bound:  # an output or scratch (_outputs checked it is written)
             dt = _out_dtype(kname, name, abi.get(name), dtype)
             out_dtypes[name] = dt
             roles.append(("new", dt))
@@ -309,10 +320,15 @@ def _outputs(
             raise ValueError(f"{kname}(): out={n!r} is not a pointer parameter of the kernel")
         if not p.written:
             raise ValueError(f"{kname}(): out={n!r}: the kernel never writes parameter {n!r}")
-    missing = [n for n in names if n not in bound and n not in outs]
+    missing = [
+        n
+        for n in names
+        if n not in bound and n not in outs and not (n in abi and abi[n].written)
+    ]
     if missing:
         raise TypeError(
-            f"{kname}(): parameter {missing[0]!r} has no argument and is not an output (out=)"
+            f"{kname}(): parameter {missing[0]!r} has no argument, and is not an output "
+            "(out=) nor a pointer the kernel writes (allocated per chunk as scratch)"
         )
     return outs
 
