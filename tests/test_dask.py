@@ -21,7 +21,9 @@ import clpy.dask as cd  # noqa: E402
 
 # --- kernels (module level: pickled by module reference) ---------------------------------
 @clpy.kernel
-def sum_diff(x: Global[float32], y: Global[float32], a: float32, s: Global[float32], d: Global[float64]):
+def sum_diff(
+    x: Global[float32], y: Global[float32], a: float32, s: Global[float32], d: Global[float64]
+):
     i = clpy.get_global_id(0)
     s[i] = a * x[i] + y[i]
     d[i] = x[i] - y[i]

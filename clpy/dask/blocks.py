@@ -321,9 +321,7 @@ def _outputs(
         if not p.written:
             raise ValueError(f"{kname}(): out={n!r}: the kernel never writes parameter {n!r}")
     missing = [
-        n
-        for n in names
-        if n not in bound and n not in outs and not (n in abi and abi[n].written)
+        n for n in names if n not in bound and n not in outs and not (n in abi and abi[n].written)
     ]
     if missing:
         raise TypeError(
