@@ -15,17 +15,30 @@ def _device(device: Any) -> Device:
     return RUNTIME.current() if device is None else RUNTIME.find(device)
 
 
-def _wrap(dev: Device, host: np.ndarray) -> DeviceArray:
+def _queue(dev: Device, device: Any) -> Any:
+    """The pyopencl queue a device array is made on: ``device`` itself when it is a
+    ``CommandQueue`` (so that a launch with ``device=queue`` uses the array in place), else
+    the queue clpy uses for ``dev``."""
+    if device is not None and not isinstance(device, (str, Device)):
+        import pyopencl as cl
+
+        if isinstance(device, cl.CommandQueue):
+            return device
+    return dev.queue
+
+
+def _wrap(dev: Device, host: np.ndarray, device: Any = None) -> DeviceArray:
     if dev.is_sim:
         return DeviceArray(dev, host, None)
     import pyopencl.array as cla
 
-    return DeviceArray(dev, None, cla.to_device(dev.queue, host))
+    return DeviceArray(dev, None, cla.to_device(_queue(dev, device), host))
 
 
 def to_device(a: Any, device: Any = None) -> DeviceArray:
     """Copy ``a`` (a NumPy array or anything ``np.asarray`` takes) to ``device`` (a name, a
-    clpy ``Device``; default: the current device) once; launches then use it in place."""
+    clpy ``Device``, or a pyopencl ``CommandQueue``: the array then lives in that queue's
+    context; default: the current device) once; launches then use it in place."""
     if isinstance(a, DeviceArray):
         a = a.get()
     host = np.array(a, order="C", copy=True)
@@ -33,7 +46,7 @@ def to_device(a: Any, device: Any = None) -> DeviceArray:
         raise ValueError(
             "to_device: expected an array with at least one dimension, got a 0-d value"
         )
-    return _wrap(_device(device), host)
+    return _wrap(_device(device), host, device)
 
 
 def empty(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
@@ -43,7 +56,7 @@ def empty(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
         return DeviceArray(dev, np.zeros(shape, dtype), None)
     import pyopencl.array as cla
 
-    return DeviceArray(dev, None, cla.empty(dev.queue, shape, np.dtype(dtype)))
+    return DeviceArray(dev, None, cla.empty(_queue(dev, device), shape, np.dtype(dtype)))
 
 
 def zeros(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
@@ -53,7 +66,7 @@ def zeros(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
         return DeviceArray(dev, np.zeros(shape, dtype), None)
     import pyopencl.array as cla
 
-    return DeviceArray(dev, None, cla.zeros(dev.queue, shape, np.dtype(dtype)))
+    return DeviceArray(dev, None, cla.zeros(_queue(dev, device), shape, np.dtype(dtype)))
 
 
 def zeros_like(a: DeviceArray | np.ndarray, device: Any = None) -> DeviceArray:
