@@ -13,6 +13,7 @@ differed from NumPy or failed to run.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tag", default=None, help="results file name part (default: host/device)")
     ap.add_argument("--list", action="store_true", help="list the programs and exit")
     a = ap.parse_args(argv)
+    os.environ.setdefault("CLPY_PROGRESS", "0")  # no simulator progress bars in timings
     if a.list:
         for name in PROGRAMS:
             m = load(name)

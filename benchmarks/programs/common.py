@@ -51,11 +51,7 @@ class Host:
         a = np.ascontiguousarray(a)
         if not self.resident:
             return a.copy()
-        if self.queue is not None:
-            import pyopencl.array as cla
-
-            return clpy.DeviceArray(clpy.get_device(self.queue), None, cla.to_device(self.queue, a))
-        return clpy.to_device(a, device=self.device)
+        return clpy.to_device(a, device=self.device)  # a CommandQueue: in its context
 
     def empty(self, shape: Any, dtype: Any) -> Any:
         return self.put(np.zeros(shape, dtype))
