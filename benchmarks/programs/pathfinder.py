@@ -25,7 +25,7 @@ CL_FILE = "pathfinder.cl"
 SIZES = {
     "small": dict(rows=41, cols=1000, pyramid=10),
     "bench": dict(rows=400, cols=20000, pyramid=20),
-    "gpu": dict(rows=1001, cols=1000000, pyramid=20),
+    "gpu": dict(rows=501, cols=200000, pyramid=20),
 }
 TOL: dict[str, float] = {}
 BLOCK = 256
@@ -79,7 +79,7 @@ def dynproc_kernel(
 def make_inputs(size: str, seed: int = 0) -> dict[str, Any]:
     p = SIZES[size]
     rng = np.random.default_rng(seed)
-    data = rng.integers(0, 10, (p["rows"], p["cols"])).astype(np.int32)
+    data = rng.integers(0, 10, (p["rows"], p["cols"]), dtype=np.int32)
     return dict(data=data, pyramid=p["pyramid"])
 
 
