@@ -6,7 +6,7 @@ parent kernel (``CLK_ENQUEUE_FLAGS_WAIT_KERNEL``), after the enqueuing work-grou
 latest of these points, when the parent kernel has finished; that is a schedule all three
 flags allow, and it keeps results independent of how work-group batches are spread over
 threads. Commands run one at a time, in this order: a launch's enqueues in work-item order
-(global linear id), each work-item's in program order; the commands of a child after those
+(work-group, then local id), each work-item's in program order; the commands of a child after those
 already queued. A command whose wait list holds an event not yet complete waits its turn; one
 waiting on a failed event (negative status) does not run and its event takes that status.
 A command's event completes when its kernel and every command it enqueued, transitively,
@@ -19,53 +19,52 @@ they never overlap here). A child's work-items may enqueue again, up to
 ``SimulationError`` naming the enqueue. A ``ndrange`` without a local size runs with work-groups
 of ``min(global size, 64)`` work-items along the first dimension and 1 along the others.
 
-Values: queues, events and ND-ranges are int64 ids (as every opaque value in the simulator).
-``get_default_queue()`` is 1 (``CLK_NULL_QUEUE`` is 0). An ND-range id indexes the table of
-descriptors made by ``ndrange_*`` calls. Failures are returned as the specific ``CLK_*``
-codes (what a program built with ``-g`` gets). Creating the commands is a loop over the
-enqueuing work-items (each makes one launch, which costs far more).
+Values: queues, events and ND-ranges are ids (sim/devqueue.py). Failures are returned as the
+specific ``CLK_*`` codes (what a program built with ``-g`` gets). Creating the commands is a
+loop over the enqueuing work-items (each makes one launch, which costs far more).
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clpy.ir.nodes import Function, Loc
+from clpy.ir.nodes import Function
 from clpy.types.core import OpaqueType, PointerType, ScalarType, Type, VectorType
 from clpy.types.enqueue import BlockType
 from clpy.types.structs import StructType
+from clpy_sim import devqueue
+from clpy_sim.devqueue import (
+    CL_COMPLETE,
+    CL_QUEUED,
+    CLK_INVALID_ARG_SIZE,
+    CLK_INVALID_EVENT_WAIT_LIST,
+    CLK_INVALID_NDRANGE,
+    CLK_INVALID_QUEUE,
+    CLK_SUCCESS,
+    DEFAULT_LOCAL,
+    DEFAULT_QUEUE,
+    Command,
+    DeviceQueue,
+    call_seq,
+    flat,
+    lane_order,
+    new_events,
+    queue_of,
+    write_profile,
+)
 from clpy_sim.frame import Frame, PtrVal, Sel, select_lanes
 from clpy_sim.memory import GlobalMem, make_local
 from clpy_sim.plan import get_plan
 from clpy_sim.printf import flush_prints
 from clpy_sim.races import GlobalShadow
-from clpy_sim.state import Batch, Launch, frame_wids
+from clpy_sim.state import Batch, Launch
 
 if TYPE_CHECKING:
     from clpy_sim.call import Call
-
-_LOCK = threading.Lock()
-DEFAULT_QUEUE = 1
-CL_COMPLETE, CL_SUBMITTED, CL_QUEUED = 0, 2, 3
-CLK_SUCCESS = 0
-CLK_INVALID_QUEUE, CLK_INVALID_NDRANGE, CLK_INVALID_EVENT_WAIT_LIST = -102, -160, -57
-CLK_INVALID_ARG_SIZE = -51
-_DEFAULT_LOCAL = 64
-
-
-@dataclass
-class _Event:
-    status: int
-    user: bool = False
-    refs: int = 1
-    times: tuple[int, int] = (0, 0)
-    profile_to: list[tuple[np.ndarray, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -75,84 +74,17 @@ class _Local:
     count: int
 
 
-@dataclass
-class _Command:
-    loc: Loc
-    fn: Function | None  # None: a marker
-    geometry: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # global, local, offset
-    values: list[Any]
-    wait: list[int]
-    event: int
-    depth: int
-    parent: _Command | None
-    outstanding: int = 1  # itself, plus each child command not yet complete
-
-
-class DeviceQueue:
-    """The default device queue of one host launch: ND-ranges, events and queued commands,
-    shared by the launches of its children."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.ndranges: list[tuple[int, int, list[np.ndarray]]] = []  # (base, dims, columns)
-        self.bases: list[int] = []
-        self.next_id = 1
-        self.events: dict[int, _Event] = {}
-        self.fifo: list[_Command] = []
-        self.staged: dict[int, list[tuple[int, int, _Command]]] = {}  # id(launch) -> keyed
-        self.seq: dict[tuple[int, int], int] = {}
-
-    def ids(self, n: int) -> int:
-        with self.lock:
-            base = self.next_id
-            self.next_id += n
-        return base
-
-    def ndrange(self, nid: int) -> tuple[int, list[int]] | None:
-        """(dims, [offsets..., globals..., locals...]) of ND-range ``nid``."""
-        k = bisect.bisect_right(self.bases, nid) - 1
-        if k < 0:
-            return None
-        base, dims, cols = self.ndranges[k]
-        i = nid - base
-        if i >= cols[0].size:
-            return None
-        return dims, [int(c[i]) for c in cols]
-
-    def stage(self, st: Launch, wid: int, seq: int, cmd: _Command) -> None:
-        with self.lock:
-            self.staged.setdefault(id(st), []).append((wid, seq, cmd))
-
-    def flush_staged(self, st: Launch) -> None:
-        """A launch ended: its commands join the queue in work-item, then program order."""
-        for _, _, cmd in sorted(self.staged.pop(id(st), []), key=lambda t: (t[0], t[1])):
-            self.fifo.append(cmd)
-
-
-def queue_of(st: Launch) -> DeviceQueue:
-    with _LOCK:
-        dq = st.device_queue
-        if dq is None:
-            dq = st.device_queue = DeviceQueue()
-    assert isinstance(dq, DeviceQueue)
-    return dq
-
-
-def _flat(v: Any, shape: tuple[int, int]) -> np.ndarray:
-    return np.broadcast_to(np.asarray(v), shape).ravel()
-
-
 def _lanes_of(v: Any, t: Type, shape: tuple[int, int]) -> Any:
     """A lane value as per-lane columns (flat), to pick one work-item's value from."""
     if isinstance(t, PointerType):
-        return PtrVal(v.mem, _flat(v.off, shape))
+        return PtrVal(v.mem, flat(v.off, shape))
     if isinstance(t, VectorType):
         a = np.asarray(v)
         return np.broadcast_to(a, (a.shape[0], *shape)).reshape(a.shape[0], -1)
     if isinstance(t, StructType):
         return {name: _lanes_of(v[name], ft, shape) for name, ft in t.fields}
     if isinstance(t, (ScalarType, OpaqueType)):
-        return _flat(v, shape)
+        return flat(v, shape)
     return v  # images, samplers, pipes: one object
 
 
@@ -170,131 +102,10 @@ def _pick(cols: Any, t: Type, k: int) -> Any:
     return cols
 
 
-def _seq(dq: DeviceQueue, fr: Frame) -> int:
-    key = (id(fr.batch.launch), fr.batch.gfirst)
-    with dq.lock:
-        n = dq.seq.get(key, 0)
-        dq.seq[key] = n + 1
-    return n
-
-
-def _order(fr: Frame) -> tuple[np.ndarray, np.ndarray]:
-    wids = _flat(frame_wids(fr), fr.shape)
-    order = np.argsort(wids, kind="stable")
-    return wids, order
-
-
 # ----------------------------------------------------------------------------- ND-ranges
 
 
-def _ndrange_impl(dims: int) -> Any:
-    def impl(call: Call, fr: Frame, args: list[Any]) -> Any:
-        shape = fr.shape
-        n = shape[0] * shape[1]
-        cols = [_flat(a, shape).astype(np.int64) for a in args]
-        zero = np.zeros(n, np.int64)
-        if len(cols) == dims:  # global only
-            cols = [zero] * dims + cols + [zero] * dims
-        elif len(cols) == 2 * dims:  # global, local
-            cols = [zero] * dims + cols
-        dq = queue_of(fr.batch.launch)
-        base = dq.ids(n)
-        with dq.lock:
-            k = bisect.bisect_right(dq.bases, base)
-            dq.bases.insert(k, base)
-            dq.ndranges.insert(k, (base, dims, cols))
-        return (base + np.arange(n, dtype=np.int64)).reshape(shape)
-
-    return impl
-
-
 # ----------------------------------------------------------------------------- events
-
-
-def _new_events(dq: DeviceQueue, n: int, status: int, user: bool) -> np.ndarray:
-    base = dq.ids(n)
-    with dq.lock:
-        for i in range(n):
-            dq.events[base + i] = _Event(status, user)
-    return base + np.arange(n, dtype=np.int64)
-
-
-def _create_user_event(call: Call, fr: Frame, args: list[Any]) -> Any:
-    dq = queue_of(fr.batch.launch)
-    return _new_events(dq, fr.size, CL_SUBMITTED, True).reshape(fr.shape)
-
-
-def _event_lanes(fr: Frame, e: Any) -> list[int]:
-    wids, order = _order(fr)
-    ids = _flat(e, fr.shape)
-    return [int(ids[k]) for k in order]
-
-
-def _bad_event(call: Call, fr: Frame, what: str) -> None:
-    fr.batch.launch.fail("unsupported", f"{call.name}: {what}", call.loc)
-
-
-def _retain(call: Call, fr: Frame, args: list[Any]) -> Any:
-    dq = queue_of(fr.batch.launch)
-    for eid in _event_lanes(fr, args[0]):
-        ev = dq.events.get(eid)
-        if ev is None or ev.refs <= 0:
-            _bad_event(call, fr, f"event {eid} is not a valid event")
-        else:
-            ev.refs += 1 if call.name == "retain_event" else -1
-    return None
-
-
-def _is_valid(call: Call, fr: Frame, args: list[Any]) -> Any:
-    dq = queue_of(fr.batch.launch)
-    ids = _flat(args[0], fr.shape)
-    ok = [bool((ev := dq.events.get(int(i))) is not None and ev.refs > 0) for i in ids]
-    return np.array(ok, dtype=bool).reshape(fr.shape)
-
-
-def _set_status(call: Call, fr: Frame, args: list[Any]) -> Any:
-    dq = queue_of(fr.batch.launch)
-    status = _flat(args[1], fr.shape)
-    _, order = _order(fr)
-    ids = _flat(args[0], fr.shape)
-    for k in order:
-        ev = dq.events.get(int(ids[k]))
-        s = int(status[k])
-        if ev is None or not ev.user:
-            _bad_event(call, fr, "the event is not a user event (create_user_event)")
-        elif s != CL_COMPLETE and s >= 0:
-            _bad_event(call, fr, f"status {s}: set CL_COMPLETE or an error (< 0)")
-        else:
-            assert ev is not None
-            ev.status = s
-    return None
-
-
-def _profiling(call: Call, fr: Frame, args: list[Any]) -> Any:
-    dq = queue_of(fr.batch.launch)
-    ids = _flat(args[0], fr.shape)
-    p = args[2]
-    offs = _flat(p.off, fr.shape)
-    idx = p.mem.element_indices(fr, p.off + 1, call.loc)  # bounds: two 64-bit values
-    del idx
-    for k in _order(fr)[1]:
-        ev = dq.events.get(int(ids[k]))
-        if ev is None:
-            _bad_event(call, fr, "not an event returned by enqueue_kernel")
-        else:
-            assert ev is not None
-            ev.profile_to.append((p.mem.flat_data(), int(offs[k])))
-            if ev.status == CL_COMPLETE:
-                _write_profile(ev)
-    return None
-
-
-def _write_profile(ev: _Event) -> None:
-    start, end = ev.times
-    for data, off in ev.profile_to:
-        data[off] = end - start  # CL_PROFILING_COMMAND_END - START
-        data[off + 1] = end - start  # COMPLETE - START: children ran within
-    ev.profile_to.clear()
 
 
 # ----------------------------------------------------------------------------- enqueue
@@ -303,13 +114,13 @@ def _write_profile(ev: _Event) -> None:
 def _wait_list(fr: Frame, n: Any, wl: Any, call: Call) -> list[list[int]]:
     """Per lane (flat), the events of its wait list."""
     shape = fr.shape
-    counts = _flat(n, shape)
+    counts = flat(n, shape)
     out: list[list[int]] = [[] for _ in range(counts.size)]
     if not isinstance(wl, PtrVal):
         return out
     for j in range(int(counts.max(initial=0))):
         off = wl.off + np.minimum(j, np.maximum(counts.reshape(shape) - 1, 0))
-        ev = _flat(wl.mem.load(fr, off, call.loc), shape)
+        ev = flat(wl.mem.load(fr, off, call.loc), shape)
         for k in np.flatnonzero(counts > j):
             out[k].append(int(ev[k]))
     return out
@@ -320,7 +131,7 @@ def _enqueue_kernel(call: Call, fr: Frame, args: list[Any]) -> Any:
     at = next(i for i, t in enumerate(params) if isinstance(t, BlockType))
     block, caps = args[at]
     fn = block.child.get()
-    sizes = [_flat(s, fr.shape) for s in args[at + 1 :]]
+    sizes = [flat(s, fr.shape) for s in args[at + 1 :]]
     waits = _wait_list(fr, args[3], args[4], call) if at == 6 else None
     ret = args[5] if at == 6 and isinstance(args[5], PtrVal) else None
     cap_types = [fn.params[i].type for kind, i in _positions(block, fn) if kind == "capture"]
@@ -362,10 +173,10 @@ def _commands(
             f"clpy.sim.config(enqueue_depth={st.cfg.enqueue_depth}) allows",
             call.loc,
         )
-    seq = _seq(dq, fr)
-    wids, order = _order(fr)
-    qs = _flat(args[0], fr.shape)
-    nds = _flat(args[2], fr.shape)
+    seq = call_seq(dq, fr)
+    wids, order = lane_order(fr)
+    qs = flat(args[0], fr.shape)
+    nds = flat(args[2], fr.shape)
     n = wids.size
     result = np.zeros(n, np.int32)
     events = np.zeros(n, np.int64)
@@ -388,9 +199,9 @@ def _commands(
                     ci += 1
         eid = 0
         if ret is not None:
-            eid = int(_new_events(dq, 1, CL_QUEUED, False)[0])
+            eid = int(new_events(dq, 1, CL_QUEUED, False)[0])
             events[k] = eid
-        cmd = _Command(call.loc, fn, geom, values, waits[k] if waits else [], eid, depth, parent)
+        cmd = Command(call.loc, fn, geom, values, waits[k] if waits else [], eid, depth, parent)
         if parent is not None:
             parent.outstanding += 1
         dq.stage(st, int(wids[k]), seq, cmd)
@@ -410,7 +221,7 @@ def _check_lane(
     if any(g <= 0 for g in gs) or any(x < 0 for x in ls):
         return CLK_INVALID_NDRANGE, None
     if all(x == 0 for x in ls):
-        ls = [min(gs[0], _DEFAULT_LOCAL)] + [1] * (dims - 1)
+        ls = [min(gs[0], DEFAULT_LOCAL)] + [1] * (dims - 1)
     elif any(x == 0 for x in ls):
         return CLK_INVALID_NDRANGE, None
     if any(s <= 0 for s in sizes):
@@ -441,9 +252,9 @@ def _enqueue_marker(call: Call, fr: Frame, args: list[Any]) -> Any:
     ret = args[3] if isinstance(args[3], PtrVal) else None
     st = fr.batch.launch
     dq = queue_of(st)
-    seq = _seq(dq, fr)
-    wids, order = _order(fr)
-    qs = _flat(args[0], fr.shape)
+    seq = call_seq(dq, fr)
+    wids, order = lane_order(fr)
+    qs = flat(args[0], fr.shape)
     result = np.zeros(wids.size, np.int32)
     events = np.zeros(wids.size, np.int64)
     for k in order:
@@ -453,9 +264,9 @@ def _enqueue_marker(call: Call, fr: Frame, args: list[Any]) -> Any:
         if any((ev := dq.events.get(e)) is None or ev.refs <= 0 for e in waits[k]):
             result[k] = CLK_INVALID_EVENT_WAIT_LIST
             continue
-        eid = int(_new_events(dq, 1, CL_QUEUED, False)[0]) if ret is not None else 0
+        eid = int(new_events(dq, 1, CL_QUEUED, False)[0]) if ret is not None else 0
         events[k] = eid
-        cmd = _Command(call.loc, None, ((), (), ()), [], waits[k], eid, st.enqueue_depth, None)
+        cmd = Command(call.loc, None, ((), (), ()), [], waits[k], eid, st.enqueue_depth, None)
         dq.stage(st, int(wids[k]), seq, cmd)
     if ret is not None:
         _store_events(fr, ret, events, call)
@@ -497,11 +308,11 @@ def run_enqueued(st: Launch) -> None:
         _done(dq, cmd)
 
 
-def _ready(dq: DeviceQueue, cmd: _Command) -> bool:
+def _ready(dq: DeviceQueue, cmd: Command) -> bool:
     return all(dq.events[e].status <= CL_COMPLETE for e in cmd.wait)
 
 
-def _done(dq: DeviceQueue, cmd: _Command | None) -> None:
+def _done(dq: DeviceQueue, cmd: Command | None) -> None:
     """One part of ``cmd`` (itself or a child) finished: complete it when nothing is left."""
     while cmd is not None:
         cmd.outstanding -= 1
@@ -511,17 +322,17 @@ def _done(dq: DeviceQueue, cmd: _Command | None) -> None:
         cmd = cmd.parent
 
 
-def _complete(dq: DeviceQueue, cmd: _Command, status: int) -> None:
+def _complete(dq: DeviceQueue, cmd: Command, status: int) -> None:
     if cmd.event:
         ev = dq.events[cmd.event]
         ev.status = status
         if status == CL_COMPLETE:
-            _write_profile(ev)
+            write_profile(ev)
     if status != CL_COMPLETE and cmd.parent is not None:
         _done(dq, cmd.parent)
 
 
-def _run_child(root: Launch, dq: DeviceQueue, cmd: _Command) -> None:
+def _run_child(root: Launch, dq: DeviceQueue, cmd: Command) -> None:
     fn = cmd.fn
     assert fn is not None
     gs, ls, off = cmd.geometry
@@ -591,7 +402,7 @@ def _query(kind: str) -> Any:
         if kind == "multiple":
             return np.uint32(min(cfg.sub_group_size, cfg.max_work_group_size))
         dq = queue_of(fr.batch.launch)
-        nds = _flat(args[0], fr.shape)
+        nds = flat(args[0], fr.shape)
         out = np.zeros(nds.size, np.uint32)
         for k, nid in enumerate(nds):
             desc = dq.ndrange(int(nid))
@@ -599,7 +410,7 @@ def _query(kind: str) -> Any:
                 continue
             dims, v = desc
             ls = v[2 * dims :]
-            items = int(np.prod(ls)) if all(ls) else min(v[dims], _DEFAULT_LOCAL)
+            items = int(np.prod(ls)) if all(ls) else min(v[dims], DEFAULT_LOCAL)
             sg = min(cfg.sub_group_size, items)
             out[k] = sg if kind == "sg_size" else -(-items // sg)
         return out.reshape(fr.shape)
@@ -608,18 +419,10 @@ def _query(kind: str) -> Any:
 
 
 IMPLS: dict[str, Any] = {
+    **devqueue.IMPLS,
     "enqueue_kernel": _enqueue_kernel,
     "enqueue_marker": _enqueue_marker,
     "get_default_queue": lambda call, fr, args: np.int64(DEFAULT_QUEUE),
-    "ndrange_1D": _ndrange_impl(1),
-    "ndrange_2D": _ndrange_impl(2),
-    "ndrange_3D": _ndrange_impl(3),
-    "retain_event": _retain,
-    "release_event": _retain,
-    "create_user_event": _create_user_event,
-    "is_valid_event": _is_valid,
-    "set_user_event_status": _set_status,
-    "capture_event_profiling_info": _profiling,
     "get_kernel_work_group_size": _query("wg"),
     "get_kernel_preferred_work_group_size_multiple": _query("multiple"),
     "get_kernel_max_sub_group_size_for_ndrange": _query("sg_size"),

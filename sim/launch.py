@@ -12,6 +12,7 @@ from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from clpy_sim.config import current
+from clpy_sim.enqueue import run_enqueued
 from clpy_sim.errors import SimulationError
 from clpy_sim.frame import Frame, PtrVal, select_lanes
 from clpy_sim.images import make_image
@@ -134,6 +135,7 @@ def launch(
         finally:
             progress.close()
             flush_prints(st)
+    run_enqueued(st)  # device-side enqueue: the children run after the parent kernel
 
 
 def _scalar_arg(name: str, t: Type, a: Any) -> Any:

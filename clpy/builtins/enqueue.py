@@ -68,6 +68,8 @@ def _event_list(b: Builtin, a: ArgInfo, what: str) -> Type:
     t = a.type
     if isinstance(t, (PointerType, ArrayType)) and t.elem is clk_event_t:
         return t
+    if t is C.int_ and a.value == 0:  # None in kernel code: NULL
+        return t
     raise NoMatch(
         f"{b.name}: {what} must be a private array of clk_event_t, a pointer into one "
         f"(evs + i) or None, not {t}"

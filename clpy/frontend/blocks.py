@@ -47,13 +47,12 @@ from clpy.ir.nodes import (
 )
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, Type
-from clpy.types.enqueue import BlockType, clk_event_t
+from clpy.types.enqueue import BlockType
 
 # Built-in families whose calls only compute on their operands (safe inside a capture).
 _PURE_FAMILIES = frozenset(
     {"math", "integer", "common", "integer/common", "geometric", "relational", "conversions"}
 )
-_NULL_EVENTS = PointerType(clk_event_t, AddressSpace.PRIVATE)
 
 
 def build_call(cb: Any, b: Builtin, node: ast.Call) -> Expr:
@@ -69,7 +68,7 @@ def build_call(cb: Any, b: Builtin, node: ast.Call) -> Expr:
             rest.append(a)
             continue
         if isinstance(a, ast.Constant) and a.value is None:  # NULL event list / event_ret
-            head.append(NamedConst(_NULL_EVENTS, st.loc(a), "NULL", 0))
+            head.append(NamedConst(C.int_, st.loc(a), "NULL", 0))
             continue
         v = cb.value(a)
         if isinstance(v, PyValue):
