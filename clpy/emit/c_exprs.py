@@ -199,10 +199,17 @@ class ExprEmitter:
         return f"{op}{inner}", _UNARY
 
     def e_Select(self, e: Select) -> tuple[str, int]:
-        return (
+        text = (
             f"{self.sub(e.cond, _TERNARY + 1)} ? {self.sub(e.if_true, _TERNARY + 1)} : "
             f"{self.sub(e.if_false, _TERNARY)}"
-        ), _TERNARY
+        )
+        t = e.type
+        if isinstance(t, ScalarType) and t.is_int and t.size < 4:
+            # C promotes char/short operands of ?: to int (C99 6.5.15p5); the IR's type is
+            # the narrow one, so say it: min(short, c ? s : s) is otherwise ambiguous and
+            # clz(c ? uc : uc) counts the zeros of an int (found by clpy.fuzz).
+            return f"({t.cl_name})({text})", _UNARY
+        return text, _TERNARY
 
     def e_Cast(self, e: Cast) -> tuple[str, int]:
         src, dst = e.value.type, e.type
