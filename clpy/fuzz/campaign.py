@@ -1,0 +1,189 @@
+"""One fuzzing step: generate the program of a seed, run it on every device, compare, and for
+a failure shrink it and write the reproducers. ``check(seed, ...)`` is what the command line
+runs for each kernel (in worker processes with ``--jobs``)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clpy.fuzz import features as F
+from clpy.fuzz.compare import differences
+from clpy.fuzz.generator import generate
+from clpy.fuzz.nodes import Program
+from clpy.fuzz.report import write_case, write_readme
+from clpy.fuzz.runner import Loaded, Outcome, load, make_inputs, run_on
+from clpy.fuzz.shrink import Shrinker
+
+
+@dataclass
+class Result:
+    """``status``: ``ok``, ``mismatch`` or ``error``; ``summary`` the first difference or
+    error line; ``folder`` where the reproducer went (with ``--out``)."""
+
+    seed: int
+    status: str
+    summary: str = ""
+    seconds: float = 0.0
+    folder: str | None = None
+    reduced_lines: int | None = None
+    details: list[str] = field(default_factory=list)
+
+
+def device_features(devices: list[str], wanted: frozenset[str]) -> frozenset[str]:
+    """Drop what some listed device cannot compare exactly: float ``/`` and ``sqrt`` without
+    CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, doubles without fp64."""
+    import clpy
+
+    out = set(wanted)
+    for name in devices:
+        if name.startswith("sim"):
+            continue
+        tgt = clpy.get_device(name).target
+        if not tgt.info.get("correctly_rounded_divide_sqrt"):
+            out.discard(F.FDIV)
+        if not tgt.has("__opencl_c_fp64") and "cl_khr_fp64" not in tgt.extensions:
+            out.discard(F.DOUBLE)
+    return frozenset(out)
+
+
+def _sub_group_size(loaded: Loaded, device: str) -> int | None:
+    """The simulator's sub-group size that matches ``device`` for this launch."""
+    if "sub_group" not in loaded.text or device.startswith("sim"):
+        return None
+    size, _ = loaded.kernel.sub_group_info(device, loaded.program.local_size)
+    return int(size)
+
+
+def run_all(
+    loaded: Loaded,
+    devices: list[str],
+    inputs: dict[str, Any],
+    fakes: dict[str, Loaded] | None = None,
+) -> tuple[list[Outcome], list[tuple[Outcome, Outcome]]]:
+    """Outcomes on every device, and the (reference, other) pairs to compare: the simulator
+    (run with each OpenCL device's sub-group size) against each device, or the first device
+    against the others when the simulator is not listed."""
+    outs: list[Outcome] = []
+    pairs: list[tuple[Outcome, Outcome]] = []
+    sims: dict[int | None, Outcome] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cl = [d for d in devices if d != "sim"]
+        for d in cl:
+            outs.append(run_on((fakes or {}).get(d, loaded), d, inputs))
+        if "sim" in devices:
+            sizes = [_safe_sg(loaded, d) for d in cl] or [None]
+            for sg in dict.fromkeys(sizes):
+                cfg = {"checks": True} if sg is None else {"checks": True, "sub_group_size": sg}
+                o = run_on(loaded, "sim", inputs, cfg)
+                if sg is not None and len(set(sizes)) > 1:
+                    o.device = f"sim(sub_group_size={sg})"
+                sims[sg] = o
+            outs[:0] = list(sims.values())
+            pairs = [(sims[sg], o) for sg, o in zip(sizes, outs[len(sims) :])]
+        elif outs:
+            pairs = [(outs[0], o) for o in outs[1:]]
+    return outs, pairs
+
+
+def _safe_sg(loaded: Loaded, device: str) -> int | None:
+    try:
+        return _sub_group_size(loaded, device)
+    except Exception:
+        return None
+
+
+def verdict(outs: list[Outcome], pairs: list[tuple[Outcome, Outcome]]) -> tuple[str, list[str]]:
+    errs = [f"{o.device}: {o.error.splitlines()[0]}" for o in outs if o.error]
+    if errs:
+        return "error", errs
+    diffs = [d for a, b in pairs for d in differences(a, b)]
+    return ("mismatch", diffs) if diffs else ("ok", [])
+
+
+def signature(status: str, outs: list[Outcome]) -> tuple[str, ...]:
+    """What "still failing the same way" means for the shrinker."""
+    if status == "error":
+        return ("error",) + tuple(f"{o.device}:{o.error.split(':', 1)[0]}" for o in outs if o.error)
+    return (status,)
+
+
+def evaluate(
+    program: Program,
+    devices: list[str],
+    seed: int,
+    workdir: Path,
+    fakes: dict[str, Callable[[str], str]] | None = None,
+) -> tuple[str, list[str], Loaded | None, Any, list[Outcome]]:
+    """Run ``program`` everywhere. ``fakes``: devices (named ``"sim:<anything>"``) that are
+    the simulator running a transformed source, a deliberately wrong device for tests."""
+    try:
+        loaded = load(program, workdir)
+        fake_loaded = {d: load(program, workdir, f) for d, f in (fakes or {}).items()}
+    except Exception as e:
+        return "error", [f"load: {type(e).__name__}: {e}"], None, None, []
+    inputs = make_inputs(loaded, seed)
+    outs, pairs = run_all(loaded, devices, inputs, fake_loaded)
+    status, details = verdict(outs, pairs)
+    return status, details, loaded, inputs, outs
+
+
+def check(
+    seed: int,
+    devices: list[str],
+    features: frozenset[str],
+    out_dir: str | None = None,
+    shrink: bool = True,
+    shrink_budget_s: float = 300.0,
+    fakes: dict[str, Callable[[str], str]] | None = None,
+) -> Result:
+    """Generate, run, compare one kernel; on failure shrink it and write the reproducer."""
+    t0 = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix=f"clpy-fuzz-{seed}-"))
+    try:
+        program = generate(seed, features)
+        status, details, loaded, inputs, outs = evaluate(program, devices, seed, work, fakes)
+        res = Result(seed, status, details[0] if details else "", details=details)
+        if status != "ok" and out_dir is not None and loaded is not None:
+            folder = Path(out_dir) / f"seed{seed}"
+            write_case(folder, "kernel", loaded, inputs, outs)
+            res.folder = str(folder)
+            if shrink:
+                want = signature(status, outs)
+
+                def still(p: Program) -> bool:
+                    st, _, _, _, o = evaluate(p, devices, seed, work, fakes)
+                    return st != "ok" and signature(st, o) == want
+
+                small = Shrinker(still, budget_s=shrink_budget_s).shrink(program)
+                st, det, sl, sin, souts = evaluate(small, devices, seed, work, fakes)
+                if sl is not None:
+                    write_case(folder, "reduced", sl, sin, souts)
+                    res.reduced_lines = sl.text.count("\n") + 1
+            write_readme(
+                folder,
+                seed,
+                status,
+                res.summary,
+                {
+                    "seed": seed,
+                    "devices": devices,
+                    "features": sorted(features),
+                    "status": status,
+                    "details": details,
+                    "global_size": program.global_size,
+                    "local_size": program.local_size,
+                    "reduced_lines": res.reduced_lines,
+                },
+            )
+        res.seconds = time.perf_counter() - t0
+        return res
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

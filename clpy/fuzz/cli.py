@@ -1,0 +1,131 @@
+"""``python -m clpy.fuzz --count N --seed S --devices sim,opencl:pocl [--out DIR]
+[--features ...] [--jobs J] [--summary FILE]``: kernel ``i`` is the program of seed ``S + i``.
+Prints a progress bar (tqdm when installed) and, last, ``N kernels, M mismatches, K errors``;
+exits 1 when M + K > 0."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import Any
+
+from clpy.fuzz import features as F
+from clpy.fuzz.campaign import Result, check, device_features
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m clpy.fuzz", description=__doc__)
+    p.add_argument("--count", type=int, default=100, help="number of kernels (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    p.add_argument(
+        "--devices",
+        default="sim,opencl:pocl",
+        help="comma list: sim, opencl:<selector> ... (default sim,opencl:pocl)",
+    )
+    p.add_argument("--out", default=None, help="folder for reproducers of failures")
+    p.add_argument(
+        "--features",
+        default="all",
+        help=f"'all', a comma list, or 'all,-printf'; known: {', '.join(F.ALL)}",
+    )
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--no-shrink", action="store_true", help="do not reduce failures")
+    p.add_argument(
+        "--shrink-seconds",
+        type=float,
+        default=300.0,
+        help="time limit for reducing one failure (default 300)",
+    )
+    p.add_argument("--summary", default=None, help="write a JSON summary to this file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def _worker(args: tuple[Any, ...]) -> Result:
+    seed, devices, feats, out, shrink, budget = args
+    try:
+        return check(seed, devices, feats, out, shrink, budget)
+    except Exception as e:  # a crash of the harness itself is an error too, not the end
+        return Result(seed, "error", f"harness: {type(e).__name__}: {e}")
+
+
+def _progress(it: Iterable[Result], total: int, quiet: bool) -> Iterator[Result]:
+    if quiet:
+        yield from it
+        return
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        for k, r in enumerate(it, 1):
+            if k % 10 == 0 or k == total:
+                print(f"  {k}/{total}", file=sys.stderr)
+            yield r
+        return
+    yield from tqdm(it, total=total, unit="kernel", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _parser().parse_args(argv)
+    if a.count < 0 or a.jobs < 1:
+        print("--count must be >= 0 and --jobs >= 1", file=sys.stderr)
+        return 2
+    devices = [d.strip() for d in a.devices.split(",") if d.strip()]
+    try:
+        feats = device_features(devices, F.parse(a.features))
+    except ValueError as e:
+        print(f"python -m clpy.fuzz: {e}", file=sys.stderr)
+        return 2
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+    tasks = [
+        (a.seed + i, devices, feats, a.out, not a.no_shrink, a.shrink_seconds)
+        for i in range(a.count)
+    ]
+    t0 = time.perf_counter()
+    results: list[Result] = []
+    if a.jobs == 1:
+        stream: Iterable[Result] = map(_worker, tasks)
+        for r in _progress(stream, a.count, a.quiet):
+            results.append(_note(r))
+    else:
+        with ProcessPoolExecutor(a.jobs, mp_context=get_context("spawn")) as pool:
+            for r in _progress(pool.map(_worker, tasks, chunksize=4), a.count, a.quiet):
+                results.append(_note(r))
+    wall = time.perf_counter() - t0
+    mism = [r for r in results if r.status == "mismatch"]
+    errs = [r for r in results if r.status == "error"]
+    if a.summary:
+        with open(a.summary, "w") as f:
+            json.dump(
+                {
+                    "count": len(results),
+                    "mismatches": len(mism),
+                    "errors": len(errs),
+                    "seed": a.seed,
+                    "devices": devices,
+                    "features": sorted(feats),
+                    "jobs": a.jobs,
+                    "wall_seconds": round(wall, 1),
+                    "kernel_seconds_mean": round(
+                        sum(r.seconds for r in results) / max(len(results), 1), 3
+                    ),
+                    "failures": [r.__dict__ for r in mism + errs],
+                },
+                f,
+                indent=1,
+            )
+    print(f"{len(results)} kernels, {len(mism)} mismatches, {len(errs)} errors")
+    return 1 if mism or errs else 0
+
+
+def _note(r: Result) -> Result:
+    if r.status != "ok":
+        where = f" -> {r.folder}" if r.folder else ""
+        print(f"seed {r.seed}: {r.status}: {r.summary[:300]}{where}", file=sys.stderr)
+    return r

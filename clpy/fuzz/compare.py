@@ -1,0 +1,50 @@
+"""Comparing what two devices computed.
+
+Integers bit for bit. Floats bit for bit too, except that any NaN equals any NaN (the spec
+pins NaN-ness, not payloads): generated kernels use only operations whose results the spec
+pins (correctly rounded or 0 ulp, spec §7.4), with contraction off. Printed lines compare as
+multisets: the order of printf output between work-items is unspecified.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from clpy.fuzz.runner import Outcome
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Element-wise: equal bits, or both NaN for floating types."""
+    if a.dtype.kind == "f":
+        bits = a.view(f"u{a.dtype.itemsize}") == b.view(f"u{b.dtype.itemsize}")
+        return bits | (np.isnan(a) & np.isnan(b))
+    return a == b
+
+
+def differences(ref: Outcome, other: Outcome, limit: int = 4) -> list[str]:
+    """Human-readable differences between two successful outcomes (empty: they agree)."""
+    assert ref.outputs is not None and other.outputs is not None
+    out: list[str] = []
+    for name, a in ref.outputs.items():
+        b = other.outputs.get(name)
+        if b is None:
+            out.append(f"{name}: missing on {other.device}")
+            continue
+        ok = same_values(a, b)
+        if ok.all():
+            continue
+        bad = np.flatnonzero(~ok)
+        shown = ", ".join(f"[{i}] {a[i]!r} vs {b[i]!r}" for i in bad[:limit])
+        out.append(
+            f"{name}: {len(bad)} of {a.size} differ ({ref.device} vs {other.device}): {shown}"
+        )
+    if Counter(ref.prints) != Counter(other.prints):
+        only_a = list((Counter(ref.prints) - Counter(other.prints)).elements())[:limit]
+        only_b = list((Counter(other.prints) - Counter(ref.prints)).elements())[:limit]
+        out.append(
+            f"printf: {len(ref.prints)} vs {len(other.prints)} lines; only on "
+            f"{ref.device}: {only_a}; only on {other.device}: {only_b}"
+        )
+    return out
