@@ -142,7 +142,7 @@ _decl(
     "``child(args...)`` (a @clpy.kernel or @clpy.func, its arguments captured now) over "
     "``ndrange``; the event form takes ``num_events, wait_list, event_ret`` before the child. "
     "Returns CLK_SUCCESS or an error code (spec §1.13.17, Table 30).",
-    signature="enqueue_kernel(queue: queue_t, flags: int, ndrange: ndrange_t, [num_events: "
+    signature="(queue: queue_t, flags: int, ndrange: ndrange_t, [num_events: "
     "uint, wait_list: clk_event_t[], event_ret: clk_event_t*,] child, *args) -> int",
     rule=_enqueue_rule,
     frontend="block",
@@ -171,7 +171,7 @@ _decl(
     "enqueue_marker",
     "Enqueue a marker that completes when the ``num_events`` events of ``wait_list`` have; "
     "its event goes to ``event_ret`` (spec Table 33).",
-    signature="enqueue_marker(queue: queue_t, num_events: uint, wait_list: clk_event_t[], "
+    signature="(queue: queue_t, num_events: uint, wait_list: clk_event_t[], "
     "event_ret: clk_event_t*) -> int",
     rule=_marker_rule,
     writes_args=frozenset({3}),
@@ -216,7 +216,7 @@ _decl(
     "get_kernel_work_group_size",
     "The largest work-group size the block's kernel can be enqueued with on this device "
     "(spec Table 32).",
-    signature="get_kernel_work_group_size(child, *args) -> uint",
+    signature="(child, *args) -> uint",
     rule=_query_rule(False),
     frontend="block",
 )
@@ -224,7 +224,7 @@ _decl(
     "get_kernel_preferred_work_group_size_multiple",
     "The preferred multiple of the work-group size for the block's kernel (a performance "
     "hint; spec Table 32).",
-    signature="get_kernel_preferred_work_group_size_multiple(child, *args) -> uint",
+    signature="(child, *args) -> uint",
     rule=_query_rule(False),
     frontend="block",
 )
@@ -236,7 +236,7 @@ for _name, _what in (
         _name,
         f"{_what} of the block's kernel enqueued over ``ndrange`` (cl_khr_subgroups; the "
         "simulator answers from clpy.sim.config(sub_group_size=...)).",
-        signature=f"{_name}(ndrange: ndrange_t, child, *args) -> uint",
+        signature="(ndrange: ndrange_t, child, *args) -> uint",
         rule=_query_rule(True),
         frontend="block",
     )
