@@ -5,6 +5,7 @@ from typing import Any as _Any
 
 from clpy.builtins.arrays import _AddressOf as _AddressOf, _ArrayDecl as _ArrayDecl
 from clpy.builtins.constants import NamedConstant as _NamedConstant
+from clpy.builtins.enqueue import _LocalBytes as _LocalBytes
 from clpy.builtins.reductions import CollectiveWithOp as _CollectiveWithOp
 from clpy.types.annotations import _Constexpr as _Constexpr, _SpaceAnnotation as _SpaceAnnotation
 from clpy.types.atomics import AtomicType as _AtomicType
@@ -80,6 +81,18 @@ CLK_BGRA: _NamedConstant
 """OpenCL constant CLK_BGRA = 4278 (int)."""
 CLK_DEPTH: _NamedConstant
 """OpenCL constant CLK_DEPTH = 4285 (int)."""
+CLK_DEVICE_QUEUE_FULL: _NamedConstant
+"""OpenCL constant CLK_DEVICE_QUEUE_FULL = -161 (int)."""
+CLK_ENQUEUE_FAILURE: _NamedConstant
+"""OpenCL constant CLK_ENQUEUE_FAILURE = -101 (int)."""
+CLK_ENQUEUE_FLAGS_NO_WAIT: _NamedConstant
+"""OpenCL constant CLK_ENQUEUE_FLAGS_NO_WAIT = 0 (int)."""
+CLK_ENQUEUE_FLAGS_WAIT_KERNEL: _NamedConstant
+"""OpenCL constant CLK_ENQUEUE_FLAGS_WAIT_KERNEL = 1 (int)."""
+CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP: _NamedConstant
+"""OpenCL constant CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP = 2 (int)."""
+CLK_EVENT_ALLOCATION_FAILURE: _NamedConstant
+"""OpenCL constant CLK_EVENT_ALLOCATION_FAILURE = -100 (int)."""
 CLK_FILTER_LINEAR: _NamedConstant
 """OpenCL constant CLK_FILTER_LINEAR = 32 (int)."""
 CLK_FILTER_NEAREST: _NamedConstant
@@ -94,6 +107,14 @@ CLK_IMAGE_MEM_FENCE: _NamedConstant
 """OpenCL constant CLK_IMAGE_MEM_FENCE = 4 (uint)."""
 CLK_INTENSITY: _NamedConstant
 """OpenCL constant CLK_INTENSITY = 4280 (int)."""
+CLK_INVALID_ARG_SIZE: _NamedConstant
+"""OpenCL constant CLK_INVALID_ARG_SIZE = -51 (int)."""
+CLK_INVALID_EVENT_WAIT_LIST: _NamedConstant
+"""OpenCL constant CLK_INVALID_EVENT_WAIT_LIST = -57 (int)."""
+CLK_INVALID_NDRANGE: _NamedConstant
+"""OpenCL constant CLK_INVALID_NDRANGE = -160 (int)."""
+CLK_INVALID_QUEUE: _NamedConstant
+"""OpenCL constant CLK_INVALID_QUEUE = -102 (int)."""
 CLK_LOCAL_MEM_FENCE: _NamedConstant
 """OpenCL constant CLK_LOCAL_MEM_FENCE = 1 (uint)."""
 CLK_LUMINANCE: _NamedConstant
@@ -102,6 +123,10 @@ CLK_NORMALIZED_COORDS_FALSE: _NamedConstant
 """OpenCL constant CLK_NORMALIZED_COORDS_FALSE = 0 (int)."""
 CLK_NORMALIZED_COORDS_TRUE: _NamedConstant
 """OpenCL constant CLK_NORMALIZED_COORDS_TRUE = 1 (int)."""
+CLK_OUT_OF_RESOURCES: _NamedConstant
+"""OpenCL constant CLK_OUT_OF_RESOURCES = -5 (int)."""
+CLK_PROFILING_COMMAND_EXEC_TIME: _NamedConstant
+"""OpenCL constant CLK_PROFILING_COMMAND_EXEC_TIME = 1 (int)."""
 CLK_R: _NamedConstant
 """OpenCL constant CLK_R = 4272 (int)."""
 CLK_RA: _NamedConstant
@@ -128,6 +153,8 @@ CLK_SNORM_INT16: _NamedConstant
 """OpenCL constant CLK_SNORM_INT16 = 4305 (int)."""
 CLK_SNORM_INT8: _NamedConstant
 """OpenCL constant CLK_SNORM_INT8 = 4304 (int)."""
+CLK_SUCCESS: _NamedConstant
+"""OpenCL constant CLK_SUCCESS = 0 (int)."""
 CLK_UNORM_INT16: _NamedConstant
 """OpenCL constant CLK_UNORM_INT16 = 4307 (int)."""
 CLK_UNORM_INT24: _NamedConstant
@@ -154,6 +181,14 @@ CLK_sRGBA: _NamedConstant
 """OpenCL constant CLK_sRGBA = 4289 (int)."""
 CLK_sRGBx: _NamedConstant
 """OpenCL constant CLK_sRGBx = 4288 (int)."""
+CL_COMPLETE: _NamedConstant
+"""OpenCL constant CL_COMPLETE = 0 (int)."""
+CL_QUEUED: _NamedConstant
+"""OpenCL constant CL_QUEUED = 3 (int)."""
+CL_RUNNING: _NamedConstant
+"""OpenCL constant CL_RUNNING = 1 (int)."""
+CL_SUBMITTED: _NamedConstant
+"""OpenCL constant CL_SUBMITTED = 2 (int)."""
 Constant: _SpaceAnnotation
 """``Global[T]``, ``Local[T]`` ...: subscripting builds a pointer type."""
 Global: _SpaceAnnotation
@@ -236,6 +271,10 @@ char4: _VectorType
 """OpenCL type char4, 4 bytes."""
 char8: _VectorType
 """OpenCL type char8, 8 bytes."""
+clk_event_t: _OpaqueType
+"""OpenCL type clk_event_t, 8 bytes."""
+clk_profiling_info: _ScalarType
+"""OpenCL type int, 4 bytes."""
 constexpr: _Constexpr
 """Marks a parameter whose value is baked into the source (compiled once per value)."""
 double: _ScalarType
@@ -298,8 +337,12 @@ int8: _ScalarType
 """OpenCL type char, 1 bytes."""
 intptr_t: _ScalarType
 """OpenCL type intptr_t, 8 bytes."""
+kernel_enqueue_flags_t: _ScalarType
+"""OpenCL type int, 4 bytes."""
 local_array: _ArrayDecl
 """Declare a __local array: ``local_array(dtype, shape)``; shape is an int or a tuple of ints known at compile time."""
+local_bytes: _LocalBytes
+"""``clpy.local_bytes(n)`` among a child's arguments in ``enqueue_kernel``: a ``local"""
 long: _ScalarType
 """OpenCL type long, 8 bytes."""
 long16: _VectorType
@@ -332,10 +375,14 @@ memory_scope_work_group: _NamedConstant
 """OpenCL constant memory_scope_work_group = 1 (int)."""
 memory_scope_work_item: _NamedConstant
 """OpenCL constant memory_scope_work_item = 4 (int)."""
+ndrange_t: _OpaqueType
+"""OpenCL type ndrange_t, 8 bytes."""
 private_array: _ArrayDecl
 """Declare a __private array: ``private_array(dtype, shape)``; shape is an int or a tuple of ints known at compile time."""
 ptrdiff_t: _ScalarType
 """OpenCL type ptrdiff_t, 8 bytes."""
+queue_t: _OpaqueType
+"""OpenCL type queue_t, 8 bytes."""
 reserve_id_t: _OpaqueType
 """OpenCL type reserve_id_t, 8 bytes."""
 short: _ScalarType
@@ -1847,6 +1894,13 @@ def bitselect(arg0: _Any, arg1: _Any, arg2: _Any, /) -> _Any:
     bitselect(double, double, double) -> double
     bitselect(double2, double2, double2) -> double2
     ... and 58 more
+    """
+
+def capture_event_profiling_info(arg0: _Any, arg1: _Any, arg2: _Any, /) -> _Any:
+    """Write the profiling information ``name`` (CLK_PROFILING_COMMAND_EXEC_TIME: two 64-bit times in ns) of an enqueue_kernel event to ``value`` (spec Table 34).
+
+    capture_event_profiling_info(clk_event_t, int, __global ulong*) -> void
+    capture_event_profiling_info(clk_event_t, int, __global long*) -> void
     """
 
 def cbrt(arg0: _Any, /) -> _Any:
@@ -9953,6 +10007,12 @@ def cospi(arg0: _Any, /) -> _Any:
     ... and 10 more
     """
 
+def create_user_event() -> _Any:
+    """A new user event in state CL_SUBMITTED (spec Table 34).
+
+    create_user_event() -> clk_event_t
+    """
+
 def cross(arg0: _Any, arg1: _Any, /) -> _Any:
     """Cross product of p0.xyz and p1.xyz; the w component of a 4-vector result is 0.
 
@@ -10018,6 +10078,18 @@ def dot(arg0: _Any, arg1: _Any, /) -> _Any:
     dot(double3, double3) -> double
     dot(double4, double4) -> double
     ... and 4 more
+    """
+
+def enqueue_kernel(*args: _Any, **kwargs: _Any) -> _Any:
+    """Enqueue a child: ``enqueue_kernel(queue, flags, ndrange, child, args...)`` runs ``child(args...)`` (a @clpy.kernel or @clpy.func, its arguments captured now) over ``ndrange``; the event form takes ``num_events, wait_list, event_ret`` before the child. Returns CLK_SUCCESS or an error code (spec §1.13.17, Table 30).
+
+    enqueue_kernel(queue: queue_t, flags: int, ndrange: ndrange_t, [num_events: uint, wait_list: clk_event_t[], event_ret: clk_event_t*,] child, *args) -> int
+    """
+
+def enqueue_marker(*args: _Any, **kwargs: _Any) -> _Any:
+    """Enqueue a marker that completes when the ``num_events`` events of ``wait_list`` have; its event goes to ``event_ret`` (spec Table 33).
+
+    enqueue_marker(queue: queue_t, num_events: uint, wait_list: clk_event_t[], event_ret: clk_event_t*) -> int
     """
 
 def erf(arg0: _Any, /) -> _Any:
@@ -10257,6 +10329,12 @@ def frexp(arg0: _Any, arg1: _Any, /) -> _Any:
     ... and 10 more
     """
 
+def get_default_queue() -> _Any:
+    """The default device queue, or CLK_NULL_QUEUE (0) when the host created none (spec Table 35).
+
+    get_default_queue() -> queue_t
+    """
+
 def get_enqueued_local_size(arg0: _Any, type: _Any = ..., /) -> _Any:
     """The local size given at enqueue in dimension ``dimindx`` (spec §1.13.1). In kernel code a signed ``int`` (emitted ``(int)get_...``); an optional last argument names another integer type: ``clpy.get_global_id(0, clpy.size_t)``.
 
@@ -10345,6 +10423,30 @@ def get_image_width(*args: _Any, **kwargs: _Any) -> _Any:
     """The image width in pixels. (spec §1.13.14, image query functions)
 
     get_image_widthget_image_width(img) -> int
+    """
+
+def get_kernel_max_sub_group_size_for_ndrange(*args: _Any, **kwargs: _Any) -> _Any:
+    """The largest sub-group size of the block's kernel enqueued over ``ndrange`` (cl_khr_subgroups; the simulator answers from clpy.sim.config(sub_group_size=...)).
+
+    get_kernel_max_sub_group_size_for_ndrange(ndrange: ndrange_t, child, *args) -> uint
+    """
+
+def get_kernel_preferred_work_group_size_multiple(*args: _Any, **kwargs: _Any) -> _Any:
+    """The preferred multiple of the work-group size for the block's kernel (a performance hint; spec Table 32).
+
+    get_kernel_preferred_work_group_size_multiple(child, *args) -> uint
+    """
+
+def get_kernel_sub_group_count_for_ndrange(*args: _Any, **kwargs: _Any) -> _Any:
+    """The number of sub-groups per work-group of the block's kernel enqueued over ``ndrange`` (cl_khr_subgroups; the simulator answers from clpy.sim.config(sub_group_size=...)).
+
+    get_kernel_sub_group_count_for_ndrange(ndrange: ndrange_t, child, *args) -> uint
+    """
+
+def get_kernel_work_group_size(*args: _Any, **kwargs: _Any) -> _Any:
+    """The largest work-group size the block's kernel can be enqueued with on this device (spec Table 32).
+
+    get_kernel_work_group_size(child, *args) -> uint
     """
 
 def get_local_id(arg0: _Any, type: _Any = ..., /) -> _Any:
@@ -10613,6 +10715,12 @@ def ilogb(arg0: _Any, /) -> _Any:
     ilogb(double) -> int
     ilogb(double2) -> int2
     ... and 10 more
+    """
+
+def is_valid_event(arg0: _Any, /) -> _Any:
+    """True if the event is valid (not CLK_NULL_EVENT, not released) (spec Table 34).
+
+    is_valid_event(clk_event_t) -> bool
     """
 
 def is_valid_reserve_id(arg0: _Any, /) -> _Any:
@@ -11271,6 +11379,30 @@ def native_tan(arg0: _Any, /) -> _Any:
     native_tan(float16) -> float16
     """
 
+def ndrange_1D(*args: _Any, **kwargs: _Any) -> _Any:
+    """A 1-D ND-range descriptor: ``ndrange_1D(global)``, ``(global, local)`` or ``(offset, global, local)`` (spec Table 35).
+
+    ndrange_1D(size_t) -> ndrange_t
+    ndrange_1D(size_t, size_t) -> ndrange_t
+    ndrange_1D(size_t, size_t, size_t) -> ndrange_t
+    """
+
+def ndrange_2D(*args: _Any, **kwargs: _Any) -> _Any:
+    """A 2-D ND-range descriptor: ``ndrange_2D(global)``, ``(global, local)`` or ``(offset, global, local)``, each a tuple of 2 sizes (spec Table 35).
+
+    ndrange_2D(size_t, size_t) -> ndrange_t
+    ndrange_2D(size_t, size_t, size_t, size_t) -> ndrange_t
+    ndrange_2D(size_t, size_t, size_t, size_t, size_t, size_t) -> ndrange_t
+    """
+
+def ndrange_3D(*args: _Any, **kwargs: _Any) -> _Any:
+    """A 3-D ND-range descriptor: ``ndrange_3D(global)``, ``(global, local)`` or ``(offset, global, local)``, each a tuple of 3 sizes (spec Table 35).
+
+    ndrange_3D(size_t, size_t, size_t) -> ndrange_t
+    ndrange_3D(size_t, size_t, size_t, size_t, size_t, size_t) -> ndrange_t
+    ndrange_3D(size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t) -> ndrange_t
+    """
+
 def nextafter(arg0: _Any, arg1: _Any, /) -> _Any:
     """Next representable value after x toward y.
 
@@ -11411,6 +11543,12 @@ def read_pipe(*args: _Any, **kwargs: _Any) -> _Any:
     read_piperead_pipe(p: Pipe[T], ptr | buf, i) -> int; read_pipe(p, rid, index, ptr | buf, i)
     """
 
+def release_event(arg0: _Any, /) -> _Any:
+    """Decrement an event's reference count; it is deleted once released, complete and no longer waited for (spec Table 34).
+
+    release_event(clk_event_t) -> void
+    """
+
 def remainder(arg0: _Any, arg1: _Any, /) -> _Any:
     """IEEE remainder x - n*y, n nearest.
 
@@ -11449,6 +11587,12 @@ def reserve_write_pipe(*args: _Any, **kwargs: _Any) -> _Any:
     """Reserve ``num_packets`` packets to write: a reservation for this work-item; returns a reserve_id_t (check it with is_valid_reserve_id) (spec §1.13.16.4, §1.13.16.5).
 
     reserve_write_pipereserve_write_pipe(p: WritePipe[T], num_packets: uint) -> reserve_id_t
+    """
+
+def retain_event(arg0: _Any, /) -> _Any:
+    """Increment an event's reference count (spec Table 34).
+
+    retain_event(clk_event_t) -> void
     """
 
 def rhadd(arg0: _Any, arg1: _Any, /) -> _Any:
@@ -11547,6 +11691,12 @@ def select(arg0: _Any, arg1: _Any, arg2: _Any, /) -> _Any:
     select(float4, float4, int4) -> float4
     select(float4, float4, uint4) -> float4
     ... and 124 more
+    """
+
+def set_user_event_status(arg0: _Any, arg1: _Any, /) -> _Any:
+    """Set a user event's status: CL_COMPLETE or a negative error (spec Table 34).
+
+    set_user_event_status(clk_event_t, int) -> void
     """
 
 def shuffle(arg0: _Any, arg1: _Any, /) -> _Any:
