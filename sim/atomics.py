@@ -193,6 +193,8 @@ def _atomic(call: Call, fr: Frame, args: list[Any]) -> Any:
     p = args[0]
     off = p.off + np.asarray(args[1], np.int64) if indexed else p.off
     rest = args[2 if indexed else 1 :]
+    if p.mem.space != "local":
+        fr.batch.ordered()  # across work-groups: in batch order, whatever the thread count
     idx = p.mem.element_indices(fr, off, call.loc)
     data = p.mem.flat_data()
     dt = data.dtype
@@ -246,17 +248,21 @@ def _discarded(
     if dt.kind not in "iu" or op not in ("add", "sub", "inc", "dec", *_AT):
         return False
     flat = np.asarray(idx).ravel()
+    # only the elements hit are written: other threads' batches may store to the others
     if op in ("inc", "dec"):
         counts = np.bincount(flat, minlength=data.size)
-        delta = counts if op == "inc" else -counts
-        data += delta.astype(dt, copy=False) if dt.itemsize < 8 else delta.astype(dt)
+        hit = np.flatnonzero(counts)
+        delta = counts[hit] if op == "inc" else -counts[hit]
+        data[hit] += delta.astype(dt, copy=False) if dt.itemsize < 8 else delta.astype(dt)
         return True
     v = np.broadcast_to(np.asarray(vals[0]).astype(dt, copy=False), shape).ravel()
     if op in ("add", "sub"):
         if dt.itemsize <= 4:  # exact in float64: |sum| < 2^20 * 2^32 per address
-            sums = np.bincount(flat, weights=v, minlength=data.size).astype(np.int64)
+            counts = np.bincount(flat, minlength=data.size)
+            hit = np.flatnonzero(counts)
+            sums = np.bincount(flat, weights=v, minlength=data.size)[hit].astype(np.int64)
             sums = sums if op == "add" else -sums
-            data[...] = (data.astype(np.int64) + sums).astype(dt)
+            data[hit] = (data[hit].astype(np.int64) + sums).astype(dt)
         else:
             (np.add if op == "add" else np.subtract).at(data, flat, v)
         return True

@@ -12,6 +12,7 @@ context manager::
 from __future__ import annotations
 
 import contextvars
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,7 +26,9 @@ class SimConfig:
     ``"warn"``. ``atomic_order``: ``"work-item"`` or ``"shuffled"`` (used by atomics).
     ``sub_group_size``: lanes per sub-group. ``spin_limit``: iterations without any change of
     state after which a loop is reported as making no progress. ``max_lanes``: work-items
-    simulated together (whole work-groups; bounds memory use). ``seed``: for shuffled orders."""
+    simulated together (whole work-groups; bounds memory use). ``seed``: for shuffled orders.
+    ``threads``: work-group batches run at once on a thread pool (``None``: ``CLPY_SIM_THREADS``
+    or every core); results and reports do not depend on it (docs/simulator.md "Threads")."""
 
     checks: frozenset[str] = CHECKS
     on_error: str = "raise"
@@ -38,9 +41,33 @@ class SimConfig:
     # queries' answers (get_kernel_work_group_size)
     enqueue_depth: int = 16
     max_work_group_size: int = 1024
+    threads: int | None = None
 
     def on(self, check: str) -> bool:
         return check in self.checks
+
+    def thread_count(self) -> int:
+        """Threads a launch may use: ``threads``, else ``CLPY_SIM_THREADS``, else every core."""
+        if self.threads is not None:
+            return self.threads
+        return default_threads()
+
+
+def default_threads() -> int:
+    """``CLPY_SIM_THREADS`` (a positive int) or the number of cores this process may use."""
+    env = os.environ.get("CLPY_SIM_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise ValueError(f"CLPY_SIM_THREADS must be a positive int, got {env!r}") from None
+        if n <= 0:
+            raise ValueError(f"CLPY_SIM_THREADS must be a positive int, got {env!r}")
+        return n
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 _CURRENT: contextvars.ContextVar[SimConfig] = contextvars.ContextVar(
@@ -80,9 +107,11 @@ def config(
     seed: int | None = None,
     enqueue_depth: int | None = None,
     max_work_group_size: int | None = None,
+    threads: int | None = None,
 ) -> _ConfigHandle:
     """Change simulator settings (see ``SimConfig``); ``checks=True``/``False`` turns every
-    checker on/off, or name them: ``checks={"bounds", "races"}``."""
+    checker on/off, or name them: ``checks={"bounds", "races"}``. ``threads=1`` runs every
+    launch on the calling thread only."""
     cfg = _CURRENT.get()
     kw: dict[str, Any] = {}
     if checks is not None:
@@ -114,6 +143,7 @@ def config(
         ("seed", seed),
         ("enqueue_depth", enqueue_depth),
         ("max_work_group_size", max_work_group_size),
+        ("threads", threads),
     ):
         if v is not None:
             if not isinstance(v, int) or isinstance(v, bool) or (v <= 0 and name != "seed"):

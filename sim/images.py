@@ -572,7 +572,7 @@ def _write(call: Call, fr: Frame, args: list[Any]) -> None:
         img.shadow.write(fr, Where("flat", shape, idx=pix.reshape(shape)), call.loc)
     keep = inside
     img.flat[pix[keep]] = raw.T[keep]
-    fr.batch.launch.stores += 1
+    fr.batch.stores += 1
 
 
 def _query(which: str) -> Any:

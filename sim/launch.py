@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,12 +12,13 @@ from clpy.abi import Buffer, LocalBuffer, Param, kernel_params
 from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
-from clpy_sim.config import current
+from clpy_sim.config import SimConfig, current
 from clpy_sim.enqueue import run_enqueued
 from clpy_sim.errors import SimulationError
 from clpy_sim.frame import Frame, PtrVal, select_lanes
 from clpy_sim.images import make_image
 from clpy_sim.memory import make_global, make_local
+from clpy_sim.parallel import Turnstile, in_worker, restore, run_batches, snapshot
 from clpy_sim.plan import get_plan
 from clpy_sim.printf import flush_prints
 from clpy_sim.progress import Progress
@@ -44,11 +46,13 @@ class _Binder:
 
     def __init__(self, st: Launch) -> None:
         self.st = st
+        self.serial = False  # an argument needs its batches run one after another
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
         mem = make_global(
             self.st, param.name, param.elem, array, param.constant, written=param.written
         )
+        self.st.memories.append(mem)
         return PtrVal(mem, np.int64(0))
 
     def local_buffer(self, param: LocalBuffer, count: int) -> Any:
@@ -58,10 +62,13 @@ class _Binder:
         return _scalar_arg(param.name, param.type, value)
 
     def pipe(self, param: Param, pipe: Any) -> Any:
+        self.serial = True  # packets move in work-item order, in a host object
         return pipe  # a clpy.Pipe: its packets live in the object
 
     def image(self, param: Param, image: Any) -> Any:
-        return make_image(self.st, param.name, image)
+        img = make_image(self.st, param.name, image)
+        self.st.memories.append(img)
+        return img
 
     def sampler(self, param: Param, spec: Any) -> Any:
         return np.int64(spec.bits)
@@ -94,10 +101,25 @@ def launch(
     if len(args) != len(fn.params):
         raise TypeError(f"sim.launch: {fn.name} takes {len(fn.params)} arguments, got {len(args)}")
     cfg = current()
-    st = Launch(cfg, gs, ls, off)
-    plan = get_plan(fn, cfg.checks)
     if params is None:
         params = kernel_params(fn)
+    threads = 1 if cfg.on_error == "warn" or in_worker() else cfg.thread_count()
+    _run(fn, gs, ls, off, args, params, cfg, threads)
+
+
+def _run(
+    fn: Function,
+    gs: tuple[int, ...],
+    ls: tuple[int, ...],
+    off: tuple[int, ...],
+    args: Sequence[Any],
+    params: Sequence[Param],
+    cfg: SimConfig,
+    threads: int,
+) -> None:
+    """One launch on up to ``threads`` threads (see sim/parallel.py for what stays equal)."""
+    st = Launch(cfg, gs, ls, off)
+    plan = get_plan(fn, cfg.checks)
     binder = _Binder(st)
     fixed: dict[Any, Any] = {}
     local_params: list[tuple[Any, Type, int]] = []
@@ -110,32 +132,79 @@ def launch(
     W = st.W
     per_batch = max(1, cfg.max_lanes // W)
     total = st.total_groups
-    llid = np.arange(W, dtype=np.int64)[None, :]
-    progress = Progress(total)  # a bar after ~2 s; Ctrl-C raises here, the caller rolls back
-    with np.errstate(all="ignore"):
-        try:
-            for gfirst in range(0, total, per_batch):
-                G = min(per_batch, total - gfirst)
-                batch = Batch(st, gfirst, G)
-                root = Frame(batch, (G, W), np.arange(G, dtype=np.int64)[:, None], llid)
-                root.env.update(fixed)
-                for p, elem, count in local_params:
-                    lm = make_local(st, p.name, elem, count, G)
-                    batch.locals[p] = lm
-                    root.env[p] = PtrVal(lm, np.int64(0))
-                if st.uniform:
-                    plan.body(root)
-                else:
-                    active = select_lanes(st.active_lanes(gfirst, G), root.shape)
-                    plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
-                progress.step(G)
-        except SimulationError as e:
-            # one clean traceback frame: the finding already names the kernel's file:line
-            raise SimulationError(e.reports) from None
-        finally:
+    nbatch = -(-total // per_batch)
+    llid = _lane_ids(W)
+
+    def run(k: int, turn: Turnstile | None) -> int:
+        gfirst = k * per_batch
+        G = min(per_batch, total - gfirst)
+        batch = Batch(st, gfirst, G)
+        batch.index = k
+        batch.turn = turn
+        root = Frame(batch, (G, W), _group_slots(G), llid)
+        root.env.update(fixed)
+        for p, elem, count in local_params:
+            lm = make_local(st, p.name, elem, count, G)
+            batch.locals[p] = lm
+            root.env[p] = PtrVal(lm, np.int64(0))
+        if st.uniform:
+            plan.body(root)
+        else:
+            active = select_lanes(st.active_lanes(gfirst, G), root.shape)
+            plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
+        return G
+
+    threads = min(threads, nbatch)
+    if binder.serial:
+        threads = 1
+    progress = Progress(total) if nbatch > 1 else None  # a bar after ~2 s; Ctrl-C raises here
+    saved = None
+    try:
+        if threads <= 1:
+            with np.errstate(all="ignore"):
+                for k in range(nbatch):
+                    g = run(k, None)
+                    if progress is not None:
+                        progress.step(g)
+        else:
+            saved = snapshot(st.memories) if "races" in cfg.checks else None
+            run_batches(nbatch, threads, run, progress.step if progress else _no_step)
+    except SimulationError as e:
+        if saved is not None:
+            # a finding of a parallel run with the race checker on: the sequential run's
+            # report, exactly (which race, which lines and work-items), from the same inputs
+            restore(saved)
+            if progress is not None:
+                progress.close()
+            st.prints.clear()
+            return _run(fn, gs, ls, off, args, params, cfg, 1)
+        # one clean traceback frame: the finding already names the kernel's file:line
+        raise SimulationError(e.reports) from None
+    finally:
+        if progress is not None:
             progress.close()
-            flush_prints(st)
+        flush_prints(st)
     run_enqueued(st)  # device-side enqueue: the children run after the parent kernel
+
+
+def _no_step(groups: int) -> None:
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _lane_ids(W: int) -> np.ndarray:
+    """Local linear ids of a root frame, shape (1, W) (shared, read-only)."""
+    a = np.arange(W, dtype=np.int64)[None, :]
+    a.flags.writeable = False
+    return a
+
+
+@functools.lru_cache(maxsize=64)
+def _group_slots(G: int) -> np.ndarray:
+    """Work-group slots of a root frame, shape (G, 1) (shared, read-only)."""
+    a = np.arange(G, dtype=np.int64)[:, None]
+    a.flags.writeable = False
+    return a
 
 
 def _scalar_arg(name: str, t: Type, a: Any) -> Any:

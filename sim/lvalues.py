@@ -156,7 +156,7 @@ class LvalueCompiler:
                 vv = np.broadcast_to(np.asarray(v, dtype=arr.dtype), arr.shape[1:])[None]
                 np.put_along_axis(arr, ix, vv, axis=0)
                 fr.env[key.var] = arr
-                fr.batch.launch.stores += 1
+                fr.batch.stores += 1
 
             return aref, prload, prstore
 

@@ -210,7 +210,7 @@ class Memory:
         return _from_raw(w.gather(self.data, copy), self.elem)
 
     def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
-        self.launch.stores += 1
+        fr.batch.stores += 1
         w = self.where(fr, addr, loc, True)
         if self.shadow is not None:
             self.shadow.write(fr, w, loc)

@@ -43,8 +43,10 @@ def format_print(fr: Frame, parts: list[tuple[Any, Any]], sep: str, end: str) ->
         columns.append(_format_column(v, t, shape))
     lines = [sep.join(row) + end for row in zip(*columns)] if columns else [end] * n
     wids = np.broadcast_to(frame_wids(fr), shape).ravel()
-    launch.prints.append((launch.global_linear(wids), launch.print_seq, lines))
-    launch.print_seq += 1
+    # program order within a batch: a batch holds whole work-items (any thread count)
+    batch = fr.batch
+    launch.prints.append((launch.global_linear(wids), batch.print_seq, lines))
+    batch.print_seq += 1
 
 
 def _format_column(v: Any, t: Type, shape: tuple[int, int]) -> list[str]:

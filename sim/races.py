@@ -16,6 +16,7 @@ per access, not a Python loop.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -321,6 +322,9 @@ class GlobalShadow(_Shadow):
         self.any_read = False  # until a read, the reader array is all zero: skip it
         self.log: dict[tuple[str, Loc], list[Any]] = {}
         self.W = np.int64(launch.W)
+        # batches on other threads update the same shadow: each check-and-record is atomic,
+        # so a cross-group race is found in any interleaving (sim/parallel.py)
+        self.lock = threading.Lock()
 
     def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(id + 1) << 24, group + 1, epoch and the packed record of the frame's lanes."""
@@ -351,6 +355,14 @@ class GlobalShadow(_Shadow):
         return (x > 0) & (other1 != mine1) & ((og1 != grp1) | ((x & _EMASK) == ep))
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
+        with self.lock:
+            self._read(fr, w, loc)
+
+    def write(self, fr: Frame, w: Any, loc: Loc) -> None:
+        with self.lock:
+            self._write(fr, w, loc)
+
+    def _read(self, fr: Frame, w: Any, loc: Loc) -> None:
         me_hi, grp1, ep, mine = self._ids(fr)
         self.any_read = True
         wv = w.gather(self.w, False)
@@ -389,7 +401,7 @@ class GlobalShadow(_Shadow):
         out = np.where(fresh, mine, np.where(same_g & (rv != _MULTI), group_multi, _MULTI))
         return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(mine)))
 
-    def write(self, fr: Frame, w: Any, loc: Loc) -> None:
+    def _write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me_hi, grp1, ep, mine = self._ids(fr)
         wv = w.gather(self.w, False)
         if wv.any():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -33,22 +34,22 @@ class Launch:
         # OpenCL 2.0 non-uniform work-groups: the last group of a dimension may be smaller
         self.ngroups = tuple(-(-g // sz) for g, sz in zip(gsize, lsize))
         self.uniform = all(g % sz == 0 for g, sz in zip(gsize, lsize))
-        self.W = int(np.prod(lsize))
-        self.total_groups = int(np.prod(self.ngroups))
+        self.W = math.prod(lsize)
+        self.total_groups = math.prod(self.ngroups)
         self.reports: list[Report] = []
         self.warned: set[tuple[str, Loc]] = set()
         # where on_error="warn" points its warnings: the user's launch line (taken here, in
         # the launching thread; work-group batches may run on others)
         self.site = user_site() if cfg.on_error == "warn" else None
         self.prints: list[tuple[np.ndarray, int, list[str]]] = []
-        self.print_seq = 0
-        self.stores = 0
         self.checks = cfg.checks
         # device-side enqueue (sim/enqueue.py): the queue shared with child launches, how deep
         # below the host's launch this one is, and the command it runs (None: the host's)
         self.device_queue: Any = None
         self.enqueue_depth = 0
         self.command: Any = None
+        # global memory objects and images, for the snapshot of a parallel launch
+        self.memories: list[Any] = []
 
     # ------------------------------------------------------------------ ids
 
@@ -172,6 +173,21 @@ class Batch:
         # Weak, so that the registry neither keeps arrays alive nor blocks in-place updates;
         # an in-place update of a registered array forgets it (``forget_run``).
         self.runs: dict[int, tuple[weakref.ref[np.ndarray], int]] = {}
+        self.stores = 0  # memory stores so far (the no-progress checker's "memory changed")
+        self.print_seq = 0  # printf calls so far (program order of a work-item's output)
+        # parallel launches: this batch's position and the turnstile that orders what must
+        # happen in batch order (``ordered``); None when batches run one after another
+        self.index = 0
+        self.turn: Any = None
+
+    def ordered(self) -> None:
+        """Called before an operation whose result depends on the order of work-groups across
+        batches (an atomic on global memory): waits until every earlier batch of the launch
+        has finished, so the launch gives what running the batches one by one gives."""
+        turn = self.turn
+        if turn is not None:
+            turn.wait(self.index)
+            self.turn = None  # every earlier batch is done: no more waiting
 
     def note_run(self, a: np.ndarray, first: int) -> np.ndarray:
         """Remember that ``a`` (C-contiguous) holds first, first + 1, ... in order."""

@@ -464,7 +464,8 @@ class StmtCompiler:
                 for_parts[0](fr)
             cur = fr
             ret_acc: Any = None
-            launch = fr.batch.launch
+            batch = fr.batch
+            launch = batch.launch
             limit = launch.cfg.spin_limit
             stalls = 0
             snap: dict[Any, Value] | None = None
@@ -476,7 +477,7 @@ class StmtCompiler:
                 if sel is not True:
                     cur = _shrink(fr, cur, c, keys)
                     snap = None
-                stores = launch.stores
+                stores = batch.stores
                 j = body(cur)
                 if j is not None:
                     if j.ret is not None:
@@ -496,7 +497,7 @@ class StmtCompiler:
                 if for_parts is not None:
                     for_parts[1](cur)
                 if progress:
-                    if launch.stores == stores and snap is not None and _same(cur, snap, keys):
+                    if batch.stores == stores and snap is not None and _same(cur, snap, keys):
                         stalls += 1
                         if stalls >= limit:
                             launch.fail_lanes(
