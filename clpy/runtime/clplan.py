@@ -35,7 +35,7 @@ from clpy.runtime.sizes import (
     check_uniform,
     index_range,
 )
-from clpy.runtime.transfers import RepeatWatch, pool_for
+from clpy.runtime.transfers import STAGE_MIN, RepeatWatch, Staging, pool_for, staging_for
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
@@ -215,9 +215,13 @@ class CLPlan:
                         self._repeats.saw(j, host, self.params[j].name, self.name)
                         buf = pool.take(host.nbytes)
                         pooled.append((buf, host.nbytes))
-                        # non-blocking when this call waits anyway; an async launch copies
-                        # now, so the caller may change the array as soon as it returns
-                        cl.enqueue_copy(queue, buf, host, is_blocking=not wait)
+                        staging = self._staging(host.nbytes)
+                        if staging is not None:
+                            staging.upload(buf, host)  # at the link's rate, via pinned memory
+                        else:
+                            # non-blocking when this call waits anyway; an async launch copies
+                            # now, so the caller may change the array as soon as it returns
+                            cl.enqueue_copy(queue, buf, host, is_blocking=not wait)
                     else:
                         buf = x.upload(self.context, cl)
                     cl_args[j] = buf
@@ -251,7 +255,11 @@ class CLPlan:
                         f"{evt.command_execution_status}; arguments left untouched"
                     )
                 for host, buf in copies:
-                    _copy_back(cl, queue, host, buf)
+                    staging = self._staging(host.nbytes) if isinstance(buf, cl.Buffer) else None
+                    if staging is not None:
+                        staging.download(host, buf)
+                    else:
+                        _copy_back(cl, queue, host, buf)
             finally:
                 self._give_back(pooled)
             return None
@@ -261,6 +269,11 @@ class CLPlan:
         ]
         self._give_back(pooled)  # the queue is in order: a later write runs after these
         return LaunchHandle(evt, events, (keep, copies))
+
+    def _staging(self, nbytes: int) -> Staging | None:
+        if nbytes < STAGE_MIN or self._pool is None:
+            return None
+        return staging_for(self._cl, self.queue)
 
     def _give_back(self, pooled: list[tuple[Any, int]]) -> None:
         pool = self._pool
