@@ -61,12 +61,14 @@ class CLPlan:
         self.spec = spec
         self.params: tuple[Param, ...] = spec.abi
         self._svm_any = False
+        self._alias_memo: tuple[tuple[Any, ...], frozenset[str] | None] | None = None
         # Buffers get ``restrict`` when no other argument reaches their memory (the launch
         # sees it: _noalias); the common case, every buffer distinct, is the main variant.
         self.buffers: tuple[str, ...] = tuple(p.name for p in spec.abi if isinstance(p, Buffer))
         self._buffer_slots = tuple(
             (j, p.name, p.written) for j, p in enumerate(spec.abi) if isinstance(p, Buffer)
         )
+        self._multi_buffer = len(self._buffer_slots) > 1
         need = set(required_features(ordered_functions(fn)))
         std = build_std(target, need)
         self.std = std
@@ -146,29 +148,42 @@ class CLPlan:
     def _noalias(self, cl_args: list[Any]) -> frozenset[str] | None:
         """The buffers no other argument reaches (None: all of them, the main variant).
         Fresh uploads never alias; device buffers alias when they are one memory object and
-        one of them is written; SVM pointers and sub-buffers may overlap anything."""
-        seen: dict[int, list[tuple[str, bool]]] = {}
-        unsure: list[str] = []
+        one of them is written; SVM pointers and sub-buffers may overlap anything. The answer
+        for the same device objects as last time is remembered (the plan holds them)."""
         cl = self._cl
-        for j, name, written in self._buffer_slots:
-            a = cl_args[j]
-            if isinstance(a, HostUpload):
-                continue
+        dev_args = [
+            (cl_args[j], name, written)
+            for j, name, written in self._buffer_slots
+            if not isinstance(cl_args[j], HostUpload)
+        ]
+        if len(dev_args) < 2:
+            return None
+        memo = self._alias_memo
+        if (
+            memo is not None
+            and len(memo[0]) == len(dev_args)
+            and all(a is b for a, (b, _, _) in zip(memo[0], dev_args))
+        ):
+            return memo[1]
+        seen: dict[int, list[tuple[str, bool]]] = {}
+        unsure = False
+        for a, name, written in dev_args:
             if isinstance(a, cl.Buffer) and not _is_sub_buffer(cl, a):
                 seen.setdefault(a.int_ptr, []).append((name, written))
             else:
-                unsure.append(name)
-        shared = [
-            n
-            for group in seen.values()
-            if len(group) > 1 and any(w for _, w in group)
-            for n, _ in group
-        ]
-        if not shared and not unsure:
-            return None
-        if unsure and len(self._buffer_slots) > 1:
-            shared = [n for _, n, _ in self._buffer_slots]
-        return frozenset(self.buffers) - frozenset(shared)
+                unsure = True
+        if unsure:
+            out: frozenset[str] | None = frozenset(self.buffers) - {n for _, n, _ in dev_args}
+        else:
+            shared = {
+                n
+                for group in seen.values()
+                if len(group) > 1 and any(w for _, w in group)
+                for n, _ in group
+            }
+            out = frozenset(self.buffers) - shared if shared else None
+        self._alias_memo = (tuple(a for a, _, _ in dev_args), out)
+        return out
 
     def check_sizes(self, sizes: Sizes) -> None:
         g, loc = sizes
@@ -229,7 +244,7 @@ class CLPlan:
                     if x.written and host.nbytes:
                         copies.append((host, buf))
         keep = list(cl_args) if temps and not wait else None
-        noalias = self._noalias(cl_args) if len(self._buffer_slots) > 1 else None
+        noalias = self._noalias(cl_args) if self._multi_buffer else None
         try:
             with self.lock:
                 var = self._main if noalias is None else self._variant(noalias)
