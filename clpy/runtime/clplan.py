@@ -301,9 +301,13 @@ class CLPlan:
         no images or pipes, whose host sides may be read elsewhere)."""
         if not self._plain:
             return False
+        queue = self.queue
         for j in self._buffer_args:
             a = args[j]
-            if type(a) is not DeviceArray or a.cl_array is None or a.cl_array.queue != self.queue:
+            if type(a) is not DeviceArray:
+                return False
+            arr = a.cl_array
+            if arr is None or (arr.queue is not queue and arr.queue != queue):
                 return False
         return True
 
