@@ -36,6 +36,7 @@ from clpy.errors import (
     UnsupportedSyntaxError,
 )
 from clpy.kernel import Func, Kernel, Specialization, func, kernel, reduction
+from clpy.program_scope import constant_array, global_var
 from clpy.runtime import api as _api
 from clpy.runtime.arrays import empty, to_device, zeros, zeros_like
 from clpy.runtime.images import Image
@@ -164,6 +165,8 @@ __all__ = [
     "clk_profiling_info",
     "local_bytes",
     "event_t",
+    "constant_array",
+    "global_var",
     "LocalMemory",
     "DeviceArray",
     "to_device",

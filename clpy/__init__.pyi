@@ -32,6 +32,8 @@ from clpy.kernel import Specialization as Specialization
 from clpy.kernel import func as func
 from clpy.kernel import kernel as kernel
 from clpy.kernel import reduction as reduction
+from clpy.program_scope import constant_array as constant_array
+from clpy.program_scope import global_var as global_var
 from clpy.runtime.api import LaunchError as LaunchError
 from clpy.runtime.api import LaunchHandle as LaunchHandle
 from clpy.runtime.api import clear_caches as clear_caches

@@ -40,10 +40,11 @@ from clpy.ir.nodes import (
     VarRef,
     VectorCons,
 )
+from clpy.ir.program_vars import ProgramVar
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
-from clpy_sim import ops
+from clpy_sim import ops, program_scope
 from clpy_sim.frame import Frame, PtrVal, scatter_value, select_lanes
 from clpy_sim.lvalues import Load, LvalueCompiler, Ref, Store
 
@@ -165,6 +166,8 @@ class ExprCompiler:
     def x_VarRef(self, e: VarRef) -> Fn:
         var = e.var
         t = var.type
+        if isinstance(var, ProgramVar):  # a program-scope table or variable
+            return lambda fr: program_scope.value(fr, var)
         if isinstance(t, ArrayType) and t.space is AddressSpace.PRIVATE:
             assert var in self.escaped  # an array used as a value: held in memory
 

@@ -29,6 +29,11 @@ class Namer:
         self._used: set[str] = set()
         self._taken = taken
 
+    def fix(self, var: Var, name: str) -> None:
+        """Give ``var`` the C name ``name`` (a program-scope variable's, chosen per program)."""
+        self._names[var] = name
+        self._used.add(name)
+
     def __call__(self, var: Var) -> str:
         name = self._names.get(var)
         if name is None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from clpy.builtins.registry import REGISTRY
 from clpy.builtins.samplers import SamplerSpec
+from clpy.emit import program_vars
 from clpy.emit.blocks import forward_declarations
 from clpy.emit.c_exprs import ExprEmitter, type_name
 from clpy.emit.c_stmts import StmtEmitter, declaration
@@ -56,6 +57,7 @@ def required_features(fns: list[Function]) -> dict[str, Any]:
                 if isinstance(n, CallBuiltin) and n.builtin.lowering is None:
                     for feat in n.builtin.features:
                         need.setdefault(feat, n.loc)
+        program_vars.require(program_vars.collect([fn]), need)
         for p in fn.params:
             _type_features(p.type, p.loc, need)
             if isinstance(p.type, PointerType) and p.type.space is AddressSpace.GENERIC:
@@ -130,6 +132,8 @@ def emit_program(
     tgt = target_of(target)
     fns = ordered_functions(*kernels)
     need = required_features(fns)
+    pvars = program_vars.collect(fns)
+    program_vars.check(pvars, tgt)  # errors naming the variable
     _check_target(need, tgt)
     if "__opencl_c_3d_image_writes" in need and tgt.version < (2, 0):
         need.setdefault("cl_khr_3d_image_writes", need["__opencl_c_3d_image_writes"])
@@ -138,9 +142,13 @@ def emit_program(
     helpers: set[tuple[str, Type]] = set()
     fn_names = function_names(fns)
     taken = _called_names(fns) | frozenset(fn_names.values())
+    pv_names = program_vars.c_names(pvars, taken)
+    taken |= frozenset(pv_names.values())
     bodies = Writer(line_directives, line_file=line_file)
     for fn in fns:
         names = Namer(taken)
+        for pv in pvars:
+            names.fix(pv, pv_names[pv.key])
         hook = _lowering_hook(tgt, fn)
         ex = ExprEmitter(names, helpers, hook)
         ex.fn_names = fn_names
@@ -174,6 +182,10 @@ def emit_program(
     for smp in samplers:
         out.raw(f"__constant sampler_t {smp.c_name} = {smp.flags_text};")
     if samplers:
+        out.raw("")
+    for line in program_vars.declarations(pvars, pv_names):
+        out.raw(line)
+    if pvars:
         out.raw("")
     protos = forward_declarations(fns, lambda f, p: _param_text(f, p, taken), fn_names)
     for line in protos:  # kernels that blocks call before their definition

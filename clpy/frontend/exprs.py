@@ -16,7 +16,7 @@ import numpy as np
 from clpy.builtins.constants import NamedConstant
 from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
-from clpy.frontend import pointers, signs
+from clpy.frontend import pointers, program_data, signs
 from clpy.frontend.calls import CallBuilder
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.helpers import (
@@ -175,6 +175,9 @@ class ExprBuilder:
             st.fail(
                 node, f"local variable {name!r} is used before it is assigned", UndefinedNameError
             )
+        data = program_data.lookup(st, name, node)  # a table or global at program scope
+        if data is not None:
+            return data
         if name in st.parsed.closure:
             return self.from_python(st.parsed.closure[name], node)
         if name in st.parsed.globals:
@@ -218,6 +221,9 @@ class ExprBuilder:
                     f"attribute .{node.attr} of {_describe(obj)} is not available in kernel code",
                     UnsupportedSyntaxError,
                 )
+            data = program_data.attribute(self.state, obj, node.attr, node)
+            if data is not None:
+                return data
             try:
                 return self.from_python(getattr(obj, node.attr), node)
             except AttributeError as e:

@@ -12,7 +12,7 @@ from typing import Any
 
 from clpy.builtins.samplers import SamplerSpec
 from clpy.errors import ConstantError, UndefinedNameError, UnsupportedSyntaxError
-from clpy.frontend import ranges
+from clpy.frontend import program_data, ranges
 from clpy.frontend.context import FuncState, PyValue
 from clpy.frontend.exprs import BINOPS, ExprBuilder
 from clpy.frontend.helpers import c_compound, elem_type, is_weak, pure, range_type
@@ -460,6 +460,7 @@ class StmtBuilder:
         if isinstance(e, VarRef):
             if e.var.name in st.constexprs:
                 st.fail(node, f"constexpr parameter {e.var.name!r} cannot be assigned")
+            program_data.check_write(st, e, node)
             return
         st.fail(node, "this expression is not assignable (it is a computed value)")
 

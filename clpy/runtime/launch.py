@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clpy.abi import DeviceArray, ForeignContext, LocalMemory, arg_count_error
+from clpy.ir.program_vars import captures, stale
 from clpy.runtime.clplan import CLPlan
 from clpy.runtime.devices import RUNTIME, Device
 from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
@@ -70,12 +71,15 @@ class KernelLaunches:
     on the first launch) and the plans per (argument-type signature, device, context, queue).
     ``Kernel.launches`` holds it; ``clear()`` forgets everything."""
 
-    __slots__ = ("kernel", "meta", "plans", "__weakref__")
+    __slots__ = ("kernel", "meta", "plans", "captures", "__weakref__")
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.meta: Meta | None = None
         self.plans: dict[Any, CLPlan | SimPlan] = {}
+        # module-level tables the plans' programs hold (clpy/program_scope.py): checked
+        # before each launch, a change re-specializes the kernel
+        self.captures: list[tuple[Any, Any]] = []
 
     def meta_of(self) -> Meta:
         m = self.meta
@@ -96,6 +100,7 @@ class KernelLaunches:
     def clear(self) -> None:
         self.meta = None
         self.plans.clear()
+        self.captures = []
 
 
 def _type_key(a: Any) -> Any:
@@ -248,6 +253,10 @@ class Launcher:
         except TypeError:  # an unhashable constexpr value: specialize() says why
             specialize_for(self.kernel, meta, args, fp_contract)
             raise
+        if launches.captures and stale(launches.captures):  # a module table changed
+            self.kernel.clear_cache()
+            launches.meta = meta
+            plan = None
         if plan is None:
             plan = self._plan(launches, key, meta, args, dev, ctx, queue, fp_contract)
         try:
@@ -286,7 +295,9 @@ class Launcher:
         fp_contract: bool | None = None,
     ) -> CLPlan | SimPlan:
         spec = specialize_for(self.kernel, meta, args, fp_contract)
+        caps = captures(spec.function)
         with _plan_lock:
+            launches.captures = [*launches.captures, *caps]
             plan = launches.plans.get(key)
             if plan is None:
                 if dev.is_sim:

@@ -128,6 +128,7 @@ def device_target(info: DeviceInfo) -> Target:
     non_uniform = info.non_uniform_work_groups and version >= (2, 0)
     extra: dict[str, object] = {
         "local_mem_size": info.local_mem_size,
+        "max_constant_buffer_size": info.max_constant_buffer_size,
         "max_work_group_size": info.max_work_group_size,
         "max_work_item_sizes": info.max_work_item_sizes,
         "address_bits": info.address_bits,
