@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 
 import clpy
-from clpy import Global, int16, uint8
+import clpy.vectors as V
+from clpy import Global, int16, int32, uint8
 
 
 @clpy.kernel
@@ -49,3 +50,29 @@ def test_narrow_select_is_cast_to_its_type(cl_device):
         [bin(int(x)).count("1") if x > 3 else 0 for x in u]
     )
     np.testing.assert_array_equal(sim[1], want_u.astype(np.uint8))
+
+
+@clpy.kernel
+def literal_swizzle_and_loop_stop(x: Global[int32], out: Global[int32]):
+    # seed 1015: a vector literal is a C cast expression, so `(int16)(7).s1` applied .s1 to
+    # the scalar; and `for (...; i > c & 3; ...)` compared before masking. Both now
+    # parenthesized.
+    i = clpy.get_global_id(0)
+    c = x[i]
+    acc = V.int4(c, 1, 2, 3).s2 + V.int16(c).s1
+    for k in range(6, c & 3, -1):
+        acc += k
+    out[i] = acc
+
+
+def test_vector_literal_swizzle_and_masked_loop_stop(cl_device):
+    src = literal_swizzle_and_loop_stop.source_for("opencl-c-1.2", line_directives=False)
+    assert "((int4)(c, 1, 2, 3)).z" in src and "((int16)(c)).s1" in src
+    assert "k > (c & 3)" in src
+    x = np.arange(-8, 56, dtype=np.int32)
+    sim, dev = _both(
+        literal_swizzle_and_loop_stop, (64,), (16,), x, np.zeros(64, np.int32), cl_device=cl_device
+    )
+    want = [2 + int(c) + sum(range(6, int(c) & 3, -1)) for c in x]
+    np.testing.assert_array_equal(sim[1], want)
+    np.testing.assert_array_equal(dev[1], want)

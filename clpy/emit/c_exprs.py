@@ -60,6 +60,8 @@ _PREC = {
 _UNARY = 15
 _POSTFIX = 16
 _TERNARY = 3
+# An operand of a relational operator binds tighter than it (a for loop's `i < stop`).
+RELATIONAL_OPERAND = _PREC["<"] + 1
 _BITWISE = ("&", "^", "|", "<<", ">>")
 _XYZW = "xyzw"
 
@@ -216,7 +218,8 @@ class ExprEmitter:
         if isinstance(dst, VectorType):
             if isinstance(src, VectorType):
                 return f"convert_{dst.cl_name}({self(e.value)})", _POSTFIX
-            return f"({dst.cl_name})({self(e.value)})", _POSTFIX
+            # a cast, not a postfix expression: `(int4)(x).s1` would swizzle x
+            return f"({dst.cl_name})({self(e.value)})", _UNARY
         if isinstance(dst, PointerType):
             if isinstance(src, ArrayType):  # an array as a pointer: C decays it by itself
                 return self.sub(e.value, _POSTFIX), _POSTFIX
@@ -249,7 +252,9 @@ class ExprEmitter:
         return f"{self.sub(e.base, _POSTFIX)}.{swizzle_text(bt, e.lanes)}", _POSTFIX
 
     def e_VectorCons(self, e: VectorCons) -> tuple[str, int]:
-        return f"({e.type.cl_name})({', '.join(self(p) for p in e.parts)})", _POSTFIX
+        # a vector literal is a cast expression (OpenCL C §6.1.6): `(int4)(a, b, c, d).s1`
+        # would apply .s1 to d (found by clpy.fuzz)
+        return f"({e.type.cl_name})({', '.join(self(p) for p in e.parts)})", _UNARY
 
     def e_BlockLiteral(self, e: BlockLiteral) -> tuple[str, int]:
         return block_text(self, e, implicit_value), _POSTFIX

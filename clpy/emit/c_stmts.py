@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from clpy.abi import param_of
-from clpy.emit.c_exprs import ExprEmitter, const_text, implicit_value, type_name
+from clpy.emit.c_exprs import (
+    RELATIONAL_OPERAND,
+    ExprEmitter,
+    const_text,
+    implicit_value,
+    type_name,
+)
 from clpy.emit.writer import Writer
 from clpy.ir.nodes import (
     Assert,
@@ -138,14 +144,15 @@ class StmtEmitter:
         name = self.names(s.var)
         t = s.var.type
         decl = f"{type_name(t)} {name}" if s.declares else name
-        stop = self.ex(s.stop)
+        # `i > c & 3` would compare first (found by clpy.fuzz): parenthesize a looser stop
+        stop = self.ex.sub(s.stop, RELATIONAL_OPERAND)
         needs_stop_temp = not _loop_invariant(s.stop, s.body)
         opened = False
         if needs_stop_temp:  # Python evaluates range()'s stop once
             self._open_scope(s)
             opened = True
             stop_name = self.names(Var(f"{s.var.name}_stop", t))
-            self.w.line(f"const {type_name(t)} {stop_name} = {stop};")
+            self.w.line(f"const {type_name(t)} {stop_name} = {self.ex(s.stop)};")
             stop = stop_name
         step = s.step
         if isinstance(step, Const):
