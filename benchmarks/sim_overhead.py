@@ -1,7 +1,7 @@
 """Simulator fixed costs: per launch, per IR node, per barrier, and private-array compute.
 
 Four micro-benchmarks, each launched through the user path (``k[g, l](..., device="sim")``),
-checks off and on, median time per launch over ``--repeat`` timed rounds:
+checks off and on, median time per launch over ``--repeat`` timed rounds (of 20, 5, 1 and 100 launches):
 
 - ``launch10``: one work-group of 64 running a 10-statement straight-line kernel (what a
   launch costs when there is almost no work: plan lookup, argument checks, frame set-up);
@@ -96,7 +96,8 @@ def _cases() -> dict[str, tuple[Callable[[], None], Callable[[], bool], int]]:
     y64 = np.zeros(64, np.float32)
 
     def launch10() -> None:
-        ten_statements[(64,), (64,)](x64, y64, 3, device="sim")
+        for _ in range(20):
+            ten_statements[(64,), (64,)](x64, y64, 3, device="sim")
 
     def ok10() -> bool:
         b = x64 * 2 + 1
@@ -106,7 +107,8 @@ def _cases() -> dict[str, tuple[Callable[[], None], Callable[[], bool], int]]:
     y256 = np.zeros(256, np.float32)
 
     def bloop() -> None:
-        barrier_loop[(256,), (256,)](x256, y256, device="sim")
+        for _ in range(5):
+            barrier_loop[(256,), (256,)](x256, y256, device="sim")
 
     def okb() -> bool:
         v = x256.astype(np.float64)
@@ -136,8 +138,8 @@ def _cases() -> dict[str, tuple[Callable[[], None], Callable[[], bool], int]]:
         return bool(np.all(np.isfinite(ys)))
 
     return {
-        "launch10": (launch10, ok10, 1),
-        "barrier_loop": (bloop, okb, 1),
+        "launch10": (launch10, ok10, 20),
+        "barrier_loop": (bloop, okb, 5),
         "sgemm_private": (gemm, okg, 1),
         "many_launches": (many, okm, 100),
     }
@@ -173,7 +175,7 @@ def run(repeat: int, names: list[str] | None = None) -> dict[str, Any]:
         )
     return {
         "rows": rows,
-        "threads": getattr(clpy.sim.current(), "threads", 1),
+        "threads": clpy.sim.current().thread_count(),
         "cpus": os.cpu_count(),
         "machine": platform.processor() or platform.machine(),
         "repeat": repeat,

@@ -119,7 +119,6 @@ def _run(
 ) -> None:
     """One launch on up to ``threads`` threads (see sim/parallel.py for what stays equal)."""
     st = Launch(cfg, gs, ls, off)
-    st.program = fn  # type: ignore[attr-defined]  # global variables persist per program
     plan = get_plan(fn, cfg.checks)
     binder = _Binder(st)
     fixed: dict[Any, Any] = {}

@@ -20,9 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from clpy.ir.nodes import Expr, Field, Index, Swizzle, Var, VarRef
-from clpy.ir.program_vars import ProgramVar
 from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
-from clpy_sim import program_scope
 from clpy_sim.frame import Frame, PtrVal
 
 Value = Any
@@ -178,13 +176,6 @@ class LvalueCompiler:
             var = e.var
             t = var.type
             assert isinstance(t, ArrayType)
-            if isinstance(var, ProgramVar):  # a program-scope table or variable
-
-                def pvref(fr: Frame) -> Any:
-                    p = program_scope.value(fr, var)
-                    return p.mem, p.off
-
-                return pvref
             if t.space is AddressSpace.PRIVATE and var not in self.escaped:
                 key = PrivKey(var)
                 return lambda fr: (key, np.int64(0))
