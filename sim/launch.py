@@ -12,6 +12,7 @@ from clpy.abi import Buffer, LocalBuffer, Param, kernel_params
 from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
+from clpy_sim.alloc import tune as tune_allocator
 from clpy_sim.config import SimConfig, current
 from clpy_sim.enqueue import run_enqueued
 from clpy_sim.errors import SimulationError
@@ -101,10 +102,10 @@ def launch(
     if len(args) != len(fn.params):
         raise TypeError(f"sim.launch: {fn.name} takes {len(fn.params)} arguments, got {len(args)}")
     cfg = current()
+    tune_allocator()  # once per process: lane arrays reuse memory (sim/alloc.py)
     if params is None:
         params = kernel_params(fn)
-    threads = 1 if cfg.on_error == "warn" or in_worker() else cfg.thread_count()
-    _run(fn, gs, ls, off, args, params, cfg, threads)
+    _run(fn, gs, ls, off, args, params, cfg, None)
 
 
 def _run(
@@ -115,10 +116,12 @@ def _run(
     args: Sequence[Any],
     params: Sequence[Param],
     cfg: SimConfig,
-    threads: int,
+    threads: int | None,
 ) -> None:
-    """One launch on up to ``threads`` threads (see sim/parallel.py for what stays equal)."""
+    """One launch on up to ``threads`` threads (None: as configured; see sim/parallel.py for
+    what stays equal)."""
     st = Launch(cfg, gs, ls, off)
+    st.program = fn  # type: ignore[attr-defined]  # global variables persist per program
     plan = get_plan(fn, cfg.checks)
     binder = _Binder(st)
     fixed: dict[Any, Any] = {}
@@ -140,7 +143,7 @@ def _run(
         G = min(per_batch, total - gfirst)
         batch = Batch(st, gfirst, G)
         batch.index = k
-        batch.turn = turn
+        batch.turn = batch.stop = turn
         root = Frame(batch, (G, W), _group_slots(G), llid)
         root.env.update(fixed)
         for p, elem, count in local_params:
@@ -154,9 +157,10 @@ def _run(
             plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
         return G
 
-    threads = min(threads, nbatch)
-    if binder.serial:
+    if nbatch == 1 or binder.serial or cfg.on_error == "warn" or in_worker():
         threads = 1
+    elif threads is None:
+        threads = min(cfg.thread_count(), nbatch)
     progress = Progress(total) if nbatch > 1 else None  # a bar after ~2 s; Ctrl-C raises here
     saved = None
     try:

@@ -20,7 +20,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from clpy.ir.nodes import Expr, Field, Index, Swizzle, Var, VarRef
+from clpy.ir.program_vars import ProgramVar
 from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
+from clpy_sim import program_scope
 from clpy_sim.frame import Frame, PtrVal
 
 Value = Any
@@ -142,6 +144,9 @@ class LvalueCompiler:
             def prload(fr: Frame, h: Any) -> Value:
                 key, off = h
                 arr = fr.get(key.var)
+                if type(off) is not np.ndarray:  # the same element in every lane: one row
+                    row = arr[int(off)]
+                    return row.copy() if copy else row
                 i = np.broadcast_to(off, arr.shape[-2:])
                 ix = i.reshape((1,) * (1 + elem_lead) + i.shape)
                 return np.take_along_axis(arr, ix, axis=0)[0]
@@ -151,6 +156,11 @@ class LvalueCompiler:
                 arr = fr.get(key.var)
                 if not arr.flags.writeable:
                     arr = arr.copy()
+                if type(off) is not np.ndarray:  # the same element in every lane: one row
+                    arr[int(off)] = np.asarray(v, dtype=arr.dtype)
+                    fr.env[key.var] = arr
+                    fr.batch.stores += 1
+                    return
                 i = np.broadcast_to(off, arr.shape[-2:])
                 ix = i.reshape((1,) * (1 + elem_lead) + i.shape)
                 vv = np.broadcast_to(np.asarray(v, dtype=arr.dtype), arr.shape[1:])[None]
@@ -176,6 +186,13 @@ class LvalueCompiler:
             var = e.var
             t = var.type
             assert isinstance(t, ArrayType)
+            if isinstance(var, ProgramVar):  # a program-scope table or variable
+
+                def pvref(fr: Frame) -> Any:
+                    p = program_scope.value(fr, var)
+                    return p.mem, p.off
+
+                return pvref
             if t.space is AddressSpace.PRIVATE and var not in self.escaped:
                 key = PrivKey(var)
                 return lambda fr: (key, np.int64(0))
@@ -209,7 +226,12 @@ class LvalueCompiler:
 
         def ref(fr: Frame) -> Any:
             storage, off = base(fr)
-            i = np.asarray(idx(fr)).astype(np.int64)
+            i = idx(fr)
+            if type(i) is not np.ndarray and type(off) is not np.ndarray:
+                k = int(i)  # a uniform index (an unrolled loop's counter): no lane arrays
+                if 0 <= k < dim:
+                    return storage, off + k * stride
+            i = np.asarray(i).astype(np.int64)
             bad = (i < 0) | (i >= dim)
             if np.any(bad):
                 if check:

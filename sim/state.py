@@ -179,6 +179,7 @@ class Batch:
         # happen in batch order (``ordered``); None when batches run one after another
         self.index = 0
         self.turn: Any = None
+        self.stop: Any = None  # the same turnstile, kept: loops stop when the launch aborts
 
     def ordered(self) -> None:
         """Called before an operation whose result depends on the order of work-groups across

@@ -55,6 +55,7 @@ from clpy_sim import ops, privmem
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, select_lanes
 from clpy_sim.memory import make_local
+from clpy_sim.parallel import Aborted
 from clpy_sim.printf import format_print
 from clpy_sim.values import RET, struct_zero
 
@@ -477,6 +478,8 @@ class StmtCompiler:
                 if sel is not True:
                     cur = _shrink(fr, cur, c, keys)
                     snap = None
+                if batch.stop is not None and batch.stop.aborted(batch.index):
+                    raise Aborted  # a parallel launch was interrupted (Ctrl-C) or failed
                 stores = batch.stores
                 j = body(cur)
                 if j is not None:
