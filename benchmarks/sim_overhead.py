@@ -1,7 +1,8 @@
 """Simulator fixed costs: per launch, per IR node, per barrier, and private-array compute.
 
 Four micro-benchmarks, each launched through the user path (``k[g, l](..., device="sim")``),
-checks off and on, median time per launch over ``--repeat`` timed rounds (of 20, 5, 1 and 100 launches):
+checks off and on, median time per launch over ``--repeat`` timed rounds (of 20, 5, 1 and
+100 launches):
 
 - ``launch10``: one work-group of 64 running a 10-statement straight-line kernel (what a
   launch costs when there is almost no work: plan lookup, argument checks, frame set-up);
