@@ -46,8 +46,13 @@ def _elem_ok(t: Type) -> bool:
 
 def _pointer(b: Builtin, a: ArgInfo, what: str) -> PointerType:
     t = a.type
-    if isinstance(t, ArrayType):  # the frontend retries with the array decayed
-        raise NoMatch(f"{b.name}: {what} must be a pointer, not the array {t}")
+    if isinstance(t, ArrayType):  # an array stands for its first element (coerce decays it)
+        if len(t.shape) != 1:
+            raise NoMatch(
+                f"{b.name}: {what} is the {len(t.shape)}-dimensional array {t}; pass a "
+                "pointer to its first element (index down to a row: tile[r])"
+            )
+        t = PointerType(t.elem, t.space)
     if not isinstance(t, PointerType):
         raise NoMatch(f"{b.name}: {what} must be a local or global pointer, not {t}")
     if not _elem_ok(t.elem):
@@ -112,8 +117,8 @@ def _wait_rule(b: Builtin, args: Sequence[ArgInfo]) -> Overload:
         t = args[1].type
         if isinstance(t, PointerType) and t.elem is C.event_t:
             return Overload((C.int_, t), C.void)
-        if isinstance(t, ArrayType):
-            raise NoMatch(f"{b.name}: an array of events decays to a pointer")
+        if isinstance(t, ArrayType) and len(t.shape) == 1 and t.elem is C.event_t:
+            return Overload((C.int_, PointerType(C.event_t, t.space)), C.void)
     got = ", ".join(str(a.type) for a in args)
     raise NoMatch(
         f"{b.name} takes event_t values, a list of them, or (num_events, events) with a "
