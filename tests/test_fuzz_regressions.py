@@ -76,3 +76,22 @@ def test_vector_literal_swizzle_and_masked_loop_stop(cl_device):
     want = [2 + int(c) + sum(range(6, int(c) & 3, -1)) for c in x]
     np.testing.assert_array_equal(sim[1], want)
     np.testing.assert_array_equal(dev[1], want)
+
+
+@clpy.kernel
+def uniform_popcount(x: Global[int16], out: Global[int32]):
+    # seed 29: popcount of a uniform (work-item independent) value came back 1-d from the
+    # simulator (np.ascontiguousarray of a 0-d array), and an `if` on it crashed.
+    i = clpy.get_global_id(0)
+    v = clpy.popcount(int16(7))
+    out[i] = 0
+    if int16(2) <= v:
+        out[i] = clpy.popcount(x[i]) + v
+
+
+def test_popcount_of_a_uniform_value_in_a_condition(cl_device):
+    x = np.arange(-32, 32, dtype=np.int16)
+    sim, dev = _both(uniform_popcount, (64,), (8,), x, np.zeros(64, np.int32), cl_device=cl_device)
+    want = [bin(int(v) & 0xFFFF).count("1") + 3 for v in x]
+    np.testing.assert_array_equal(sim[1], want)
+    np.testing.assert_array_equal(dev[1], want)

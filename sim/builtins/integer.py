@@ -29,13 +29,10 @@ def _u(a: Any, e: ScalarType) -> Any:
 
 
 def popcount_u(u: Any) -> Any:
+    shape = np.shape(u)  # ascontiguousarray makes a 0-d (uniform) value 1-d: keep the shape
     b = np.ascontiguousarray(u)
-    by = (
-        b.view(np.uint8).reshape(*b.shape, b.dtype.itemsize)
-        if b.ndim
-        else b.reshape(1).view(np.uint8)
-    )
-    return _POP8[by].sum(axis=-1, dtype=np.int64).reshape(b.shape)
+    by = b.view(np.uint8).reshape(*b.shape, b.dtype.itemsize)
+    return _POP8[by].sum(axis=-1, dtype=np.int64).reshape(shape)
 
 
 def _bitlen(u: Any, bits: int) -> Any:
