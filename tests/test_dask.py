@@ -276,10 +276,6 @@ def test_pickling_keeps_identity_in_process() -> None:
     assert str(back) == str(info.value) and back.report == info.value.report
 
 
-def _device_name() -> str:
-    return str(cd.worker_device("sim"))
-
-
 def test_workers_take_a_device_each(client: object) -> None:
     """LocalCluster names its workers 0, 1: their ranks, for round-robin device choice."""
     workers = list(client.scheduler_info()["workers"])  # type: ignore[attr-defined]
@@ -288,7 +284,7 @@ def test_workers_take_a_device_each(client: object) -> None:
         for w in workers
     ]
     assert sorted(ranks) == [0, 1]
-    assert set(client.run(_device_name).values()) == {"sim"}  # type: ignore[attr-defined]
+    assert set(cd.worker_devices(client, "sim").values()) == {"sim"}
 
 
 MAIN_SCRIPT = '''

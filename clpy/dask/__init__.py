@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from clpy.dask.algorithms import reduce, scan
 from clpy.dask.blocks import BLOCK_OFFSET, BLOCK_SHAPE, BLOCK_SIZE, BlockValue, map_blocks
-from clpy.dask.devices import worker_device, worker_rank
+from clpy.dask.devices import worker_device, worker_devices, worker_rank
 
 __all__ = [
     "map_blocks",
@@ -25,5 +25,6 @@ __all__ = [
     "BLOCK_OFFSET",
     "BlockValue",
     "worker_device",
+    "worker_devices",
     "worker_rank",
 ]

@@ -94,6 +94,23 @@ def _resolve(selector: str | None, rank: int, cuda_pinned: bool) -> Device:
     return found[0] if cuda_pinned else found[rank % len(found)]
 
 
+def worker_devices(client: Any, selector: str | None = None) -> dict[str, str]:
+    """``{worker address: device name}``: the device each worker of ``client`` resolves for
+    ``selector`` (one small task per worker, since ranks are known inside tasks)."""
+    workers = list(client.scheduler_info()["workers"])
+    futures = {
+        w: client.submit(
+            _device_name, selector, workers=[w], allow_other_workers=False, pure=False
+        )
+        for w in workers
+    }
+    return {w: f.result() for w, f in futures.items()}
+
+
+def _device_name(selector: str | None) -> str:
+    return worker_device(selector).name
+
+
 def selector_of(device: Any) -> str | None:
     """What travels to the workers: a selector string (a clpy ``Device`` by its name)."""
     if device is None or isinstance(device, str):
