@@ -99,9 +99,7 @@ def worker_devices(client: Any, selector: str | None = None) -> dict[str, str]:
     ``selector`` (one small task per worker, since ranks are known inside tasks)."""
     workers = list(client.scheduler_info()["workers"])
     futures = {
-        w: client.submit(
-            _device_name, selector, workers=[w], allow_other_workers=False, pure=False
-        )
+        w: client.submit(_device_name, selector, workers=[w], allow_other_workers=False, pure=False)
         for w in workers
     }
     return {w: f.result() for w, f in futures.items()}
