@@ -224,6 +224,16 @@ class ExprCompiler:
         if elem.is_float:
             fb = ops.float_binary
             dt = elem.dtype
+            uf = _UFUNCS.get(op) or (np.true_divide if op == "/" else None)
+            if uf is not None:  # the ufunc itself: no dispatch on the operator per call
+
+                def fuf(fr: Frame) -> Value:
+                    r = uf(L(fr), R(fr))
+                    if getattr(r, "dtype", None) != dt:
+                        return ops.fix_dtype(r, elem)
+                    return r
+
+                return fuf
 
             def fop(fr: Frame) -> Value:
                 r = fb(op, L(fr), R(fr))
@@ -251,6 +261,17 @@ class ExprCompiler:
                 return r
 
             return iop_run
+
+        iuf = _UFUNCS.get(op) or _INT_UFUNCS.get(op)
+        if iuf is not None:
+
+            def iuop(fr: Frame) -> Value:
+                r = iuf(L(fr), R(fr))
+                if getattr(r, "dtype", None) != dt:
+                    return ops.fix_dtype(r, elem)
+                return r
+
+            return iuop
 
         def iop(fr: Frame) -> Value:
             r = ib(op, L(fr), R(fr), elem)
@@ -510,3 +531,8 @@ def _value_template(t: Type) -> Callable[[Value], Value]:
         )
 
     return tmpl
+
+
+# operators that are one NumPy ufunc (the others: sim/ops.py)
+_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply}
+_INT_UFUNCS = {"&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor}

@@ -346,3 +346,43 @@ class Frame:
     @property
     def size(self) -> int:
         return self.shape[0] * self.shape[1]
+
+
+def exclusive(old: np.ndarray, known: int = 0) -> bool:
+    """Whether ``old`` (a frame's variable value) may be updated in place: nothing else refers
+    to it, or it is a sub-frame's view of a parent's value that nothing else refers to (the
+    update is then exactly what the merge would write). CPython reference counts: the env
+    entry, the caller's variable, this function's parameter and getrefcount's argument;
+    ``known`` more references that are the frame's own bookkeeping (``Frame.views``)."""
+    base = old.base
+    if base is None:
+        return sys.getrefcount(old) <= _OWN_REFS + known
+    return (
+        type(base) is np.ndarray
+        and base.base is None
+        and base.flags.writeable
+        and sys.getrefcount(old) <= _OWN_REFS + known
+        and sys.getrefcount(base) <= _BASE_REFS
+    )
+
+
+def _calibrate() -> tuple[int, int]:
+    """The reference counts ``exclusive`` sees for values nothing else refers to, measured
+    through the same call pattern (an env dict, a caller's local, this module's function), so
+    that interpreters that count references differently stay on the safe side."""
+
+    def count(o: np.ndarray) -> tuple[int, int]:
+        b = o.base
+        return sys.getrefcount(o), (sys.getrefcount(b) if b is not None else 0)
+
+    def probe(env: dict[str, np.ndarray]) -> tuple[int, int]:
+        old = env["v"]
+        return count(old)
+
+    parent = {"v": np.zeros((2, 3))}
+    own, _ = probe({"v": np.zeros((2, 3))})
+    _, base = probe({"v": parent["v"][:, 1:]})
+    return own, base
+
+
+_OWN_REFS, _BASE_REFS = _calibrate()

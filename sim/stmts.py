@@ -12,7 +12,6 @@ conditions and assignment targets of its statements.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -53,7 +52,7 @@ from clpy.types.core import (
 )
 from clpy_sim import ops, privmem
 from clpy_sim.exprs import LOADED, ExprCompiler
-from clpy_sim.frame import Frame, PtrVal, select_lanes
+from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
 from clpy_sim.memory import make_local
 from clpy_sim.parallel import Aborted
 from clpy_sim.printf import format_print
@@ -567,43 +566,3 @@ _INPLACE = {
     "|": np.bitwise_or,
     "^": np.bitwise_xor,
 }
-
-
-def exclusive(old: np.ndarray, known: int = 0) -> bool:
-    """Whether ``old`` (a frame's variable value) may be updated in place: nothing else refers
-    to it, or it is a sub-frame's view of a parent's value that nothing else refers to (the
-    update is then exactly what the merge would write). CPython reference counts: the env
-    entry, the caller's variable, this function's parameter and getrefcount's argument;
-    ``known`` more references that are the frame's own bookkeeping (``Frame.views``)."""
-    base = old.base
-    if base is None:
-        return sys.getrefcount(old) <= _OWN_REFS + known
-    return (
-        type(base) is np.ndarray
-        and base.base is None
-        and base.flags.writeable
-        and sys.getrefcount(old) <= _OWN_REFS + known
-        and sys.getrefcount(base) <= _BASE_REFS
-    )
-
-
-def _calibrate() -> tuple[int, int]:
-    """The reference counts ``exclusive`` sees for values nothing else refers to, measured
-    through the same call pattern (an env dict, a caller's local, this module's function), so
-    that interpreters that count references differently stay on the safe side."""
-
-    def count(o: np.ndarray) -> tuple[int, int]:
-        b = o.base
-        return sys.getrefcount(o), (sys.getrefcount(b) if b is not None else 0)
-
-    def probe(env: dict[str, np.ndarray]) -> tuple[int, int]:
-        old = env["v"]
-        return count(old)
-
-    parent = {"v": np.zeros((2, 3))}
-    own, _ = probe({"v": np.zeros((2, 3))})
-    _, base = probe({"v": parent["v"][:, 1:]})
-    return own, base
-
-
-_OWN_REFS, _BASE_REFS = _calibrate()
