@@ -24,8 +24,9 @@ use a NumPy array to pick another element type.
 compiled for a signature and again before every launch: a launch after the array was changed
 in place, or after the name was rebound to another array of the same dtype and shape,
 re-specializes the kernel (a new program with the new values; one comparison of the table's
-bytes per launch, tables are small). Rebinding it to an array of another dtype or shape is an
-error naming the variable (the compiled code depends on the type): make a new kernel.
+bytes per launch, tables are small), also for an array of another dtype or shape. A
+``@clpy.func`` keeps its compiled code per argument types, so a table it reads may change its
+values but not its dtype or shape: that is an error naming the variable (make a new function).
 ``clpy.constant_array`` copies its values once: later changes to the source array are not seen.
 
 **Global variables** (``clpy.global_var(T, init)``, OpenCL C 2.0 targets and the simulator;
@@ -163,7 +164,8 @@ class ModuleData(ProgramData):
             got = f"{np.asarray(obj).dtype} {_shape(arr, elem)}"
             raise TypeError(
                 f"{self.label} is now {got}, not {self.dtype} {self.shape} as when a kernel "
-                "was compiled with it; make a new kernel for a table of another type or shape"
+                "was compiled with it (by a @clpy.func, which keeps its code): make a new kernel "
+                "and function for a table of another type or shape"
             )
         return arr
 
