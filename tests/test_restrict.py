@@ -84,3 +84,30 @@ def test_read_only_duplicates_keep_restrict(cl_device: Any) -> None:
         for v in p._variants.values()
     ]
     assert len(srcs) == 1 and "restrict x" in srcs[0] and "restrict w" in srcs[0]
+
+
+@pytest.mark.parametrize("where", ["sim", "opencl"])
+def test_one_numpy_array_for_two_parameters_is_one_memory(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    dev = get_device("sim" if where == "sim" else request.getfixturevalue("cl_device"))
+    x = np.arange(16, dtype=np.float32)
+    a = x.copy()
+    twice_then_add[16](a, a, device=dev)  # as a DeviceArray passed twice
+    np.testing.assert_array_equal(a, 4 * x + 1)
+    b = x.copy()
+    twice_then_add[16](b, b[:], device=dev)  # another view of the same memory
+    np.testing.assert_array_equal(b, 4 * x + 1)
+
+
+@pytest.mark.parametrize("where", ["sim", "opencl"])
+def test_overlapping_numpy_arrays_are_refused(where: str, request: pytest.FixtureRequest) -> None:
+    dev = get_device("sim" if where == "sim" else request.getfixturevalue("cl_device"))
+    x = np.arange(17, dtype=np.float32)
+    before = x.copy()
+    with pytest.raises(ValueError, match="'x' and 'y' are different arrays that overlap"):
+        twice_then_add[16](x[1:], x[:-1], device=dev)
+    np.testing.assert_array_equal(x, before)
+    y = np.zeros(16, np.float32)
+    read_twice[16](x[1:], x[:-1], y, device=dev)  # overlapping reads are fine
+    np.testing.assert_array_equal(y, x[1:] + x[:-1])

@@ -18,6 +18,7 @@ from clpy.abi import (
     StructValue,
     Value,
 )
+from clpy.abi.aliasing import shared_arrays
 from clpy.abi.buffers import HostUpload
 from clpy.abi.images import read_image
 from clpy.emit.program import ordered_functions, required_features
@@ -223,8 +224,16 @@ class CLPlan:
         pooled: list[tuple[Any, int]] = []
         if pending:  # every argument checked: now copy NumPy arrays to the device
             pool = self._pool
+            # one array for several parameters: one buffer (clpy/abi/aliasing.py)
+            shared = shared_arrays(self.params, args) if len(pending) > 1 else {}
             for j, x in enumerate(cl_args):
-                if isinstance(x, HostUpload):  # arrays and images (ImageUpload)
+                if isinstance(x, HostUpload) and j in shared:
+                    buf = cl_args[shared[j]]
+                    cl_args[j] = buf
+                    temps.append(j)
+                    if x.written and all(b is not buf for _, b in copies):
+                        copies.append((x.array, buf))
+                elif isinstance(x, HostUpload):  # arrays and images (ImageUpload)
                     host = x.array
                     if pool is not None and type(x) is HostUpload and host.nbytes:
                         self._repeats.saw(j, host, self.params[j].name, self.name)

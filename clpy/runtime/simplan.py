@@ -10,12 +10,14 @@ snapshotted and restored when the launch fails, as are pipes.
 
 from __future__ import annotations
 
+import functools
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clpy.abi import Converter, Param, SimDeferred
+from clpy.abi import Buffer, Converter, Param, SimDeferred
+from clpy.abi.aliasing import shared_arrays
 from clpy.runtime.handles import DoneHandle, LaunchHandle
 from clpy.runtime.sizes import (
     Sizes,
@@ -57,6 +59,26 @@ class SimPlan:
         self.converters: list[tuple[int, Converter]] = [
             (p.index, p.sim_converter()) for p in self.params
         ]
+        self._multi_buffer = sum(isinstance(p, Buffer) for p in self.params) > 1
+
+    def _convert_shared(self, args: tuple[Any, ...], deferred: list[SimDeferred]) -> list[Any]:
+        """Convert the arguments, giving parameters passed one NumPy array one working copy
+        of it (clpy/abi/aliasing.py), written back once."""
+        shared = shared_arrays(self.params, args)
+        out: list[Any] = []
+        for slot, (i, conv) in enumerate(self.converters):
+            k = shared.get(slot)
+            if k is None:
+                out.append(conv(args[i], deferred))
+                continue
+            p, first = self.params[slot], self.params[k]
+            assert isinstance(p, Buffer)
+            p.check_array(args[i])
+            work = out[k]
+            out.append(work)
+            if p.written and not first.written:
+                deferred.append(SimDeferred(commit=functools.partial(np.copyto, args[i], work)))
+        return out
 
     def run(
         self, args: tuple[Any, ...], sizes: Sizes, wait: bool, offset: Any
@@ -64,7 +86,10 @@ class SimPlan:
         sim = _sim_module()
         check_index_range(self.name, sizes[0], offset, self.index_range)
         deferred: list[SimDeferred] = []
-        sim_args = [conv(args[i], deferred) for i, conv in self.converters]
+        if self._multi_buffer:
+            sim_args = self._convert_shared(args, deferred)
+        else:
+            sim_args = [conv(args[i], deferred) for i, conv in self.converters]
         g, loc = sizes
         if 0 in g:
             return None if wait else DoneHandle()
