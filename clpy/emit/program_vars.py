@@ -128,12 +128,12 @@ def declarations(pvars: Sequence[ProgramVar], names: dict[Any, str]) -> list[str
 
 
 def _initializer(values: np.ndarray, elem: Type, shape: tuple[int, ...]) -> str:
-    if not np.any(values):
-        return "{0}"
-    vec = isinstance(elem, VectorType)
-    flat = values.reshape((math.prod(shape), -1) if vec else (-1,))
-    items = [_vector(v, elem) if vec else _scalar(v, elem) for v in flat]
-    return _nest(items, shape)
+    if not np.frombuffer(np.ascontiguousarray(values).tobytes(), np.uint8).any():
+        return "{0}"  # all bits zero (a -0.0 is not)
+    if isinstance(elem, VectorType):
+        rows = values.reshape(math.prod(shape), -1)
+        return _nest([_vector(v, elem) for v in rows], shape)
+    return _nest([_scalar(v, elem) for v in values.reshape(-1)], shape)
 
 
 def _nest(items: list[str], shape: tuple[int, ...]) -> str:
