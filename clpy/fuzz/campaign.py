@@ -21,6 +21,13 @@ from clpy.fuzz.report import write_case, write_readme
 from clpy.fuzz.runner import Loaded, Outcome, load, make_inputs, run_on
 from clpy.fuzz.shrink import Shrinker
 
+# Deliberately wrong devices, to check the fuzzer itself (tests, `--devices sim,sim:mutant-xor`):
+# the simulator running each kernel with one operator replaced.
+MUTANTS: dict[str, Callable[[str], str]] = {
+    "sim:mutant-xor": lambda text: text.replace(" ^ ", " | "),
+    "sim:mutant-sub": lambda text: text.replace(" - ", " + "),
+}
+
 
 @dataclass
 class Result:
@@ -146,6 +153,8 @@ def check(
 ) -> Result:
     """Generate, run, compare one kernel; on failure shrink it and write the reproducer."""
     t0 = time.perf_counter()
+    if fakes is None:
+        fakes = {d: MUTANTS[d] for d in devices if d in MUTANTS}
     work = Path(tempfile.mkdtemp(prefix=f"clpy-fuzz-{seed}-"))
     try:
         program = generate(seed, features)

@@ -13,6 +13,7 @@ import io
 import os
 import sys
 import tempfile
+import time
 import traceback
 import types
 import zlib
@@ -103,27 +104,52 @@ def _random_records(rng: np.random.Generator, dt: np.dtype, n: int) -> np.ndarra
     return arr
 
 
+_MARK = "@@clpy-fuzz-mark"
+_MARKERS: dict[int, Any] = {}
+
+
+def _marker(dev: Any) -> Any:
+    """A one-line kernel that prints ``_MARK``: drivers write printf output when they get to
+    it (PoCL after the command completes, from its own thread), so the capture lasts until
+    this kernel's line, queued behind the fuzzed one, has come out."""
+    import pyopencl as cl
+
+    k = _MARKERS.get(id(dev))
+    if k is None:
+        src = f'__kernel void clpy_fuzz_mark(int t) {{ printf("{_MARK} %d\\n", t); }}'
+        k = cl.Kernel(cl.Program(dev.context, src).build(), "clpy_fuzz_mark")
+        _MARKERS[id(dev)] = k
+    return k
+
+
 @contextlib.contextmanager
-def _capture_fd1() -> Iterator[list[str]]:
+def _capture_fd1(dev: Any) -> Iterator[list[str]]:
     """The text a driver's printf writes to file descriptor 1 (C stdio, not sys.stdout)."""
+    import numpy as _np
+
     lines: list[str] = []
     sys.stdout.flush()
     saved = os.dup(1)
+    token = _COUNTER[0]
     with tempfile.TemporaryFile() as tmp:
         os.dup2(tmp.fileno(), 1)
         try:
             yield lines
+            _marker(dev)(dev.queue, (1,), (1,), _np.int32(token))
+            dev.queue.finish()
+            want = f"{_MARK} {token}".encode()
+            deadline = time.monotonic() + 20.0
+            while time.monotonic() < deadline:
+                tmp.seek(0)
+                if want in tmp.read():
+                    break
+                time.sleep(0.005)
         finally:
-            try:
-                import ctypes
-
-                ctypes.CDLL(None).fflush(None)
-            except Exception:
-                pass
             os.dup2(saved, 1)
             os.close(saved)
             tmp.seek(0)
-            lines.extend(tmp.read().decode(errors="replace").splitlines())
+            text = tmp.read().decode(errors="replace")
+            lines.extend(x for x in text.splitlines() if not x.startswith(_MARK))
 
 
 def run_on(
@@ -146,7 +172,7 @@ def run_on(
             out.prints = buf.getvalue().splitlines()
         else:
             dev = clpy.get_device(device)
-            with _capture_fd1() as lines:
+            with _capture_fd1(dev) as lines:
                 k[prog.global_size, prog.local_size](*args, device=dev)
             out.prints = lines
     except Exception as e:  # every failure is a finding: report it, keep fuzzing

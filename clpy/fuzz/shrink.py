@@ -8,6 +8,7 @@ simulator's checkers reject is not "still failing", so reduced kernels stay well
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -72,6 +73,17 @@ def _simpler(e: Expr) -> list[Expr]:
     return out
 
 
+def _orphans(cand: Program, dropped: list[Stmt]) -> bool:
+    """Whether ``cand`` still names a variable one of the ``dropped`` statements declared:
+    the first assignment left might sit in a branch or loop that does not run, and an
+    uninitialised variable is undefined in C."""
+    names = [s.declares for s in dropped if s.declares]
+    if not names:
+        return False
+    text = cand.render()
+    return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
+
+
 class Shrinker:
     """Reduce ``program`` while ``still_fails(candidate)`` holds, within ``budget_s``
     seconds and ``max_tests`` evaluations."""
@@ -125,6 +137,8 @@ class Shrinker:
                     drop = set(removable[start : start + n])
                     new_block = tuple(s for i, s in enumerate(block) if i not in drop)
                     cand = prog.with_body(_set(prog.body, path, new_block))
+                    if _orphans(cand, [block[i] for i in drop]):
+                        continue  # a variable would be read before any assignment
                     if self._try(cand):
                         prog, block, progressed = cand, new_block, True
                         removable = [i for i, s in enumerate(block) if not s.pinned]
