@@ -172,6 +172,7 @@ def _run(
                         progress.step(g)
         else:
             saved = snapshot(st.memories) if "races" in cfg.checks else None
+            st.saved = saved
             run_batches(nbatch, threads, run, progress.step if progress else _no_step)
     except SimulationError as e:
         if saved is not None:

@@ -385,4 +385,6 @@ def make_global(
     # a buffer the kernel never writes cannot take part in a race
     if "races" in launch.checks and not constant and written:
         mem.shadow = GlobalShadow(launch, mem.count, mem)
+        if launch.saved is not None:  # made during a parallel launch (sim/parallel.py)
+            launch.saved.append((mem, mem.data.copy()))
     return mem

@@ -50,6 +50,10 @@ class Launch:
         self.command: Any = None
         # global memory objects and images, for the snapshot of a parallel launch
         self.memories: list[Any] = []
+        # a parallel launch with the race checker: copies of the written memories' contents
+        # from before the launch (memories made during it, like program-scope variables, add
+        # theirs when made), to run it again on one thread after a finding
+        self.saved: list[tuple[Any, np.ndarray]] | None = None
 
     # ------------------------------------------------------------------ ids
 
