@@ -23,7 +23,7 @@ KIND = "all-pairs n-body, float4, local tiles of 256 bodies"
 CL_FILE = "nbody.cl"
 SIZES = {
     "small": dict(n=512, steps=1),
-    "bench": dict(n=4096, steps=2),
+    "bench": dict(n=2048, steps=2),
     "gpu": dict(n=8192, steps=4),
 }
 TOL = dict(rtol=1e-4, atol=1e-3)
