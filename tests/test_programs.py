@@ -79,3 +79,37 @@ def test_programs_describe_themselves() -> None:
 def test_check_reports_a_mismatch() -> None:
     with pytest.raises(Mismatch, match=r"hotspot \[x\] output 0: 1 of 4 elements differ"):
         check("hotspot", "x", np.array([1.0, 2, 3, 4]), np.array([1.0, 2, 3, 5]), {})
+
+
+# A barrier taken out of a real program: the simulator's race checker must name the array.
+_BARRIER = "clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)"
+_SEEDED = [
+    ("backprop", f"WIDTH + tx]\n        {_BARRIER}\n        power_two",
+     "WIDTH + tx]\n        power_two", "wm"),
+    ("nw", "            )\n        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)\n    # lower-right",
+     "            )\n    # lower-right", "score"),
+    ("lud", "offset + tx]\n    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)\n    s = float32(0.0)",
+     "offset + tx]\n    s = float32(0.0)", "peri_col"),
+    ("hotspot", "temp_t[ty][tx]\n        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)\n    if computed",
+     "temp_t[ty][tx]\n    if computed", "temp_on"),
+]
+
+
+@pytest.mark.parametrize("name, good, bad, array", _SEEDED, ids=[s[0] for s in _SEEDED])
+def test_missing_barrier_in_a_program_is_reported(
+    name: str, good: str, bad: str, array: str, tmp_path: Path
+) -> None:
+    import importlib.util
+
+    src = Path(load(name).__file__).read_text()
+    assert src.count(good) == 1, f"{name}: the seeded-bug anchor moved"
+    path = tmp_path / f"seeded_{name}.py"
+    path.write_text(src.replace(good, bad))
+    spec = importlib.util.spec_from_file_location(f"seeded_{name}", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with clpy.sim.config(checks=True), pytest.raises(clpy.sim.SimulationError) as err:
+        mod.run_clpy(mod.make_inputs("small", 0), "sim", resident=True)
+    assert err.value.report.kind == "data-race"
+    assert f"`{array}`" in str(err.value)
