@@ -275,7 +275,7 @@ def module_data(namespace: dict[str, Any], name: str, where: str) -> ProgramData
             v.name = name
             v.label = f"{v.label} {name!r}"
         return v
-    if isinstance(v, np.ndarray) and v.dtype.fields is None:
+    if isinstance(v, np.ndarray) and v.dtype.fields is None and v.ndim:
         return ModuleData(namespace, name, f"array {name!r}{where}")
     if isinstance(v, tuple) and v and _numeric_tuple(v):
         return ModuleData(namespace, name, f"tuple {name!r}{where}")

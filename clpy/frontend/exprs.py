@@ -298,6 +298,9 @@ class ExprBuilder:
             self.state.fail(idx_node, f"index must be an integer, got {it}")
         if isinstance(t, PointerType):
             return Index(t.elem, self.state.loc(node), base, idx)
+        item = program_data.tuple_item(base, idx)  # SHAPE[0] of a module tuple: a constant
+        if item is not None:
+            return self.literal(item, node)
         if isinstance(t, ArrayType):
             elem = t.elem if len(t.shape) == 1 else ArrayType(t.elem, t.shape[1:], t.space)
             if isinstance(idx, Const) and not 0 <= idx.value < t.shape[0]:

@@ -12,9 +12,9 @@ import types as py_types
 from typing import Any
 
 from clpy.frontend.context import FuncState
-from clpy.ir.nodes import Expr, VarRef
+from clpy.ir.nodes import Const, Expr, VarRef
 from clpy.ir.program_vars import ProgramVar
-from clpy.program_scope import ProgramData, module_data
+from clpy.program_scope import ModuleData, ProgramData, module_data
 from clpy.types.core import AddressSpace, ArrayType
 
 
@@ -25,7 +25,10 @@ def lookup(st: FuncState, name: str, node: ast.AST) -> Expr | None:
         if name in ns:
             if not where:
                 where = f" (module {ns.get('__name__', '?')})"
-            data = module_data(ns, name, where)
+            try:
+                data = module_data(ns, name, where)
+            except TypeError as e:  # a table clpy cannot hold (bool, empty ...)
+                st.fail(node, str(e))
             return None if data is None else reference(st, data, node)
     return None
 
@@ -37,7 +40,10 @@ def attribute(st: FuncState, obj: Any, attr: str, node: ast.AST) -> Expr | None:
     ns = vars(obj)
     if attr not in ns:
         return None
-    data = module_data(ns, attr, f" (module {obj.__name__})")
+    try:
+        data = module_data(ns, attr, f" (module {obj.__name__})")
+    except TypeError as e:
+        st.fail(node, str(e))
     return None if data is None else reference(st, data, node)
 
 
@@ -54,6 +60,24 @@ def c_name(name: str) -> str:
     return out if out and not out[0].isdigit() else f"t_{out}"
 
 
+def tuple_item(base: Expr, idx: Expr) -> Any:
+    """``T[k]`` for a module-level tuple ``T`` (immutable) and a constant ``k``: the number,
+    so that it is a compile-time constant (an array size, a range bound) like a module-level
+    int; None otherwise (the table is read at run time)."""
+    if not (isinstance(base, VarRef) and isinstance(base.var, ProgramVar)):
+        return None
+    src = base.var.source
+    if not isinstance(src, ModuleData) or not isinstance(idx, Const):
+        return None
+    value = src.current()
+    if not isinstance(value, tuple) or len(base.var.shape) != 1:
+        return None
+    k = int(idx.value)
+    if not 0 <= k < len(value):
+        return None  # the bounds error comes from indexing the array
+    return value[k]
+
+
 def check_write(st: FuncState, e: VarRef, node: ast.AST) -> None:
     """A store into a program-scope ``__constant`` array is an error naming it."""
     var = e.var
@@ -65,4 +89,4 @@ def check_write(st: FuncState, e: VarRef, node: ast.AST) -> None:
         )
 
 
-__all__ = ["lookup", "attribute", "reference", "check_write", "c_name"]
+__all__ = ["lookup", "attribute", "reference", "check_write", "c_name", "tuple_item"]

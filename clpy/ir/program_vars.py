@@ -36,6 +36,12 @@ class ProgramVar(Var):
         return self.source.key
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        t = self.type
+        assert isinstance(t, ArrayType)
+        return t.shape
+
+    @property
     def label(self) -> str:
         return str(self.source.label)
 
