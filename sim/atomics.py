@@ -203,7 +203,7 @@ def _atomic(call: Call, fr: Frame, args: list[Any]) -> Any:
     if (
         getattr(call.expr.type, "cl_name", "") == "void"
         and spec.ret == "old"
-        and _discarded(op, data, idx, rest, shape)
+        and _discarded(op, data, idx, rest, shape, p.mem.space == "local")
     ):
         return dt.type(0)
     s = _Sorted(call, fr, idx)
@@ -240,24 +240,38 @@ _AT = {name: BINARY[name].ufunc for name in ("min", "max", "and", "or", "xor")}
 
 
 def _discarded(
-    op: str, data: np.ndarray, idx: np.ndarray, vals: list[Any], shape: tuple[int, int]
+    op: str,
+    data: np.ndarray,
+    idx: np.ndarray,
+    vals: list[Any],
+    shape: tuple[int, int],
+    whole: bool = False,
 ) -> bool:
     """Integer read-modify-writes whose results are unused: order-free final values (no
-    sort). Returns False where the general path is needed."""
+    sort). Returns False where the general path is needed. ``whole``: the batch owns all of
+    ``data`` (local memory), which may then be rewritten in one pass; otherwise only the
+    elements hit are written (other threads' batches may be storing to the others)."""
     dt = data.dtype
     if dt.kind not in "iu" or op not in ("add", "sub", "inc", "dec", *_AT):
         return False
     flat = np.asarray(idx).ravel()
-    # only the elements hit are written: other threads' batches may store to the others
     if op in ("inc", "dec"):
         counts = np.bincount(flat, minlength=data.size)
+        if whole:
+            delta = counts if op == "inc" else -counts
+            data += delta.astype(dt, copy=False) if dt.itemsize < 8 else delta.astype(dt)
+            return True
         hit = np.flatnonzero(counts)
         delta = counts[hit] if op == "inc" else -counts[hit]
         data[hit] += delta.astype(dt, copy=False) if dt.itemsize < 8 else delta.astype(dt)
         return True
     v = np.broadcast_to(np.asarray(vals[0]).astype(dt, copy=False), shape).ravel()
     if op in ("add", "sub"):
-        if dt.itemsize <= 4:  # exact in float64: |sum| < 2^20 * 2^32 per address
+        if dt.itemsize <= 4 and whole:  # exact in float64: |sum| < 2^20 * 2^32 per address
+            sums = np.bincount(flat, weights=v, minlength=data.size).astype(np.int64)
+            sums = sums if op == "add" else -sums
+            data[...] = (data.astype(np.int64) + sums).astype(dt)
+        elif dt.itemsize <= 4:
             counts = np.bincount(flat, minlength=data.size)
             hit = np.flatnonzero(counts)
             sums = np.bincount(flat, weights=v, minlength=data.size)[hit].astype(np.int64)
