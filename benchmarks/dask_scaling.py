@@ -234,19 +234,26 @@ def main(argv: list[str] | None = None) -> int:
         "host": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "versions": _versions(),
     }
-    print(f"grid {args.n}x{args.n} float32 ({grid_bytes / 2**30:.2f} GiB), {args.blocks} row "
-          f"blocks, {args.steps} steps, device={args.device!r}, pin={args.pin}")
+    print(
+        f"grid {args.n}x{args.n} float32 ({grid_bytes / 2**30:.2f} GiB), {args.blocks} row "
+        f"blocks, {args.steps} steps, device={args.device!r}, pin={args.pin}"
+    )
     print(f"{'workers':>7} {'seconds':>9} {'ms/step':>9} {'Gcell/s':>8} {'speedup':>8}  devices")
     for r in runs:
-        print(f"{r['workers']:>7} {r['seconds']:>9.3f} {r['ms_per_step']:>9.2f} "
-              f"{r['cells_per_s'] / 1e9:>8.3f} {r['speedup_vs_first']:>8.2f}  {r['devices']}")
+        print(
+            f"{r['workers']:>7} {r['seconds']:>9.3f} {r['ms_per_step']:>9.2f} "
+            f"{r['cells_per_s'] / 1e9:>8.3f} {r['speedup_vs_first']:>8.2f}  {r['devices']}"
+        )
     if base:
-        print(f"{'device-resident, 1 device':>26}: {base['seconds']:.3f} s, "
-              f"{base['ms_per_step']:.2f} ms/step, {base['cells_per_s'] / 1e9:.3f} Gcell/s "
-              f"({base['device']})")
+        print(
+            f"{'device-resident, 1 device':>26}: {base['seconds']:.3f} s, "
+            f"{base['ms_per_step']:.2f} ms/step, {base['cells_per_s'] / 1e9:.3f} Gcell/s "
+            f"({base['device']})"
+        )
     print("results identical across worker counts" if ok else "MISMATCH between runs")
-    path = args.json or (os.path.join(os.environ["OUT"], "dask_scaling.json")
-                         if os.environ.get("OUT") else None)
+    path = args.json or (
+        os.path.join(os.environ["OUT"], "dask_scaling.json") if os.environ.get("OUT") else None
+    )
     if path:
         Path(path).write_text(json.dumps(report, indent=2))
         print("wrote", path)
@@ -257,8 +264,12 @@ def _versions() -> dict[str, str]:
     import dask
     import distributed
 
-    return {"dask": dask.__version__, "distributed": distributed.__version__,
-            "numpy": np.__version__, "clpy": clpy.__version__}
+    return {
+        "dask": dask.__version__,
+        "distributed": distributed.__version__,
+        "numpy": np.__version__,
+        "clpy": clpy.__version__,
+    }
 
 
 if __name__ == "__main__":

@@ -97,9 +97,12 @@ def _line_of(text: str, fn: object) -> int:
 def client():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(
-        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
-    ) as cluster, Client(cluster) as c:
+    with (
+        LocalCluster(
+            processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as c,
+    ):
         yield c
 
 
