@@ -42,6 +42,22 @@ def _first(fr: Frame, bad: np.ndarray) -> int:
 _KEEP = 16  # logged accesses per (kind, line): a loop of 16 steps between barriers
 
 
+class _Lanes:
+    """A frame's lane coordinates, kept to compute its work-item ids later (``frame_wids``)."""
+
+    __slots__ = ("gslot", "llid", "first", "W")
+
+    def __init__(self, fr: Frame) -> None:
+        self.gslot = fr.gslot
+        self.llid = fr.llid
+        self.first = fr.batch.gfirst
+        self.W = fr.batch.launch.W
+
+    def wids(self) -> np.ndarray:
+        g = np.asarray(self.gslot, dtype=np.int64) + self.first
+        return g * self.W + np.asarray(self.llid, dtype=np.int64)
+
+
 class _Shadow:
     """Race reports name both accesses and both work-items: the shadow records who accessed an
     element last (one work-item, or "several"), and a log keeps, per kind of access and source
@@ -128,7 +144,10 @@ class _Shadow:
         elif len(entries) >= _KEEP:
             del entries[0]
         self.stamp += 1
-        entries.append((self.stamp, w, frame_wids(fr), fr.shape))
+        # the work-items only when a report needs them (computing them per access cost a
+        # quarter of a checked tree reduction)
+        wids = fr.cache.get("wid")
+        entries.append((self.stamp, w, wids if wids is not None else _Lanes(fr), fr.shape))
 
     def _line_of(
         self, addr: int, kind: str, wid: int, other: int | None
@@ -146,6 +165,8 @@ class _Shadow:
         )
         for _, loc, w, wids, shape in found:
             flat = np.broadcast_to(np.asarray(w.flat()), shape).ravel()
+            if type(wids) is _Lanes:
+                wids = wids.wids()
             ids = np.broadcast_to(wids, shape).ravel()
             hit = (flat == addr) & (ids != wid)
             if other is not None:
