@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import dataclasses
 import functools
 import os
 import sys
@@ -24,6 +23,7 @@ from clpy.frontend.build import build_function, check_signature
 from clpy.frontend.context import CompileSession, PyValue
 from clpy.frontend.source import ParsedFunction, parse_function
 from clpy.ir.contract import contract_function
+from clpy.ir.nesting import deepest_ast, deepest_ir, nesting_guard
 from clpy.ir.nodes import CallFunc, Expr, Function
 from clpy.notebook import kernel_html, kernel_markdown
 from clpy.pickling import reduce_callable
@@ -89,6 +89,10 @@ class _Callable:
             self._annotations = out
         return self._annotations
 
+    def _deepest(self) -> tuple[int, Any]:
+        depth, node = deepest_ast(self.parsed.tree)
+        return depth, self.parsed.loc(node)
+
     def _eval_annotation(self, node: ast.expr) -> Any:
         parsed = self.parsed
         simple = _eval_simple(node, parsed.closure, parsed.globals)
@@ -137,7 +141,9 @@ class Specialization:
         text = self._sources.get(key)
         if text is None:
             fn = dataclasses.replace(self.function, noalias=noalias) if noalias else self.function
-            text = emit_program(fn, target, line_directives=line_directives)
+            fns = [fn, *fn.callees]
+            with nesting_guard(lambda: deepest_ir(fns)):
+                text = emit_program(fn, target, line_directives=line_directives)
             self._sources[key] = text
         return text
 
@@ -225,8 +231,9 @@ class Kernel(_Callable):
                 spec = self._cache.get(key)
                 if spec is None:
                     session = CompileSession()
-                    fn = build_function(self.parsed, types, dict(consts), True, session)
-                    check_uniform(fn, self.parsed.globals)  # errors; warnings once per line
+                    with nesting_guard(self._deepest):
+                        fn = build_function(self.parsed, types, dict(consts), True, session)
+                        check_uniform(fn, self.parsed.globals)  # errors; warnings once per line
                     if contract:
                         fn = contract_function(fn)
                     spec = Specialization(self, fn, consts)
@@ -344,7 +351,8 @@ class Func(_Callable):
         try:
             ret = self.annotations().get("return")
             # Specializations share the user's name; the emitter makes C names unique.
-            fn = build_function(self.parsed, types, {}, False, session, ret, name=self.__name__)
+            with nesting_guard(self._deepest):
+                fn = build_function(self.parsed, types, {}, False, session, ret, name=self.__name__)
         finally:
             session.stack.pop()
         self._cache[key] = fn

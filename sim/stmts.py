@@ -162,7 +162,16 @@ class StmtCompiler:
 
     def block(self, stmts: Sequence[Stmt]) -> StmtFn:
         fns = [self.stmt(s) for s in stmts]
-        suffix = [assigned_keys(stmts[i:]) for i in range(len(stmts) + 1)]
+        # What the statements from i on assign, computed when a jump first needs it (eagerly
+        # for every i it was quadratic: minutes for a 10,000-statement kernel).
+        suffix: dict[int, frozenset[Any]] = {}
+
+        def after(i: int) -> frozenset[Any]:
+            keys = suffix.get(i)
+            if keys is None:
+                keys = suffix[i] = assigned_keys(stmts[i:])
+            return keys
+
         if not fns:
             return lambda fr: None
         if len(fns) == 1:
@@ -185,7 +194,7 @@ class StmtCompiler:
                     continue
                 sub = fr.sub(sel)
                 j2 = run(sub, i + 1)
-                fr.merge(sub, suffix[i + 1])
+                fr.merge(sub, after(i + 1))
                 return j if j2 is None else union(j, j2.expand(fr, sub))
             return None
 

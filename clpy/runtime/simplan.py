@@ -18,6 +18,7 @@ import numpy as np
 
 from clpy.abi import Buffer, Converter, Param, SimDeferred
 from clpy.abi.aliasing import shared_arrays
+from clpy.ir.nesting import deepest_ir, nesting_guard
 from clpy.runtime.handles import DoneHandle, LaunchHandle
 from clpy.runtime.sizes import (
     Sizes,
@@ -104,8 +105,11 @@ class SimPlan:
                 bool(getattr(sim, "SUPPORTS_NON_UNIFORM", False)),
             )
         off = None if offset is None else tuple(int(x) for x in np.atleast_1d(offset))
+        fns = [self.function, *self.function.callees]
         try:
-            sim.launch(self.function, g, loc, sim_args, offset=off, params=self.params)
+            # The simulator compiles and runs expressions recursively, like the emitter.
+            with nesting_guard(lambda: deepest_ir(fns)):
+                sim.launch(self.function, g, loc, sim_args, offset=off, params=self.params)
         except BaseException:
             for d in deferred:
                 d.rollback()
