@@ -56,7 +56,8 @@ def test_program_on_opencl(name: str, cl_device: Any) -> None:
     m, inp, ref = _case(name)
     out = m.run_clpy(inp, cl_device, resident=False)
     check(name, "OpenCL, NumPy arguments", out, ref, m.TOL)
-    assert _bits(out) == _bits(_sim(name)), f"{name}: the device and the simulator differ"
+    if getattr(m, "BITWISE", True):
+        assert _bits(out) == _bits(_sim(name)), f"{name}: the device and the simulator differ"
 
 
 @pytest.mark.parametrize("name", PROGRAMS)

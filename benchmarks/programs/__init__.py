@@ -21,6 +21,7 @@ PROGRAMS = [
     "bitonic",
     "convsep",
     "gramschmidt",
+    "srad",
 ]
 
 

@@ -5,7 +5,8 @@ and result checking.
 A program module (one per program) exposes ``NAME``, ``ORIGIN`` (the suite and file it ports),
 ``SIZES`` (``"small"``, ``"bench"``, ``"gpu"``), ``TOL``, ``make_inputs(size, seed)``,
 ``numpy_reference(inputs)``, ``run_clpy(inputs, device, *, resident, events=None)`` and
-``run_original(inputs, ctx, queue, events=None)``.
+``run_original(inputs, ctx, queue, events=None)``; ``BITWISE = False`` where the program uses
+built-ins (``exp``, ``log`` ...) whose results may differ in the last bits between devices.
 """
 
 from __future__ import annotations
@@ -65,6 +66,15 @@ class Host:
 
     def get(self, a: Any) -> np.ndarray:
         return a.get() if isinstance(a, clpy.DeviceArray) else np.array(a)
+
+    def head(self, a: Any, n: int = 1) -> np.ndarray:
+        """The first ``n`` elements of ``a`` on the host, copying only those (a DeviceArray has
+        no slicing: its ``cl_array``, or on the simulator its ``sim_array``, has)."""
+        if isinstance(a, clpy.DeviceArray):
+            if a.cl_array is not None:
+                return np.asarray(a.cl_array[:n].get())
+            return np.array(a.sim_array[:n])
+        return np.array(a[:n])
 
     def __call__(self, k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
         if self.events is None:
