@@ -157,7 +157,13 @@ def _run(
             plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
         return G
 
-    if nbatch == 1 or binder.serial or cfg.on_error == "warn" or in_worker():
+    if (
+        nbatch == 1
+        or binder.serial
+        or cfg.on_error == "warn"
+        or in_worker()
+        or (plan.serial_checked and "races" in cfg.checks)
+    ):
         threads = 1
     elif threads is None:
         threads = min(cfg.thread_count(), nbatch)

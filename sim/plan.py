@@ -29,10 +29,16 @@ _PLANS: weakref.WeakKeyDictionary[Function, dict[frozenset[str], Plan]] = (
 )
 
 
+# built-ins whose checker state lives on a launch-wide memory object (sim/async_copy.py):
+# a launch using them with the race checker on runs its batches one after another
+_SERIAL_CHECKED = frozenset({"async_work_group_copy", "async_work_group_strided_copy"})
+
+
 class Plan:
-    def __init__(self, fn: Function, body: Callable[[Frame], Any]) -> None:
+    def __init__(self, fn: Function, body: Callable[[Frame], Any], serial: bool = False) -> None:
         self.fn = fn
         self.body = body
+        self.serial_checked = serial
 
 
 class PlanBuilder:
@@ -45,14 +51,18 @@ class PlanBuilder:
         escaped = escaped_private(fn)  # private arrays used as pointers: in memory
         self.exprs = ExprCompiler(self, checks, escaped)
         self.stmts = StmtCompiler(self.exprs, checks, escaped)
+        self.serial = False
 
     def build(self) -> Plan:
-        return Plan(self.fn, self.stmts.block(self.fn.body))
+        body = self.stmts.block(self.fn.body)
+        return Plan(self.fn, body, self.serial)
 
     def builtin_call(
         self, e: CallBuiltin, args: list[Callable[[Frame], Value]]
     ) -> Callable[[Frame], Value]:
         impl = e.builtin.sim_impl()  # named by the registry entry (tests/test_registry_complete.py)
+        if e.builtin.name in _SERIAL_CHECKED:
+            self.serial = True
         call = Call(e, self.checks)
         special = getattr(impl, "specialize", None)
         if special is not None:
@@ -71,6 +81,7 @@ class PlanBuilder:
     ) -> Callable[[Frame], Value]:
         callee = e.func
         plan = get_plan(callee, self.checks)
+        self.serial = self.serial or plan.serial_checked
         params = callee.params
         ret_t = callee.ret
         void = getattr(ret_t, "cl_name", "void") == "void"

@@ -227,3 +227,17 @@ def test_threads_setting(monkeypatch: Any) -> None:
         sim.current().thread_count()
     monkeypatch.delenv("CLPY_SIM_THREADS")
     assert sim.current().thread_count() >= 1
+
+
+@pytest.mark.parametrize("checks", [False, True], ids=["checks_off", "checks_on"])
+def test_async_copies_are_thread_independent(checks: bool) -> None:
+    from tests.test_async_copy import scatter_back
+
+    groups = 16
+    a = np.arange(16 * groups, dtype=np.float32)
+    out, rep = _both(scatter_back.specialize(a=Global[float32], out=Global[float32],
+                                             groups=int32).function,
+                     (16 * groups,), (16,), [a, np.zeros(16 * groups, np.float32),
+                                             np.int32(groups)], checks=checks, max_lanes=16)
+    assert rep is None
+    np.testing.assert_array_equal(out[1], (2 * a).reshape(groups, 16).T.ravel())
