@@ -44,7 +44,9 @@ def load(text: str, kernel: str = "fuzzed") -> tuple[Any, str, int]:
     lines = text.splitlines(True)
     linecache.cache[fname] = (len(text), None, lines, fname)
     ns = gen.namespace()
-    exec(compile(text, fname, "exec"), ns)  # noqa: S102
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # `1[x]` is legal, if odd, Python
+        exec(compile(text, fname, "exec"), ns)  # noqa: S102
     return ns[kernel], fname, len(lines)
 
 
@@ -52,7 +54,9 @@ def compile_or_clean_error(text: str) -> str:
     """Compile the module's kernel for two targets; the outcome ("ok" or the error class).
     Anything but a located ``CompileError`` fails the test with the program."""
     try:
-        compile(text, "<check>", "exec")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            compile(text, "<check>", "exec")
     except SyntaxError:
         return "syntax"  # ast.unparse can write what the parser refuses (e.g. `31.x`)
     k, fname, nlines = load(text)

@@ -212,7 +212,9 @@ class Buffer(_Pointer):
                 memo[0] = (a, a)
                 return a
             if isinstance(a, np.ndarray):  # a subclass (np.matrix, memmap ...)
-                if written:
+                # np.asarray is a view of the same memory: results copied back land in a
+                # (a memory-mapped file included); a mask would be ignored, so no masked arrays.
+                if written and isinstance(a, np.ma.MaskedArray):
                     raise TypeError(
                         f"{self.where()}: pass a plain NumPy array, not {type(a).__name__}"
                     )

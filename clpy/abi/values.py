@@ -172,6 +172,7 @@ def _vector_converter(p: Param, t: VectorType) -> Callable[[Any], np.ndarray]:
     dtype = t.elem.dtype
     lanes = 4 if t.n == 3 else t.n
     lo_hi = int_range(t.elem) if t.elem.is_int else None
+    big = 0.0 if t.elem.is_int else float(np.finfo(dtype).max)
 
     def conv(a: Any) -> np.ndarray:
         if isinstance(a, (int, float, np.generic)) or a is None or isinstance(a, str):
@@ -187,6 +188,17 @@ def _vector_converter(p: Param, t: VectorType) -> Callable[[Any], np.ndarray]:
             if arr.size and (int(arr.min()) < lo_hi[0] or int(arr.max()) > lo_hi[1]):
                 raise ValueError(
                     f"{p.where()}: a lane is out of range for {t.elem} ({lo_hi[0]}..{lo_hi[1]})"
+                )
+        else:
+            # Like a scalar: numbers only (NumPy would drop an imaginary part with a warning,
+            # or fail on strings without naming the parameter), and no silent overflow to inf.
+            if arr.dtype.kind not in "biuf":
+                raise TypeError(f"{p.where()}: expected numeric lanes, got {arr.dtype}")
+            finite = np.abs(arr[np.isfinite(arr)]) if arr.dtype.kind == "f" else arr
+            if finite.size and float(np.max(np.abs(finite))) > big:
+                raise ValueError(
+                    f"{p.where()}: a lane is out of range for {t.elem} (largest finite value "
+                    f"{big:g})"
                 )
         out = np.zeros(lanes, dtype)
         out[: arr.size] = arr
