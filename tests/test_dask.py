@@ -106,10 +106,11 @@ def client():
         yield c
 
 
-@pytest.fixture(params=["sim", "pocl"])
+@pytest.fixture(params=["sim", "opencl"])
 def device(request: pytest.FixtureRequest) -> str:
     """A device selector the workers resolve: the simulator, or the tests' OpenCL device
-    (PoCL; fails under CI=true when missing, see conftest.py)."""
+    (PoCL unless CLPY_TEST_PLATFORM says otherwise; fails under CI=true when missing, see
+    conftest.py)."""
     if request.param == "sim":
         return "sim"
     cl_device = request.getfixturevalue("cl_device")
@@ -326,11 +327,11 @@ if __name__ == "__main__":
     linecache.cache["<cell-7>"] = (len(CELL), None, CELL.splitlines(True), "<cell-7>")
     exec(compile(CELL, "<cell-7>", "exec"), globals())
     with Client(sys.argv[1]) as client:
-        dev = sys.argv[2]
         x = da.from_array(np.arange(10, dtype=np.float32), chunks=4)
-        y = clpy.dask.map_blocks(make(np.float32), x, None, 1.5, device=dev)
-        print("axpb", y.compute().tolist())
-        print("times", float(clpy.dask.reduce(x + 1, times, device=dev).compute()))
+        for k, dev in enumerate(sys.argv[2:]):
+            y = clpy.dask.map_blocks(make(np.float32), x, None, 1.5, device=dev)
+            print(f"axpb{k}", y.compute().tolist())
+            print(f"times{k}", float(clpy.dask.reduce(x + 1, times, device=dev).compute()))
         try:
             clpy.dask.map_blocks(shift, x, device="sim").compute()
         except clpy.sim.SimulationError as e:
@@ -338,15 +339,16 @@ if __name__ == "__main__":
 '''
 
 
-def test_kernels_from_main_and_notebook_cells(client: object, device: str, tmp_path) -> None:
+def test_kernels_from_main_and_notebook_cells(client: object, cl_device: object, tmp_path) -> None:
     """Kernels, a device function and a reduction defined in a script's __main__ (and in a
-    kernel factory, and in a notebook-like cell) travel by source to the workers."""
+    kernel factory, and in a notebook-like cell) travel by source to the workers; run on the
+    simulator and on the OpenCL device from one script (one interpreter start)."""
     script = tmp_path / "main_kernels.py"
     script.write_text(MAIN_SCRIPT)
     address = client.scheduler.address  # type: ignore[attr-defined]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     r = subprocess.run(
-        [sys.executable, str(script), address, device],
+        [sys.executable, str(script), address, "sim", clpy.get_device(cl_device).name],
         capture_output=True,
         text=True,
         env=env,
@@ -354,6 +356,25 @@ def test_kernels_from_main_and_notebook_cells(client: object, device: str, tmp_p
     )
     assert r.returncode == 0, r.stderr[-3000:]
     lines = dict(ln.split(" ", 1) for ln in r.stdout.splitlines())
-    assert eval(lines["axpb"]) == [3.0 * v for v in range(10)]
-    assert float(lines["times"]) == float(np.prod(np.arange(1, 11, dtype=np.float32)))
+    for k in (0, 1):
+        assert eval(lines[f"axpb{k}"]) == [3.0 * v for v in range(10)]
+        assert float(lines[f"times{k}"]) == float(np.prod(np.arange(1, 11, dtype=np.float32)))
     assert lines["error"] == "<cell-7>:5:12 'y[i] = x[i + 1]'"
+
+
+def test_rank_from_the_environment_and_round_robin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from clpy.dask import devices
+
+    monkeypatch.setenv("CLPY_WORKER_RANK", "3")
+    assert cd.worker_rank() == 3
+    monkeypatch.setenv("CLPY_WORKER_RANK", "x")
+    with pytest.raises(ValueError, match="CLPY_WORKER_RANK"):
+        cd.worker_rank()
+    assert devices.matching("sim") == [clpy.get_device("sim")]
+    cl = [d for d in clpy.devices() if not d.is_sim]
+    if cl:  # every OpenCL device matches "opencl:<its platform>"; rank k takes match k mod n
+        sel = f"opencl:{cl[0].info.platform}"
+        found = devices.matching(sel)
+        assert found[0] is cl[0] and all(d in cl for d in found)
+        assert devices._resolve(sel, len(found) + 1, False) is found[1 % len(found)]
+        assert devices._resolve(sel, 1, True) is found[0]  # CUDA_VISIBLE_DEVICES: the first
