@@ -187,6 +187,8 @@ def test_bad_calls_name_the_parameter() -> None:
         cd.map_blocks(smooth_1d, x)
     with pytest.raises(TypeError, match="needs a Dask array argument"):
         cd.map_blocks(smooth_1d, None, None, 8)
+    with pytest.raises(ValueError, match="out='u' is given a ndarray"):
+        cd.map_blocks(smooth_1d, np.zeros(8, np.float32), None, 8, out="u", like=x)
     with pytest.raises(ValueError, match="'y' has shape"):
         cd.map_blocks(sum_diff, x, da.zeros(9, chunks=4, dtype=np.float32), 1.0)
 

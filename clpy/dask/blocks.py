@@ -95,8 +95,9 @@ class BlockCall:
             if role == "chunk":
                 c = chunks[what]
                 values.append(np.array(c) if i in self.written else np.ascontiguousarray(c))
-            elif role == "value":
-                values.append(what)
+            elif role == "value":  # each launch writes its own copy of a written array
+                written = i in self.written and isinstance(what, np.ndarray)
+                values.append(np.array(what) if written else what)
             elif role == "block":
                 values.append(what.value(shape, offset))
             else:  # an output, or a written parameter given no argument (scratch)
@@ -315,6 +316,11 @@ def _outputs(
     else:
         outs = (out,) if isinstance(out, str) else tuple(out)
     for n in outs:
+        if n in bound and not _is_dask(bound[n]):
+            raise ValueError(
+                f"{kname}(): out={n!r} is given a {type(bound[n]).__name__}: an output is "
+                "allocated per chunk (give no argument) or starts from a Dask array's chunk"
+            )
         p = abi.get(n)
         if p is None or not isinstance(p.type, PointerType):
             raise ValueError(f"{kname}(): out={n!r} is not a pointer parameter of the kernel")
@@ -329,6 +335,12 @@ def _outputs(
             "(out=) nor a pointer the kernel writes (allocated per chunk as scratch)"
         )
     return outs
+
+
+def _is_dask(value: Any) -> bool:
+    import dask.array as da
+
+    return isinstance(value, da.Array)
 
 
 def _out_dtype(kname: str, name: str, p: Param | None, dtype: Any) -> np.dtype[Any]:
