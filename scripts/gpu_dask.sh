@@ -25,12 +25,10 @@ export OUT
 # 1. Wheels (pyopencl, dask, distributed, pytest ...) into a private site directory, then clpy.
 if [ "${SKIP_WHEELS:-0}" != 1 ]; then
     ls wheels/*.whl >/dev/null 2>&1 || { echo "gpu_dask: no wheels/ folder" >&2; exit 2; }
-    # NumPy stays the interpreter's own (cupy and friends were built against it).
-    WHEELS=$(ls wheels/*.whl | grep -v '/numpy-')
-    "$PY" -c "import numpy" 2>/dev/null || WHEELS=$(ls wheels/*.whl)
-    # shellcheck disable=SC2086
+    # Everything in wheels/, NumPy included (the one pyopencl's wheel was built against), as
+    # scripts/gpu_check.sh does.
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target "$SITE" $WHEELS || { echo "gpu_dask: wheel install failed" >&2; exit 2; }
+        --target "$SITE" wheels/*.whl || { echo "gpu_dask: wheel install failed" >&2; exit 2; }
 fi
 export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 "$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --upgrade --target "$SITE" . \
