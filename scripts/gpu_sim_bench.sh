@@ -12,7 +12,8 @@
 # Writes to $OUT (default /tmp/clpy-sim-bench): sim_bench_<host>.{json,md} (block reduce,
 # block scan, local-atomics histogram at 2^16, 2^20, 2^22), sim_overhead_<host>_t{1,all}.json
 # (fixed costs), real_programs_<host>_t{1,all}.{json,md} (benchmarks/programs, when present)
-# and the log. CLPY_BENCH_QUICK=1 runs only 2^16 and 2^20 with 3 repeats (a dry run).
+# and the log. CLPY_BENCH_QUICK=1 is a dry run (2^16 and 2^20, 3 repeats, small programs);
+# CLPY_BENCH_PROGRAMS=hotspot,nw picks programs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -41,8 +42,11 @@ export CLPY_PROGRESS=0 PYTHONUNBUFFERED=1
         || echo "gpu_sim_bench: no pyopencl/OpenCL: simulator figures only"
 } 2>&1 | tee "$LOG"
 
-QUICK=()
-if [ "${CLPY_BENCH_QUICK:-0}" = 1 ]; then QUICK=(--sizes 16,20 --repeat 3); fi
+QUICK=(); PQUICK=(); OQUICK=()
+if [ "${CLPY_BENCH_QUICK:-0}" = 1 ]; then
+    QUICK=(--sizes 16,20 --repeat 3); PQUICK=(--size small --repeat 1); OQUICK=(--repeat 3)
+fi
+PROGRAMS=${CLPY_BENCH_PROGRAMS:-all}
 
 # 2. The benchmark kernels: threads 1, 2 and all, checks off and on, PoCL beside them.
 "$PY" benchmarks/sim_bench.py --threads 1,2,all --tag "_$HOST" --out "$OUT" "${QUICK[@]}" 2>&1 \
@@ -53,14 +57,14 @@ STATUS=${PIPESTATUS[0]}
 for T in 1 all; do
     TT=$T; [ "$T" = all ] && TT=$(nproc)
     "$PY" -m benchmarks.sim_overhead --threads "$TT" --json "$OUT/sim_overhead_${HOST}_t$T.json" \
-        2>&1 | tee -a "$LOG"
+        "${OQUICK[@]}" 2>&1 | tee -a "$LOG"
 done
 
 # 4. The real-program suite, one thread and every core.
 if [ -f benchmarks/programs/__main__.py ]; then
     for T in 1 all; do
-        "$PY" -m benchmarks.programs --mode sim --threads "$T" --out "$OUT" \
-            --tag "${HOST}_t$T" 2>&1 | tee -a "$LOG"
+        "$PY" -m benchmarks.programs --mode sim --threads "$T" --out "$OUT" --repeat 5 \
+            --programs "$PROGRAMS" --tag "${HOST}_t$T" "${PQUICK[@]}" 2>&1 | tee -a "$LOG"
     done
 fi
 echo "gpu_sim_bench: results in $OUT" | tee -a "$LOG"
