@@ -20,6 +20,8 @@ import numpy as np
 import clpy
 
 CL_DIR = Path(__file__).parent / "cl"
+# The last program each original host built, by (context, .cl file): for diagnostics.
+BUILT: dict[tuple[int, str], Any] = {}
 
 
 def _is_queue(device: Any) -> bool:
@@ -111,6 +113,7 @@ class OrigHost:
         self.queue = queue
         self.events = events
         self.prg = _program(ctx, str(CL_DIR / cl_file), options)
+        BUILT[(int(ctx.int_ptr), cl_file)] = self.prg
         self._kernels: dict[str, Any] = {}
 
     def kernel(self, name: str) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import clpy
-from benchmarks.programs import load
+from benchmarks.programs import diagnostics, load
 from benchmarks.programs.common import check
 from benchmarks.programs.report import fmt_s, fmt_x, geomean, loud, machine, ratio, slug, timed
 from benchmarks.programs.report import write as write_results
@@ -123,7 +123,10 @@ def run(
     failed = False
     for name in names:
         r = _one(name, size, repeat, seed, ctx, prof, plain, sel, numpy_cap_s)
-        failed |= any("error" in v for v in r.values() if isinstance(v, dict))
+        r["diagnostics"] = diagnostics.collect(load(name), ctx, d, out_dir)
+        failed |= any(
+            "error" in v for k, v in r.items() if isinstance(v, dict) and k != "diagnostics"
+        )
         rows.append(r)
         _write(info, rows, out_dir, tag or d.name, final=False)
     _write(info, rows, out_dir, tag or d.name, final=True)
@@ -234,6 +237,7 @@ def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any
         f"| **geomean** | | | | **{fmt_x(g['kernel_ratio'])}** | | | "
         f"**{fmt_x(g['device_ratio'])}** | | **{fmt_x(g['numpy_ratio'])}** |"
     )
+    lines += diagnostics.markdown(rows)
     errs = [
         (r["program"], k, v["error"])
         for r in rows
