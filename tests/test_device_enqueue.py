@@ -188,6 +188,14 @@ def queries(out: Global[int32], n: int32, wg: int32):
                                  out, 6)
 
 
+@clpy.kernel
+def countdown(q: clpy.queue_t, x: Global[int32], n: int32):
+    """The spec's "complete example" shape: the queue is a kernel parameter, passed on."""
+    x[clpy.get_global_id(0)] = n
+    if n > 0:
+        clpy.enqueue_kernel(q, WAIT_KERNEL, clpy.ndrange_1D(1), countdown, q, x, n - 1)
+
+
 def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
     k[(g,), (l_,)](*args, device="sim")
 
@@ -197,7 +205,7 @@ def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
 
 def test_recursive_quicksort_matches_numpy() -> None:
     rng = np.random.default_rng(17)
-    a = rng.integers(-1000, 1000, 300).astype(np.int32)
+    a = rng.integers(-1000, 1000, 200).astype(np.int32)
     with clpy.sim.config(enqueue_depth=64):
         got = a.copy()
         _sim(quicksort, 1, 1, got, 0, len(a))
@@ -284,11 +292,22 @@ def test_depth_limit_and_deadlock_are_clear_errors() -> None:
         _sim(never_set, 1, 1, np.zeros(1, np.int32))
 
 
+def test_queue_parameters() -> None:
+    x = np.zeros(3, np.int32)
+    _sim(countdown, 2, 1, "default", x, 3)
+    np.testing.assert_array_equal(x, [0, 3, 0])  # item 1 wrote 3; item 0's chain ends at 0
+    assert "__kernel void countdown(queue_t q, __global int* x, int n)" in countdown.source
+    with pytest.raises(TypeError, match=r"parameter 'q' \(queue_t\): pass \"default\""):
+        _sim(countdown, 1, 1, None, x, 1)
+
+
 def test_checkers_run_inside_children() -> None:
     x = np.zeros(4, np.int32)
-    with pytest.raises(clpy.sim.SimulationError, match="out of bounds"):
+    with pytest.raises(clpy.sim.SimulationError, match="out of bounds") as e:
         _sim(depths, 2, 2, np.array([1, 5, -1, -1], np.int32), np.full(4, -1, np.int32),
              x, 0, 0)
+    assert "test_device_enqueue.py" in str(e.value)
+    np.testing.assert_array_equal(x, 0)  # the parent's store to x[1] is rolled back too
 
 
 def test_kernel_queries_on_the_simulator() -> None:
@@ -395,7 +414,7 @@ def test_enqueue_sources_build_with_an_opencl_c_2_compiler(tmp_path: Path) -> No
             pytest.fail(f"CI=true but {msg}")
         pytest.skip(msg)
     kernels = [quicksort, depths, subtree_sums, launch_group_sums, scale_by_func, user_events,
-               forever, never_set, queries]
+               forever, never_set, queries, countdown]
     paths = []
     for k in kernels:
         path = tmp_path / f"{k.__name__}.cl"

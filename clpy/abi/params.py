@@ -8,10 +8,12 @@ from clpy.abi.base import Param
 from clpy.abi.buffers import Buffer, LocalBuffer
 from clpy.abi.images import ImageParam, SamplerParam
 from clpy.abi.pipes import PipeParam
+from clpy.abi.queues import QueueParam
 from clpy.abi.values import StructValue, Value
 from clpy.ir.nodes import Function, Var
 from clpy.types.catalog import sampler_t
 from clpy.types.core import AddressSpace, PointerType, ScalarType, Type, VectorType
+from clpy.types.enqueue import queue_t
 from clpy.types.images import ImageType
 from clpy.types.pipes import PipeType
 from clpy.types.structs import StructType
@@ -27,6 +29,8 @@ def param_class(t: Type) -> type[Param]:
         return ImageParam
     if t is sampler_t:
         return SamplerParam
+    if t is queue_t:
+        return QueueParam
     if isinstance(t, StructType):
         return StructValue
     if isinstance(t, VectorType) or (isinstance(t, ScalarType) and t.name != "void"):
