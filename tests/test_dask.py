@@ -372,6 +372,16 @@ def test_rank_from_the_environment_and_round_robin(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CLPY_WORKER_RANK", "x")
     with pytest.raises(ValueError, match="CLPY_WORKER_RANK"):
         cd.worker_rank()
+    assert devices._rank_from_name("gpu-3", "tcp://h:1") == 3
+    assert devices._rank_from_name("tcp://h:4567", "tcp://h:4567") is None  # not port 4567
+    sched = f"tcp://test-{os.getpid()}:1"
+    mine = devices._claimed_rank(sched)
+    assert devices._claimed_rank(sched) == mine  # once per process
+    code = f"from clpy.dask import devices; print(devices._claimed_rank({sched!r}))"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert other.stdout.strip() == str(mine + 1)  # a live process holds `mine`
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert again.stdout.strip() == str(mine + 1)  # the first one exited: its number is free
     assert devices.matching("sim") == [clpy.get_device("sim")]
     cl = [d for d in clpy.devices() if not d.is_sim]
     if cl:  # every OpenCL device matches "opencl:<its platform>"; rank k takes match k mod n

@@ -4,8 +4,9 @@ A selector that names one device (``"sim"``, ``"opencl:pocl"``, ``"opencl:nvidia
 that device on every worker. A selector that matches several devices (``"opencl:gpu"`` on a
 node with 4 GPUs) means one of them per worker, round-robin by the worker's rank on its node:
 ``CLPY_WORKER_RANK`` in the worker's environment, else the number that ends the worker's name
-(``LocalCluster`` names its workers 0, 1, ...; ``dask worker --nworkers 4`` and dask-jobqueue
-end their names in ``-0``, ``-1`` ...). A worker whose environment sets
+(``LocalCluster`` names its workers 0, 1, ...; ``dask worker --nworkers 4 --name n`` and
+dask-jobqueue end their names in ``-0``, ``-1`` ...), else (a worker named by its address) a
+number claimed on the node among the workers of the same scheduler. A worker whose environment sets
 ``CUDA_VISIBLE_DEVICES`` (dask-cuda's ``LocalCUDACluster``, or one GPU per worker by hand)
 takes the first match: the GPU that variable puts first.
 
@@ -18,6 +19,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from clpy.runtime.devices import ENV_VAR, RUNTIME, Device
@@ -36,13 +39,60 @@ def worker_rank() -> int:
     try:
         from distributed import get_worker  # optional dependency
 
-        name: Any = get_worker().name
+        worker = get_worker()
     except (ImportError, ValueError):  # no distributed, or not inside a worker
         return 0
+    rank = _rank_from_name(worker.name, worker.address)
+    return rank if rank is not None else _claimed_rank(str(worker.scheduler.address))
+
+
+def _rank_from_name(name: Any, address: str) -> int | None:
+    """The number ending a worker's name; None for a worker named by its address (``dask
+    worker --nworkers 2`` without ``--name``)."""
     if isinstance(name, int):
         return name
-    m = re.search(r"(\d+)$", str(name))
-    return int(m.group(1)) if m else 0
+    text = str(name)
+    if text == address or "://" in text:
+        return None
+    m = re.search(r"(\d+)$", text)
+    return int(m.group(1)) if m else None
+
+
+@functools.cache
+def _claimed_rank(scheduler: str) -> int:
+    """A rank unique among this node's workers of one scheduler: the first free number,
+    claimed by creating a file (``O_EXCL``) that holds this process's id; files of processes
+    that are gone are taken over."""
+    base = Path(tempfile.gettempdir()) / "clpy-dask-ranks" / re.sub(r"\W+", "_", scheduler)
+    base.mkdir(parents=True, exist_ok=True)
+    k = 0
+    while True:
+        path = base / str(k)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            if _stale(path):
+                path.unlink(missing_ok=True)
+                continue  # try the same number again
+            k += 1
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        return k
+
+
+def _stale(path: Path) -> bool:
+    try:
+        pid = int(path.read_text())
+    except (OSError, ValueError):  # being written right now
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def matching(selector: str) -> list[Device]:
