@@ -196,6 +196,15 @@ def countdown(q: clpy.queue_t, x: Global[int32], n: int32):
         clpy.enqueue_kernel(q, WAIT_KERNEL, clpy.ndrange_1D(1), countdown, q, x, n - 1)
 
 
+@clpy.kernel
+def widen(x: Global[int32], n):
+    """Enqueues itself with a long ``n``: a second specialization of one kernel, renamed."""
+    x[0] = x[0] + 1
+    if n > 0:
+        clpy.enqueue_kernel(clpy.get_default_queue(), WAIT_KERNEL, clpy.ndrange_1D(1), widen, x,
+                            clpy.int64(n) - 1)
+
+
 def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
     k[(g,), (l_,)](*args, device="sim")
 
@@ -290,6 +299,16 @@ def test_depth_limit_and_deadlock_are_clear_errors() -> None:
     assert "test_device_enqueue.py" in str(e.value)
     with pytest.raises(clpy.sim.SimulationError, match="never complete"):
         _sim(never_set, 1, 1, np.zeros(1, np.int32))
+
+
+def test_child_specialized_for_other_types_is_renamed() -> None:
+    x = np.zeros(1, np.int32)
+    _sim(widen, 1, 1, x, 3)
+    assert x[0] == 4
+    src = widen.specialize(n=int32).source
+    assert "__kernel void widen(__global int* x, int n)" in src
+    assert "__kernel void widen_global_intp_long(__global int* x, long n)" in src
+    assert "^{widen_global_intp_long(x, (long)n - 1);}" in src
 
 
 def test_queue_parameters() -> None:
@@ -416,9 +435,10 @@ def test_enqueue_sources_build_with_an_opencl_c_2_compiler(tmp_path: Path) -> No
     kernels = [quicksort, depths, subtree_sums, launch_group_sums, scale_by_func, user_events,
                forever, never_set, queries, countdown]
     paths = []
-    for k in kernels:
-        path = tmp_path / f"{k.__name__}.cl"
-        path.write_text(k.source)
+    sources = [k.source for k in kernels] + [widen.specialize(n=int32).source]
+    for i, src in enumerate(sources):
+        path = tmp_path / f"k{i}.cl"
+        path.write_text(src)
         paths.append(str(path))
     (tmp_path / "oclgrind.icd").write_text(icd + "\n")
     env = {**os.environ, "OCL_ICD_VENDORS": str(tmp_path), "PYOPENCL_NO_CACHE": "1"}

@@ -237,8 +237,16 @@ def function_names(fns: list[Function]) -> dict[Function, str]:
     keeps the user's name unless it clashes with an OpenCL built-in, a C keyword or another
     function (``dot`` → ``dot_``). Specializations of one ``@clpy.func`` are told apart by
     their parameter types (``square_float``, ``square_int``)."""
-    used: set[str] = {f.name for f in fns if f.is_kernel}
-    out: dict[Function, str] = {f: f.name for f in fns if f.is_kernel}
+    used: set[str] = set()
+    out: dict[Function, str] = {}
+    for f in reversed([f for f in fns if f.is_kernel]):  # the launched kernel(s) come last
+        name = f.name
+        if name in used:  # a child of device-side enqueue, specialized for other types
+            name = "_".join([f.name, *(_type_tag(p.type) for p in f.params)])
+            while name in used or name in REGISTRY:
+                name += "_"
+        used.add(name)
+        out[f] = name
     by_name: dict[str, list[Function]] = {}
     for f in fns:
         if not f.is_kernel:
