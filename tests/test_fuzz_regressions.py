@@ -7,10 +7,11 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 
 import clpy
 import clpy.vectors as V
-from clpy import Global, int16, int32, uint8
+from clpy import Global, float32, int16, int32, int64, uint8, uint64
 
 
 @clpy.kernel
@@ -95,3 +96,59 @@ def test_popcount_of_a_uniform_value_in_a_condition(cl_device):
     want = [bin(int(v) & 0xFFFF).count("1") + 3 for v in x]
     np.testing.assert_array_equal(sim[1], want)
     np.testing.assert_array_equal(dev[1], want)
+
+
+# ---------------------------------------------------------------------------- device bugs
+# Found by the fuzzer on PoCL 3.0 (pthread, LLVM): the simulator follows the spec, PoCL does
+# not. clpy.fuzz.campaign.KNOWN_POCL_BUGS keeps the fuzzer from generating them for PoCL. Each
+# test checks the simulator and reports PoCL's deviation as an expected failure (it passes
+# once PoCL is fixed).
+
+
+@clpy.kernel
+def abs_int_min(x: Global[int32], o: Global[int64]):
+    # seed 3078: abs(INT_MIN) is (uint)2**31 (spec §1.13.3: abs returns the unsigned type);
+    # as int it is INT_MIN again. PoCL treats INT_MIN as poison in abs and abs_diff (LLVM
+    # llvm.abs with int_min_is_poison): sign-extending the int gave +2**31, and a constant
+    # argument folded to garbage.
+    i = clpy.get_global_id(0)
+    o[2 * i] = int64(int32(abs(x[i])))
+    o[2 * i + 1] = int64(int32(clpy.abs_diff(x[i], int32(0))))
+
+
+def test_pocl_abs_of_int_min(cl_device):
+    x = np.array([-(2**31), -5, 7, 2**31 - 1], np.int32)
+    sim, dev = _both(abs_int_min, (4,), (4,), x, np.zeros(8, np.int64), cl_device=cl_device)
+    want = np.repeat([-(2**31), 5, 7, 2**31 - 1], 2)
+    np.testing.assert_array_equal(sim[1], want)
+    if not np.array_equal(dev[1], want):
+        assert "portable computing language" in cl_device.platform.name.lower(), dev[1]
+        pytest.xfail(f"PoCL bug: abs/abs_diff of INT_MIN sign-extend to {dev[1][:2]}")
+
+
+@clpy.kernel
+def nan_to_long(x: Global[float32], o: Global[int64], u: Global[uint64]):
+    # seed 3012: a saturating conversion of NaN gives 0 (spec §6.2.3.3); PoCL gives LONG_MIN
+    # for convert_long_sat_rte and 2**63 for convert_ulong_sat_rte (32-bit targets are right).
+    i = clpy.get_global_id(0)
+    o[i] = clpy.convert_long_sat_rte(x[i])
+    u[i] = clpy.convert_ulong_sat_rte(x[i])
+
+
+def test_pocl_nan_to_64_bit_saturated(cl_device):
+    x = np.array([np.nan, 1.5, -np.inf, np.inf], np.float32)
+    sim, dev = _both(
+        nan_to_long,
+        (4,),
+        (1,),
+        x,
+        np.zeros(4, np.int64),
+        np.zeros(4, np.uint64),
+        cl_device=cl_device,
+    )
+    np.testing.assert_array_equal(sim[1], [0, 2, -(2**63), 2**63 - 1])
+    np.testing.assert_array_equal(sim[2], [0, 2, 0, 2**64 - 1])
+    if not (np.array_equal(dev[1], sim[1]) and np.array_equal(dev[2], sim[2])):
+        assert "portable computing language" in cl_device.platform.name.lower()
+        np.testing.assert_array_equal(dev[1][1:], sim[1][1:])  # only NaN is wrong
+        pytest.xfail(f"PoCL bug: convert_(u)long_sat_rte(NaN) = {dev[1][0]}, {dev[2][0]}")

@@ -219,10 +219,12 @@ class ExprGen:
             return Expr(t, f"clpy.{self.pick(('clz', 'popcount'))}({{0}})", (a,))
         if k == 1:
             return Expr(t, f"clpy.{self.pick(I_BINARY)}({{0}}, {{1}})", (a, b))
-        if k == 2:
-            return Expr(t, f"{self.pick(('min', 'max'))}({{0}}, {{1}})", (a, b))
         if k == 3:
             return Expr(t, "clpy.clamp({0}, min({1}, {2}), max({1}, {2}))", (a, b, c))
+        if t.signed and "signed-abs" not in self.features and k in (4, 6):
+            k = 2
+        if k == 2:
+            return Expr(t, f"{self.pick(('min', 'max'))}({{0}}, {{1}})", (a, b))
         if k == 4:
             return Expr(t, f"{t.py}(clpy.abs_diff({{0}}, {{1}}))", (a, b))
         if k == 5:
@@ -255,6 +257,8 @@ class ExprGen:
             return Expr(t, f"clpy.convert_{t.cl}_{self.pick(ROUNDINGS)}({{0}})", (a,))
         if s.is_float:
             rnd = self.pick(ROUNDINGS + ("",))
+            if t.bits == 64 and "nan-to-int64" not in self.features:
+                a = Expr(s, f"{self.add_helper(H.no_nan(s))}({{0}})", (a,), keep=True)
             return Expr(t, f"clpy.convert_{t.cl}_sat{'_' + rnd if rnd else ''}({{0}})", (a,))
         if self.chance(0.5):
             return Expr(t, f"clpy.convert_{t.cl}_sat({{0}})", (a,))
@@ -266,6 +270,8 @@ class ExprGen:
         rnd = self.pick(ROUNDINGS)
         if t.is_float:
             return Expr(t, f"clpy.convert_{t.cl_name}_{rnd}({{0}})", (a,))
+        if s.is_float and t.bits == 64 and "nan-to-int64" not in self.features:
+            return None  # no lane-wise NaN guard for vectors
         return Expr(t, f"clpy.convert_{t.cl_name}_sat_{rnd}({{0}})", (a,))
 
     def reinterpret(self, t: FT, d: int) -> Expr | None:

@@ -61,5 +61,12 @@ def safe_minmax(t: FT, which: str) -> Helper:
     return _fn(name, f"a: {t.spelling}, b: {t.spelling}", t.spelling, body)
 
 
+def no_nan(t: FT) -> Helper:
+    """``x``, or 0 for NaN: keeps NaN away from a device known to convert it wrongly."""
+    name = f"no_nan_{t.cl_name}"
+    body = f"    if x != x:\n        return {t.spelling}(0.0)\n    return x"
+    return _fn(name, f"x: {t.spelling}", t.spelling, body)
+
+
 def scalar(cl: str) -> FT:
     return SCALARS[cl]

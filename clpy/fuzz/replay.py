@@ -24,7 +24,7 @@ def replay(
     mod = sys.modules["__main__"]
     k = getattr(mod, name)
     saved = np.load(path.with_name(f"{path.stem}_inputs.npz"))
-    params = [n for n in k.param_names() if n in saved]
+    params = [n for n in k.param_names if n in saved]
     outs: list[Outcome] = []
     for dev in devices:
         args = [saved[n].copy() for n in params]
