@@ -205,6 +205,22 @@ def widen(x: Global[int32], n):
                             clpy.int64(n) - 1)
 
 
+@clpy.kernel
+def profiled(out: Global[int32], times: Global[clpy.uint64], err: Global[int32],
+             f: Global[float32]):
+    q = clpy.get_default_queue()
+    ev = clpy.private_array(clpy.clk_event_t, 1)
+    err[0] = clpy.enqueue_kernel(q, clpy.CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP, clpy.ndrange_1D(1),
+                                 0, None, ev, mark, out, 0)
+    clpy.retain_event(ev[0])
+    clpy.capture_event_profiling_info(ev[0], clpy.CLK_PROFILING_COMMAND_EXEC_TIME, times)
+    clpy.release_event(ev[0])
+    clpy.release_event(ev[0])
+    err[1] = clpy.enqueue_kernel(q, NO_WAIT, clpy.ndrange_2D((4, 4), (2, 0)), mark, out, 1)
+    err[2] = clpy.enqueue_kernel(q, NO_WAIT, clpy.ndrange_1D(4, 2), group_sums, f, f,
+                                 clpy.local_bytes(0))
+
+
 def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
     k[(g,), (l_,)](*args, device="sim")
 
@@ -309,6 +325,18 @@ def test_child_specialized_for_other_types_is_renamed() -> None:
     assert "__kernel void widen(__global int* x, int n)" in src
     assert "__kernel void widen_global_intp_long(__global int* x, long n)" in src
     assert "^{widen_global_intp_long(x, (long)n - 1);}" in src
+
+
+def test_profiling_and_error_codes() -> None:
+    out = np.zeros(2, np.int32)
+    times = np.full(2, 99, np.uint64)
+    err = np.full(3, 1, np.int32)
+    f = np.zeros(4, np.float32)
+    _sim(profiled, 1, 1, out, times, err, f)
+    assert list(err) == [clpy.CLK_SUCCESS.value, clpy.CLK_INVALID_NDRANGE.value,
+                         clpy.CLK_INVALID_ARG_SIZE.value]
+    assert list(out) == [7, 0]
+    assert times[0] == times[1] and times[0] != 99  # END - START, COMPLETE - START in ns
 
 
 def test_queue_parameters() -> None:
@@ -433,7 +461,7 @@ def test_enqueue_sources_build_with_an_opencl_c_2_compiler(tmp_path: Path) -> No
             pytest.fail(f"CI=true but {msg}")
         pytest.skip(msg)
     kernels = [quicksort, depths, subtree_sums, launch_group_sums, scale_by_func, user_events,
-               forever, never_set, queries, countdown]
+               forever, never_set, queries, countdown, profiled]
     paths = []
     sources = [k.source for k in kernels] + [widen.specialize(n=int32).source]
     for i, src in enumerate(sources):

@@ -146,12 +146,12 @@ _decl(
     "uint, wait_list: clk_event_t[], event_ret: clk_event_t*,] child, *args) -> int",
     rule=_enqueue_rule,
     frontend="block",
+    emit="enqueue",
     writes_args=frozenset({5}),
 )
 _decl(
     "get_default_queue",
-    "The default device queue, or CLK_NULL_QUEUE (0) when the host created none "
-    "(spec Table 35).",
+    "The default device queue, or CLK_NULL_QUEUE (0) when the host created none (spec Table 35).",
     overloads=[Overload((), queue_t)],
 )
 for _d in (1, 2, 3):

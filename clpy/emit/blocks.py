@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from clpy.ir.blocks import BlockLiteral
-from clpy.ir.nodes import CallBuiltin, Function, Var
+from clpy.ir.nodes import CallBuiltin, Function, Var, VarRef
 from clpy.ir.walk import walk
-from clpy.types.core import PointerType
+from clpy.types.core import ArrayType, PointerType
 
 
 def block_text(ex: Any, e: BlockLiteral, implicit_value: Callable[[Any], Any]) -> str:
@@ -36,6 +36,18 @@ def block_text(ex: Any, e: BlockLiteral, implicit_value: Callable[[Any], Any]) -
         return f"^{{{call}}}"
     params = ", ".join(f"local void *clpy_l{k}" for k in range(len(e.local_at)))
     return f"^({params}){{{call}}}"
+
+
+def enqueue_text(ex: Any, call: CallBuiltin) -> str:
+    """``enqueue_kernel``: an array of events is passed as ``&evs[0]`` (Clang checks the
+    built-in's event arguments before arrays decay: a bare ``evs`` is refused)."""
+    parts = []
+    for a in call.args:
+        text = ex(a)
+        if isinstance(a.type, ArrayType):
+            text = f"&{text if isinstance(a, VarRef) else f'({text})'}[0]"
+        parts.append(text)
+    return f"{call.builtin.cl_name}({', '.join(parts)})"
 
 
 def ndrange_text(ex: Any, call: CallBuiltin) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from clpy.emit.blocks import block_text, ndrange_text
+from clpy.emit.blocks import block_text, enqueue_text, ndrange_text
 from clpy.emit.names import Namer
 from clpy.errors import CompileError
 from clpy.ir.blocks import BlockLiteral
@@ -302,6 +302,7 @@ def _emit_wait_events(ex: ExprEmitter, call: CallBuiltin) -> str:
 CUSTOM_EMIT: dict[str, Callable[[ExprEmitter, CallBuiltin], str]] = {
     "pipe_packet": _emit_pipe_packet,
     "ndrange": ndrange_text,
+    "enqueue": enqueue_text,
     "async_copy": _emit_async_copy,
     "wait_events": _emit_wait_events,
 }
