@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 from typing import Any
 
@@ -43,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
         help="time limit for reducing one failure (default 300)",
     )
     p.add_argument("--summary", default=None, help="write a JSON summary to this file")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="start no new kernel after this many seconds (the count run is reported)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -88,15 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(a.count)
     ]
     t0 = time.perf_counter()
+    deadline = None if a.time_limit is None else t0 + a.time_limit
     results: list[Result] = []
-    if a.jobs == 1:
-        stream: Iterable[Result] = map(_worker, tasks)
-        for r in _progress(stream, a.count, a.quiet):
-            results.append(_note(r))
-    else:
-        with ProcessPoolExecutor(a.jobs, mp_context=get_context("spawn")) as pool:
-            for r in _progress(pool.map(_worker, tasks, chunksize=4), a.count, a.quiet):
-                results.append(_note(r))
+    stream = _run_serial(tasks, deadline) if a.jobs == 1 else _run_pool(tasks, a.jobs, deadline)
+    for r in _progress(stream, a.count, a.quiet):
+        results.append(_note(r))
     wall = time.perf_counter() - t0
     mism = [r for r in results if r.status == "mismatch"]
     errs = [r for r in results if r.status == "error"]
@@ -122,6 +124,39 @@ def main(argv: list[str] | None = None) -> int:
             )
     print(f"{len(results)} kernels, {len(mism)} mismatches, {len(errs)} errors")
     return 1 if mism or errs else 0
+
+
+def _expired(deadline: float | None) -> bool:
+    return deadline is not None and time.perf_counter() > deadline
+
+
+def _run_serial(tasks: list[tuple[Any, ...]], deadline: float | None) -> Iterator[Result]:
+    for t in tasks:
+        if _expired(deadline):
+            return
+        yield _worker(t)
+
+
+def _run_pool(tasks: list[tuple[Any, ...]], jobs: int, deadline: float | None) -> Iterator[Result]:
+    """Results as they finish, with at most ``2 * jobs`` kernels queued, so that a time limit
+    stops the run promptly."""
+    todo = iter(tasks)
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        pending: set[Future[Result]] = set()
+
+        def fill() -> None:
+            while len(pending) < 2 * jobs and not _expired(deadline):
+                t = next(todo, None)
+                if t is None:
+                    return
+                pending.add(pool.submit(_worker, t))
+
+        fill()
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                yield f.result()
+            fill()
 
 
 def _note(r: Result) -> Result:

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Differential fuzzing at scale on the GPU host: `python -m clpy.fuzz` in parallel worker
+# processes, the simulator against PoCL and (optionally) the NVIDIA driver.
+#
+# Needs what scripts/gpu_check.sh needs (Python 3.12, NumPy, the NVIDIA driver, ./wheels with
+# pyopencl and its dependencies, setuptools and wheel), plus in ./wheels the PoCL wheel
+# (pocl_binary_distribution, py3-none-manylinux) and tqdm. Nothing is fetched. From the
+# repository root:
+#
+#     bash scripts/gpu_fuzz.sh DEVICES FIRST_SEED COUNT
+#     bash scripts/gpu_fuzz.sh sim,opencl:pocl 100000 10000                # >= 10,000 vs PoCL
+#     bash scripts/gpu_fuzz.sh sim,opencl:pocl,opencl:nvidia 200000 2000   # all three
+#
+# Environment: JOBS (worker processes, default: the core count), TIME_LIMIT (seconds after
+# which no new kernel starts, default 540 so one call fits a 10-minute slot; the summary says
+# how many ran: continue with FIRST_SEED + that count), SHRINK_SECONDS (per failure, 60).
+# Writes $OUT/fuzz_<tag>_<seed>.json (counts, time per kernel, every failure), the log, and
+# the reproducers (kernel.py, reduced.py, emitted .cl, inputs, outputs) under
+# $OUT/fuzz_<tag>_<seed>/seed<N>/. Exit status: the fuzzer's (1 when anything disagreed).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+DEVICES=${1:?usage: gpu_fuzz.sh DEVICES FIRST_SEED COUNT}
+SEED=${2:-0}
+COUNT=${3:-1000}
+PY=${PYTHON:-python3}
+SITE=${CLPY_SITE:-/tmp/clpy-site}
+OUT=${OUT:-/tmp/clpy-fuzz-out}
+JOBS=${JOBS:-$(nproc)}
+TIME_LIMIT=${TIME_LIMIT:-540}
+mkdir -p "$OUT"
+
+# 1. pyopencl, PoCL, tqdm ... from the wheel folder, and clpy itself, into a private site.
+if [ "${SKIP_WHEELS:-0}" != 1 ]; then
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target "$SITE" wheels/*.whl || { echo "gpu_fuzz: wheel install failed" >&2; exit 2; }
+    "$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --upgrade \
+        --target "$SITE" . || { echo "gpu_fuzz: installing clpy failed" >&2; exit 2; }
+fi
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+
+# 2. ICDs: PoCL from the site folder, NVIDIA from the driver (containers often lack
+#    /etc/OpenCL/vendors); an explicit vendor folder so both are found.
+mkdir -p /tmp/clpy-icd
+POCL_LIB=$(ls "$SITE"/pyopencl/.libs/libpocl*.so* 2>/dev/null | head -n1)
+[ -n "$POCL_LIB" ] && echo "$POCL_LIB" > /tmp/clpy-icd/pocl.icd
+case "$DEVICES" in *nvidia*)
+    LIB=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
+    [ -z "$LIB" ] && LIB=$(find /usr/local/nvidia /usr/lib /usr/lib64 /usr/lib/x86_64-linux-gnu \
+        -name 'libnvidia-opencl.so*' 2>/dev/null | head -n1)
+    [ -z "$LIB" ] && { echo "gpu_fuzz: libnvidia-opencl.so not found" >&2; exit 3; }
+    echo "$LIB" > /tmp/clpy-icd/nvidia.icd ;;
+esac
+cp /etc/OpenCL/vendors/*.icd /tmp/clpy-icd/ 2>/dev/null
+export OCL_ICD_VENDORS=/tmp/clpy-icd PYTHONUNBUFFERED=1
+# One PoCL thread per worker: the workers already use every core.
+export POCL_MAX_PTHREAD_COUNT=1 POCL_CPU_MAX_CU_COUNT=1
+
+"$PY" -c "import clpy; print('gpu_fuzz: devices:', [str(d) for d in clpy.devices()])" \
+    || { echo "gpu_fuzz: clpy does not import" >&2; exit 3; }
+
+# 3. The run.
+TAG=$(echo "$DEVICES" | tr ',:' '__' | sed 's/opencl_//g')
+NAME="fuzz_${TAG}_${SEED}"
+START=$(date +%s)
+"$PY" -m clpy.fuzz --count "$COUNT" --seed "$SEED" --devices "$DEVICES" --jobs "$JOBS" \
+    --time-limit "$TIME_LIMIT" --shrink-seconds "${SHRINK_SECONDS:-60}" \
+    --out "$OUT/$NAME" --summary "$OUT/$NAME.json" 2>&1 | tee "$OUT/$NAME.log" | grep -v '%|'
+STATUS=${PIPESTATUS[0]}
+echo "gpu_fuzz: $DEVICES seeds from $SEED, $JOBS jobs, $(( $(date +%s) - START )) s; $OUT/$NAME.json"
+exit "$STATUS"
