@@ -19,6 +19,7 @@ from clpy.builtins.reductions import Reduction
 from clpy.emit.lower_uniform import check_uniform
 from clpy.emit.program import emit_program
 from clpy.errors import CompileError, KernelTypeError, RecursionNotAllowedError
+from clpy.frontend.blocks import rebuilt_kernel
 from clpy.frontend.build import build_function, check_signature
 from clpy.frontend.context import CompileSession, PyValue
 from clpy.frontend.source import ParsedFunction, parse_function
@@ -235,7 +236,8 @@ class Kernel(_Callable):
                         fn = build_function(self.parsed, types, dict(consts), True, session)
                         check_uniform(fn, self.parsed.globals)  # errors; warnings once per line
                     if contract:
-                        fn = contract_function(fn)
+                        old, fn = fn, contract_function(fn)
+                        rebuilt_kernel(session, self.parsed, types, old, fn)
                     spec = Specialization(self, fn, consts)
                     self._cache[key] = spec
         return spec

@@ -221,6 +221,14 @@ def profiled(out: Global[int32], times: Global[clpy.uint64], err: Global[int32],
                                  clpy.local_bytes(0))
 
 
+@clpy.kernel(fp_contract=True)
+def fused(x: Global[float32], a: float32, b: float32, c: float32, n: int32):
+    x[n] = a * b + c
+    if n > 0:
+        clpy.enqueue_kernel(clpy.get_default_queue(), WAIT_KERNEL, clpy.ndrange_1D(1), fused, x,
+                            a, b, c, n - 1)
+
+
 def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
     k[(g,), (l_,)](*args, device="sim")
 
@@ -337,6 +345,14 @@ def test_profiling_and_error_codes() -> None:
                          clpy.CLK_INVALID_ARG_SIZE.value]
     assert list(out) == [7, 0]
     assert times[0] == times[1] and times[0] != 99  # END - START, COMPLETE - START in ns
+
+
+def test_contracted_kernel_enqueues_its_contracted_self() -> None:
+    a = np.float32(1 + 2.0**-12)
+    x = np.zeros(3, np.float32)
+    _sim(fused, 1, 1, x, a, a, np.float32(-1), 2)
+    np.testing.assert_array_equal(x, np.float32(2.0**-11 + 2.0**-24))  # one rounding each
+    assert "fma(a, b, c)" in fused.source
 
 
 def test_queue_parameters() -> None:

@@ -280,3 +280,13 @@ def _ndrange(cb: Any, b: Builtin, node: ast.Call) -> Expr:
         )
     result: Expr = cb.call_builtin(b, args, node)
     return result
+
+
+def rebuilt_kernel(
+    session: CompileSession, parsed: Any, params: Any, old: Function, new: Function
+) -> None:
+    """A pass replaced a kernel's function (``fp_contract``): blocks enqueuing the kernel
+    itself run the new one."""
+    ref = session.blocks.get(_key(parsed, tuple(params)))
+    if ref is not None and ref.function is old:
+        ref.function = new
