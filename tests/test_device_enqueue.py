@@ -407,6 +407,9 @@ def test_no_device_enqueue_is_a_feature_error(cl_device: Any) -> None:
     with pytest.raises(clpy.FeatureError, match="__opencl_c_device_enqueue"):
         quicksort[(1,), (1,)](a, 0, 4, device=dev)
     np.testing.assert_array_equal(a, np.arange(4))
+    out = np.zeros(7, np.int32)
+    with pytest.raises(clpy.FeatureError, match="device-side enqueue"):
+        queries[(1,), (1,)](out, 8, 4, device=dev)  # the kernel queries need blocks too
 
 
 # ----------------------------------------------------------------------------- frontend
@@ -415,6 +418,12 @@ def test_no_device_enqueue_is_a_feature_error(cl_device: Any) -> None:
 @clpy.kernel
 def captures_local(x: Global[int32], t: Local[int32]):
     clpy.enqueue_kernel(clpy.get_default_queue(), NO_WAIT, clpy.ndrange_1D(1), mark, t, 0)
+
+
+@clpy.kernel
+def captures_private(x: Global[int32]):
+    tmp = clpy.private_array(int32, 4)
+    clpy.enqueue_kernel(clpy.get_default_queue(), NO_WAIT, clpy.ndrange_1D(1), mark, tmp, 0)
 
 
 @clpy.kernel
@@ -443,6 +452,7 @@ def local_unannotated(x: Global[float32]):
     ("k", "pattern"),
     [
         (captures_local, r"cannot capture 't', a pointer to Local memory"),
+        (captures_private, r"cannot capture 'tmp', a pointer to Private memory"),
         (captures_a_read, r"'x\[0\]' would be evaluated when the child runs"),
         (captures_an_id, r"calls get_global_id"),
         (no_child, r"needs a child to run"),
