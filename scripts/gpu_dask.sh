@@ -25,10 +25,21 @@ export OUT
 # 1. Wheels (pyopencl, dask, distributed, pytest ...) into a private site directory, then clpy.
 if [ "${SKIP_WHEELS:-0}" != 1 ]; then
     ls wheels/*.whl >/dev/null 2>&1 || { echo "gpu_dask: no wheels/ folder" >&2; exit 2; }
-    # Everything in wheels/, NumPy included (the one pyopencl's wheel was built against), as
-    # scripts/gpu_check.sh does.
+    # What this run needs, NumPy included (the one pyopencl's wheel was built against, as
+    # scripts/gpu_check.sh installs it); other wheels in the folder are left alone.
+    NEED="numpy pyopencl pytools platformdirs typing_extensions siphash24
+          dask distributed click cloudpickle fsspec importlib_metadata zipp lazy_importer locket
+          msgpack packaging partd psutil pyyaml sortedcontainers tblib toolz tornado zict
+          jinja2 markupsafe pytest iniconfig pluggy setuptools wheel"
+    WHEELS=""
+    for name in $NEED; do
+        found=$(ls wheels/"$name"-[0-9]*.whl 2>/dev/null | head -n1)
+        [ -n "$found" ] || { echo "gpu_dask: no wheel for $name in wheels/" >&2; exit 2; }
+        WHEELS="$WHEELS $found"
+    done
+    # shellcheck disable=SC2086
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target "$SITE" wheels/*.whl || { echo "gpu_dask: wheel install failed" >&2; exit 2; }
+        --target "$SITE" $WHEELS || { echo "gpu_dask: wheel install failed" >&2; exit 2; }
 fi
 export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 "$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --upgrade --target "$SITE" . \
