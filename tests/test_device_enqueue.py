@@ -130,6 +130,17 @@ def launch_group_sums(x: Global[float32], out: Global[float32], n: int32, wg: in
                                      clpy.local_bytes(wg * 4))
 
 
+@clpy.kernel
+def lambda_blocks(x: Global[float32], out: Global[float32], n: int32, wg: int32,
+                  err: Global[int32]):
+    """The spec's block spelled as a lambda: ``^(local void *tmp){group_sums(x, out, tmp);}``
+    with its size after it, and ``^{mark(...);}``."""
+    q = clpy.get_default_queue()
+    err[0] = clpy.enqueue_kernel(q, WAIT_KERNEL, clpy.ndrange_1D(n, wg),
+                                 lambda tmp: group_sums(x, out, tmp), wg * 4)
+    err[1] = clpy.enqueue_kernel(q, NO_WAIT, clpy.ndrange_1D(1), lambda: scale_at(x, n, 0.5))
+
+
 @clpy.func
 def scale_at(x: Global[float32], i: int32, f: float32):
     x[i] = x[i] * f
@@ -299,6 +310,19 @@ def test_local_memory_block_arguments() -> None:
     np.testing.assert_array_equal(out, x.reshape(4, 16).sum(axis=1))
 
 
+def test_blocks_written_as_lambdas() -> None:
+    x = np.arange(65, dtype=np.float32)
+    out = np.zeros(4, np.float32)
+    err = np.full(2, 99, np.int32)
+    _sim(lambda_blocks, 1, 1, x, out, 64, 16, err)
+    assert list(err) == [0, 0]
+    np.testing.assert_array_equal(out, np.arange(64).reshape(4, 16).sum(axis=1))
+    assert x[64] == 32.0 and x[63] == 63.0
+    src = lambda_blocks.source
+    assert "^(local void *clpy_l0){group_sums(x, out, (__local float*)clpy_l0);}, " in src
+    assert "^{scale_at(x, n, 0.5f);}" in src
+
+
 def test_device_function_child_per_work_item() -> None:
     x = np.arange(8, dtype=np.float32)
     _sim(scale_by_func, 8, 4, x, 2.0)
@@ -448,6 +472,17 @@ def local_unannotated(x: Global[float32]):
                         clpy.local_bytes(4), 1.0)
 
 
+@clpy.kernel
+def lambda_without_size(x: Global[float32], out: Global[float32]):
+    clpy.enqueue_kernel(clpy.get_default_queue(), NO_WAIT, clpy.ndrange_1D(1),
+                        lambda t: group_sums(x, out, t))
+
+
+@clpy.kernel
+def lambda_not_a_call(x: Global[float32]):
+    clpy.enqueue_kernel(clpy.get_default_queue(), NO_WAIT, clpy.ndrange_1D(1), lambda: x)
+
+
 @pytest.mark.parametrize(
     ("k", "pattern"),
     [
@@ -457,6 +492,8 @@ def local_unannotated(x: Global[float32]):
         (captures_an_id, r"calls get_global_id"),
         (no_child, r"needs a child to run"),
         (local_unannotated, r"annotate it clpy.Local\[T\]"),
+        (lambda_without_size, r"1 local-memory parameter\(s\) and 0 size\(s\) follow it"),
+        (lambda_not_a_call, r"a block lambda calls a @clpy.kernel or @clpy.func"),
     ],
 )
 def test_frontend_errors_point_at_the_call(k: Any, pattern: str) -> None:
@@ -487,7 +524,7 @@ def test_enqueue_sources_build_with_an_opencl_c_2_compiler(tmp_path: Path) -> No
             pytest.fail(f"CI=true but {msg}")
         pytest.skip(msg)
     kernels = [quicksort, depths, subtree_sums, launch_group_sums, scale_by_func, user_events,
-               forever, never_set, queries, countdown, profiled]
+               forever, never_set, queries, countdown, profiled, lambda_blocks]
     paths = []
     sources = [k.source for k in kernels] + [widen.specialize(n=int32).source]
     for i, src in enumerate(sources):

@@ -5,7 +5,9 @@ enqueue and the kernel queries (``"block"``), and ``ndrange_2D``/``ndrange_3D`` 
 ``@clpy.kernel`` or ``@clpy.func``; the arguments after it become the block's captures, except
 ``clpy.local_bytes(n)``, a ``local void *`` block argument of ``n`` bytes for a ``Local[T]``
 parameter (spec §1.13.17 "Arguments that are a pointer type to local address space"). The
-result is a ``BlockLiteral`` (clpy/ir/blocks.py) in the built-in call, followed by the sizes.
+block may also be written as a lambda, as in C: ``enqueue_kernel(q, flags, nd, lambda l0:
+child(a, l0), n)`` is ``^(local void *l0){child(a, l0);}, n``. The result is a
+``BlockLiteral`` (clpy/ir/blocks.py) in the built-in call, followed by the sizes.
 
 Captures are values taken when the block is made (spec §1.12.3). clpy evaluates them in the
 enqueuing work-item and the emitter writes them inside the block, which is the same only if
@@ -63,12 +65,17 @@ def build_call(cb: Any, b: Builtin, node: ast.Call) -> Expr:
     head: list[Expr] = []
     child: Any = None
     rest: list[ast.expr] = []
+    lam: ast.Lambda | None = None
     for a in node.args:
         if child is not None:
             rest.append(a)
             continue
         if isinstance(a, ast.Constant) and a.value is None:  # NULL event list / event_ret
             head.append(NamedConst(C.int_, st.loc(a), "NULL", 0))
+            continue
+        if isinstance(a, ast.Lambda):  # lambda l0: child(x, l0), size0
+            lam = a
+            child, rest = _lambda_child(cb, b, a), list(a.body.args)  # type: ignore[attr-defined]
             continue
         v = cb.value(a)
         if isinstance(v, PyValue):
@@ -86,6 +93,21 @@ def build_call(cb: Any, b: Builtin, node: ast.Call) -> Expr:
             f"{b.name} needs a child to run: a @clpy.kernel or @clpy.func "
             "followed by its arguments",
         )
+    if lam is not None:
+        captures, local_at, sizes = _lambda_args(cb, b, lam, node)
+    else:
+        captures, local_at, sizes = _plain_args(cb, b, rest)
+    block = _block(cb, child, captures, tuple(local_at), node)
+    args = [*head, block, *(sizes if b.name == "enqueue_kernel" else [])]
+    result: Expr = cb.call_builtin(b, args, node)
+    return result
+
+
+def _plain_args(
+    cb: Any, b: Builtin, rest: list[ast.expr]
+) -> tuple[list[Expr], list[int], list[Expr]]:
+    """``child, a, clpy.local_bytes(n), b``: captures, local-argument positions, sizes."""
+    st = cb.state
     captures: list[Expr] = []
     local_at: list[int] = []
     sizes: list[Expr] = []
@@ -99,10 +121,69 @@ def build_call(cb: Any, b: Builtin, node: ast.Call) -> Expr:
         e = cb.expr(a)
         _check_capture(cb, b, e, a)
         captures.append(e)
-    block = _block(cb, child, captures, tuple(local_at), node)
-    args = [*head, block, *(sizes if b.name == "enqueue_kernel" else [])]
-    result: Expr = cb.call_builtin(b, args, node)
-    return result
+    return captures, local_at, sizes
+
+
+def _lambda_child(cb: Any, b: Builtin, lam: ast.Lambda) -> Any:
+    """The kernel or device function a block written as a lambda calls."""
+    st = cb.state
+    body = lam.body
+    if not isinstance(body, ast.Call) or body.keywords:
+        st.fail(
+            lam,
+            f"{b.name}: a block lambda calls a @clpy.kernel or @clpy.func: lambda: child(args...)",
+        )
+    v = cb.value(body.func)
+    if not (isinstance(v, PyValue) and _is_child(v.value)):
+        st.fail(
+            body.func, f"{b.name}: {ast.unparse(body.func)!r} is not a @clpy.kernel or @clpy.func"
+        )
+    return v.value
+
+
+def _lambda_args(
+    cb: Any, b: Builtin, lam: ast.Lambda, node: ast.Call
+) -> tuple[list[Expr], list[int], list[Expr]]:
+    """``lambda l0, l1: child(x, l0, l1), size0, size1`` (spec: ``^(local void *l0, local void
+    *l1){...}, size0, size1``): each lambda parameter is a local-memory block argument, passed
+    as is to the child; the sizes in bytes follow the lambda, in its parameters' order."""
+    st = cb.state
+    names = [a.arg for a in lam.args.args]
+    if lam.args.vararg or lam.args.kwarg or lam.args.kwonlyargs or lam.args.defaults:
+        st.fail(lam, f"{b.name}: block lambda parameters are plain names (local void *)")
+    after = node.args[node.args.index(lam) + 1 :]
+    if len(after) != len(names):
+        st.fail(
+            node,
+            f"{b.name}: the block lambda has {len(names)} local-memory parameter(s) "
+            f"and {len(after)} size(s) follow it; give one size in bytes for each",
+        )
+    body = lam.body
+    assert isinstance(body, ast.Call)
+    captures: list[Expr] = []
+    local_at: list[int] = []
+    order: list[int] = []
+    for pos, a in enumerate(body.args):
+        if isinstance(a, ast.Name) and a.id in names:
+            if names.index(a.id) in order:
+                st.fail(a, f"{b.name}: block argument {a.id!r} is passed twice")
+            local_at.append(pos)
+            order.append(names.index(a.id))
+            continue
+        used = {n.id for n in ast.walk(a) if isinstance(n, ast.Name)} & set(names)
+        if used:
+            st.fail(
+                a,
+                f"{b.name}: the local-memory block argument {sorted(used)[0]!r} is "
+                "passed to the child as it is (a Local[T] parameter)",
+            )
+        e = cb.expr(a)
+        _check_capture(cb, b, e, a)
+        captures.append(e)
+    if len(order) != len(names):
+        st.fail(lam, f"{b.name}: every block lambda parameter goes to the child once")
+    sizes = [cb.coerce(cb.expr(after[k]), C.uint, after[k]) for k in order]
+    return captures, local_at, sizes
 
 
 def _is_child(obj: Any) -> bool:
