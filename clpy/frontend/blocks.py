@@ -27,6 +27,7 @@ import ast
 from typing import Any
 
 from clpy.builtins.registry import Builtin
+from clpy.errors import KernelTypeError
 from clpy.frontend.context import CompileSession, PyValue
 from clpy.ir.blocks import BlockLiteral, FunctionRef
 from clpy.ir.nodes import (
@@ -129,10 +130,8 @@ def _lambda_child(cb: Any, b: Builtin, lam: ast.Lambda) -> Any:
     st = cb.state
     body = lam.body
     if not isinstance(body, ast.Call) or body.keywords:
-        st.fail(
-            lam,
-            f"{b.name}: a block lambda calls a @clpy.kernel or @clpy.func: lambda: child(args...)",
-        )
+        msg = f"{b.name}: a block lambda calls a @clpy.kernel or @clpy.func: lambda: child(args...)"
+        raise KernelTypeError(msg, st.loc(lam))
     v = cb.value(body.func)
     if not (isinstance(v, PyValue) and _is_child(v.value)):
         st.fail(
