@@ -132,6 +132,12 @@ def bench_size(
         want = float(host.sum(dtype=np.float64))
         assert abs(got - want) <= 1e-3 * abs(want) + 1, (got, want)
         row("reduce", "clpy", timed(lambda: alg.reduce(x, "+"), sync, repeat), 4 * n)
+        poll, reductions.POLL_S = reductions.POLL_S, None
+        try:
+            sec = timed(lambda: alg.reduce(x, "+"), sync, repeat)
+        finally:
+            reductions.POLL_S = poll
+        row("reduce", "clpy blocking read", sec, 4 * n)
         row(
             "reduce",
             "clpy device only",

@@ -274,23 +274,25 @@ def test_pyopencl_arrays(cl_device):
     np.testing.assert_array_equal(v.get(), np.argsort(x, kind="stable"))
 
 
-@pytest.mark.parametrize("scheme", ["lookback", "reduce-then-scan"])
+@pytest.mark.parametrize("scheme", ["lookback", "lookback-sub-group", "reduce-then-scan"])
 @pytest.mark.parametrize("dt,op", [(np.int32, "+"), (np.float32, "max"), (np.uint32, "^"),
                                    (np.float32, "+")])
 def test_scan_schemes_on_opencl(cl_device, scheme, dt, op):
-    """Both schemes on the OpenCL device, with small tiles so that many tiles wait on each
-    other (the look-back is forced even where the tuning would not pick it)."""
+    """Both schemes (the look-back with its local-memory and its sub-group window) on the
+    OpenCL device, with small tiles so that many tiles wait on each other (the look-back is
+    forced even where the tuning would not pick it)."""
     dev = clpy.get_device(cl_device)
-    tn = Tuning(wg=64, groups=8, items=3, lookback=scheme == "lookback", vec=4)
+    lookback = scheme.startswith("lookback")
+    tn = Tuning(wg=64, groups=8, items=3, lookback=lookback, vec=4)
     for n in (1, 191, 192, 193, 100003, BIG):
         x = _data(n, dt, "+", n)
         inp = as_input(x, dev)
         t = element_type(inp.dtype, inp.shape, op)
         o = resolve_op(op, t)
-        assert scans.lookback_applies(inp.place, t, tn) == (scheme == "lookback")
+        assert scans.lookback_applies(inp.place, t, tn) == lookback
         for incl in (True, False):
             y = inp.place.empty(inp.shape, inp.dtype)
-            scans.scan_on(inp, y, t, o, incl, tn)
+            scans.scan_on(inp, y, t, o, incl, tn, sub_groups=scheme == "lookback-sub-group")
             want = _ref_accumulate(op, x)
             if not incl:
                 want = np.concatenate([[_identity(op, dt)], want[:-1]]).astype(dt)

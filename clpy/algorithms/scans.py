@@ -13,20 +13,29 @@ How tiles learn the combination of all earlier tiles:
 with Decoupled Look-back", 2016), used on GPUs for 4-byte scalars: one read and one write of
 the array. Each tile publishes, in one 64-bit status word per tile (flag in the high half, the
 value's bits in the low half, so one atomic access carries both and no fence is needed between
-a flag and its value), first its aggregate and, once it knows it, its inclusive prefix. A tile
-walks back over its predecessors' words, combining aggregates until it meets an inclusive
-prefix. Flags carry a per-launch epoch (``2e + 1``: aggregate, ``2e + 2``: prefix), so the
-status array is never cleared; the tile counter is reset by the group that takes the last
-ticket.
+a flag and its value), first its aggregate and, once it knows it, its inclusive prefix. The
+look-back is windowed, as in CUB: the first sub-group (the whole work-group where the device
+has no native sub-groups, clpy's degenerate sub-group) reads one predecessor's word per lane,
+``w`` predecessors at once; ``sub_group_any`` waits until every word of the window holds at
+least an aggregate, ``sub_group_reduce(max)`` finds the nearest inclusive prefix in it, and an
+ordered ``sub_group_scan_inclusive`` combines, in tile order, that prefix and the aggregates
+after it (only associativity is needed). Without a prefix in the window, the window's total
+is kept and the window moves ``w`` tiles back. Flags carry a per-launch epoch (``2e + 1``:
+aggregate, ``2e + 2``: prefix), so the status array is never cleared; the tile counter is
+reset by the group that takes the last ticket. Full tiles of 4-byte elements move between
+global and local memory as 4-vectors (``vload4``/``vstore4``).
 
 *Forward progress.* OpenCL (2.x/3.0 §3.2.2) promises nothing about work-groups making progress
 while another one waits, so a tile that spins on another tile's flag can in principle wait
 forever. Two things make the wait safe where we use it: (1) tiles are taken from an atomic
 ticket counter, not from ``get_group_id``, so a tile only ever waits on tiles whose tickets
-were taken *earlier*, i.e. by work-groups that are already running; (2) on GPUs a running
-work-group stays resident and keeps being scheduled until it finishes (no preemption in
-favour of a group that has not started: the "occupancy-bound" execution model, Sorensen et al.,
-OOPSLA 2016), so every tile it waits on finishes its publication in finite time. Neither
+were taken *earlier*, i.e. by work-groups that are already running (every window lane reads a
+tile below its own; a lane that would read one before tile 0 reads nothing); (2) on GPUs a
+running work-group stays resident and keeps being scheduled until it finishes (no preemption
+in favour of a group that has not started: the "occupancy-bound" execution model, Sorensen et
+al., OOPSLA 2016), so every tile it waits on finishes its publication in finite time. Within
+the waiting group only its first sub-group spins; the others wait at a barrier, so nothing
+relies on sub-groups making independent progress. Neither
 holds on the simulator, which runs groups in batches to completion one batch at a time with
 no ticket order between batches' spins, nor is (2) promised by every CPU driver: there, and
 for types that do not fit a 32-bit status half, we use:
@@ -46,12 +55,13 @@ from typing import Any, no_type_check
 import numpy as np
 
 import clpy
-from clpy import Global, Local, int32, uint, ulong
+from clpy import Global, Local, int32, int64, uint, ulong
 from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
 from clpy.algorithms.reductions import index_type
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type
 
+WINDOW = 32  # predecessors a look-back step reads at once without native sub-groups
 _FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
 
 
@@ -80,12 +90,65 @@ def _serial_scan(t: Type, op: Op, items: int, incl: bool) -> Any:
 
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
+def _tile_io(t: Type, wg: int, items: int) -> Any:
+    """Tile loads and stores between global and local memory: ``vload4``/``vstore4`` for a
+    full tile of 4-byte elements (the tile is a whole number of 4-vectors: ``wg`` is a
+    multiple of 4), one element per work-item and step at the array's end."""
+    WG, ITEMS, TILE = wg, items, wg * items  # noqa: N806
+    VEC = t.size == 4 and TILE % 4 == 0 and isinstance(t, ScalarType)  # noqa: N806
+    STEPS4 = -(-TILE // (4 * WG))  # noqa: N806
+
+    @clpy.func
+    def load_tile(x: Global[t], buf: Local[t], tile: int32, n: int64, ident: t) -> None:
+        lid = clpy.get_local_id(0)
+        base = int64(tile) * TILE
+        if VEC and base + TILE <= n:
+            base4 = int64(tile) * (TILE // 4)
+            for k in range(STEPS4):
+                v = k * WG + lid
+                if v < TILE // 4:
+                    clpy.vstore4(clpy.vload4(base4 + v, x), v, buf)
+        else:
+            for k in range(ITEMS):
+                g = base + k * WG + lid
+                buf[k * WG + lid] = x[g] if g < n else ident
+
+    @clpy.func
+    def store_tile(y: Global[t], buf: Local[t], tile: int32, n: int64) -> None:
+        lid = clpy.get_local_id(0)
+        base = int64(tile) * TILE
+        if VEC and base + TILE <= n:
+            base4 = int64(tile) * (TILE // 4)
+            for k in range(STEPS4):
+                v = k * WG + lid
+                if v < TILE // 4:
+                    clpy.vstore4(clpy.vload4(v, buf), base4 + v, y)
+        else:
+            for k in range(ITEMS):
+                g = base + k * WG + lid
+                if g < n:
+                    y[g] = buf[k * WG + lid]
+
+    return load_tile, store_tile
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
 def _lookback_kernel(
-    t: ScalarType, op: Op, idx: ScalarType, wg: int, items: int, incl: bool
+    t: ScalarType, op: Op, idx: ScalarType, wg: int, items: int, incl: bool, sg: bool
 ) -> Any:
-    combine, OP, I, WG, ITEMS = op.combine, op.op, idx, wg, items  # noqa: N806
+    """``sg``: the look-back window is the first sub-group, with sub-group collectives (for
+    devices with native sub-groups); otherwise ``WINDOW`` work-items load a window of status
+    words into local memory and work-item 0 walks it (no collectives, two barriers a step)."""
+    combine, OP, I, WG, ITEMS, SG = op.combine, op.op, idx, wg, items, sg  # noqa: N806
+    W = min(WINDOW, wg)  # noqa: N806
     TILE, FROM = wg * items, _FROM_BITS[t]  # noqa: N806
     serial_scan = _serial_scan(t, op, items, incl)
+    load_tile, store_tile = _tile_io(t, wg, items)
+
+    @clpy.func
+    def pack(flag: uint, v: t) -> ulong:
+        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
 
     @clpy.kernel
     def scan_lookback(
@@ -102,16 +165,15 @@ def _lookback_kernel(
         buf = clpy.local_array(t, TILE)
         sh = clpy.local_array(t, 2)
         ticket = clpy.local_array(int32, 1)
+        win = clpy.local_array(ulong, W)
+        ctl = clpy.local_array(int32, 1)
         if lid == 0:
             ticket[0] = clpy.atomic_inc(counter, 0)
         clpy.barrier()
         tile = ticket[0]
         if lid == 0 and tile == ntiles - 1:
             clpy.atomic_xchg(counter, 0, 0)  # every ticket is taken: ready for the next launch
-        base = I(tile) * TILE
-        for k in range(ITEMS):
-            g = base + k * WG + lid
-            buf[k * WG + lid] = x[g] if g < n else ident
+        load_tile(x, buf, tile, int64(n), ident)
         clpy.barrier()
         b = lid * ITEMS
         run = serial_scan(buf, b, ident)
@@ -119,38 +181,78 @@ def _lookback_kernel(
         if lid == WG - 1:
             sh[0] = combine(p, run)
         clpy.barrier()
-        if lid == 0:
-            agg = sh[0]
-            f_agg = epoch * 2 + 1
-            f_pfx = epoch * 2 + 2
-            prefix = ident
+        agg = sh[0]
+        f_agg = epoch * 2 + 1
+        f_pfx = epoch * 2 + 2
+        if lid == 0:  # publish this tile's aggregate (tile 0: its prefix) at once
+            clpy.atom_xchg(status, tile, pack(f_pfx if tile == 0 else f_agg, agg))
             if tile == 0:
-                clpy.atom_xchg(status, 0, (ulong(f_pfx) << 32) | ulong(clpy.as_uint(agg)))
-            else:
-                clpy.atom_xchg(status, tile, (ulong(f_agg) << 32) | ulong(clpy.as_uint(agg)))
-                j = tile - 1
-                done = False
-                while not done:
-                    s = clpy.atom_or(status, j, ulong(0))
-                    f = uint(s >> 32)
-                    if f >= f_agg:
+                sh[1] = ident
+        if SG:
+            if tile > 0 and clpy.get_sub_group_id() == 0:
+                # Window = the first sub-group: lane L reads tile j + L (nearest: last lane).
+                lane = int32(clpy.get_sub_group_local_id())
+                w = int32(clpy.get_sub_group_size())
+                j = tile - w
+                prefix = ident
+                done = 0
+                while done == 0:
+                    k = j + lane
+                    s = pack(f_pfx, ident)  # before tile 0: an empty inclusive prefix
+                    if k >= 0:
+                        s = clpy.atom_or(status, k, ulong(0))
+                    while clpy.sub_group_any(1 if uint(s >> 32) < f_agg else 0) != 0:
+                        if uint(s >> 32) < f_agg:
+                            s = clpy.atom_or(status, k, ulong(0))
+                    # combine, in tile order, the nearest inclusive prefix and what follows
+                    pf = lane if uint(s >> 32) == f_pfx else -1
+                    first = clpy.sub_group_reduce(pf, "max")
+                    v = FROM(uint(s & 0xFFFFFFFF)) if lane >= first else ident
+                    part = clpy.sub_group_scan_inclusive(v, OP)
+                    prefix = combine(clpy.sub_group_broadcast(part, uint(w - 1)), prefix)
+                    if first >= 0:
+                        done = 1
+                    else:
+                        j -= w
+                if lid == 0:
+                    clpy.atom_xchg(status, tile, pack(f_pfx, combine(prefix, agg)))
+                    sh[1] = prefix
+        elif tile > 0:
+            # Window of W predecessors in local memory: lane L < W reads tile j - L.
+            j = tile - 1
+            prefix = ident
+            done = 0
+            while done == 0:
+                if lid < W:
+                    k = j - lid
+                    win[lid] = pack(f_pfx, ident)  # before tile 0: an empty inclusive prefix
+                    if k >= 0:
+                        win[lid] = clpy.atom_or(status, k, ulong(0))
+                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+                if lid == 0:
+                    i = 0
+                    found = 0
+                    while found == 0 and i < W:
+                        s = win[i]
+                        while uint(s >> 32) < f_agg:  # spin on this predecessor only
+                            s = clpy.atom_or(status, j - i, ulong(0))
                         prefix = combine(FROM(uint(s & 0xFFFFFFFF)), prefix)
-                        if f == f_pfx:
-                            done = True
-                        else:
-                            j -= 1
-                incl_pfx = combine(prefix, agg)
-                clpy.atom_xchg(status, tile, (ulong(f_pfx) << 32) | ulong(clpy.as_uint(incl_pfx)))
-            sh[1] = prefix
+                        if uint(s >> 32) == f_pfx:
+                            found = 1
+                        i += 1
+                    if found != 0:
+                        clpy.atom_xchg(status, tile, pack(f_pfx, combine(prefix, agg)))
+                        sh[1] = prefix
+                    ctl[0] = found
+                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+                done = ctl[0]
+                j -= W
         clpy.barrier()
         pre = combine(sh[1], p)
         for j in range(ITEMS):
             buf[b + j] = combine(pre, buf[b + j])
         clpy.barrier()
-        for k in range(ITEMS):
-            g = base + k * WG + lid
-            if g < n:
-                y[g] = buf[k * WG + lid]
+        store_tile(y, buf, tile, int64(n))
 
     return scan_lookback
 
@@ -238,12 +340,26 @@ def _state(place: Place) -> _LookbackState:
         return _STATES.setdefault(key, _LookbackState())
 
 
+def native_sub_groups(place: Place) -> bool:
+    return bool(place.dev.target.has("__opencl_c_subgroups"))
+
+
 def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
     return bool(tune.lookback) and not place.is_sim and t in _FROM_BITS
 
 
-def scan_on(inp: Input, y: Any, t: Type, op: Op, inclusive: bool, tune: Any = None) -> None:
-    """Scan ``inp`` into the device array ``y`` (which may be ``inp.data``)."""
+def scan_on(
+    inp: Input,
+    y: Any,
+    t: Type,
+    op: Op,
+    inclusive: bool,
+    tune: Any = None,
+    sub_groups: bool | None = None,
+) -> None:
+    """Scan ``inp`` into the device array ``y`` (which may be ``inp.data``). ``sub_groups``:
+    force the look-back's sub-group (True) or local-memory (False) window; default: sub-groups
+    where the device has them natively."""
     place = inp.place
     tn = tune or tuning(place.dev)
     n, wg = inp.count, tn.wg
@@ -270,7 +386,8 @@ def scan_on(inp: Input, y: Any, t: Type, op: Op, inclusive: bool, tune: Any = No
             st.epoch = st.epoch + 1 if st.epoch < 2**30 else 1
             if st.epoch == 1:
                 st.status.fill(0)
-            k = _lookback_kernel(t, op, idx, wg, items, inclusive)
+            sg = native_sub_groups(place) if sub_groups is None else sub_groups
+            k = _lookback_kernel(t, op, idx, wg, items, inclusive, sg)
             k[(ntiles * wg,), (wg,)](
                 inp.data,
                 y,
