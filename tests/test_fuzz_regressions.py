@@ -127,28 +127,35 @@ def test_pocl_abs_of_int_min(cl_device):
 
 
 @clpy.kernel
-def nan_to_long(x: Global[float32], o: Global[int64], u: Global[uint64]):
-    # seed 3012: a saturating conversion of NaN gives 0 (spec §6.2.3.3); PoCL gives LONG_MIN
-    # for convert_long_sat_rte and 2**63 for convert_ulong_sat_rte (32-bit targets are right).
+def nan_to_int_sat(x: Global[float32], o: Global[int64], u: Global[uint64], w: Global[int32]):
+    # seeds 3012, 9011: a saturating conversion of NaN gives 0 (spec §6.2.3.3); PoCL gives
+    # INT_MIN / LONG_MIN for convert_int_sat* and convert_long_sat* (scalars and vectors, from
+    # float and double) and 2**63 for convert_ulong_sat* (uint, uchar and char are right).
     i = clpy.get_global_id(0)
     o[i] = clpy.convert_long_sat_rte(x[i])
     u[i] = clpy.convert_ulong_sat_rte(x[i])
+    w[i] = clpy.convert_int_sat(x[i])
 
 
-def test_pocl_nan_to_64_bit_saturated(cl_device):
+def test_pocl_nan_to_saturated_int(cl_device):
     x = np.array([np.nan, 1.5, -np.inf, np.inf], np.float32)
     sim, dev = _both(
-        nan_to_long,
+        nan_to_int_sat,
         (4,),
         (1,),
         x,
         np.zeros(4, np.int64),
         np.zeros(4, np.uint64),
+        np.zeros(4, np.int32),
         cl_device=cl_device,
     )
     np.testing.assert_array_equal(sim[1], [0, 2, -(2**63), 2**63 - 1])
     np.testing.assert_array_equal(sim[2], [0, 2, 0, 2**64 - 1])
-    if not (np.array_equal(dev[1], sim[1]) and np.array_equal(dev[2], sim[2])):
+    np.testing.assert_array_equal(sim[3], [0, 1, -(2**31), 2**31 - 1])
+    if not all(np.array_equal(a, b) for a, b in zip(sim[1:], dev[1:])):
         assert "portable computing language" in cl_device.platform.name.lower()
-        np.testing.assert_array_equal(dev[1][1:], sim[1][1:])  # only NaN is wrong
-        pytest.xfail(f"PoCL bug: convert_(u)long_sat_rte(NaN) = {dev[1][0]}, {dev[2][0]}")
+        for a, b in zip(sim[1:], dev[1:]):
+            np.testing.assert_array_equal(a[1:], b[1:])  # only NaN is wrong
+        pytest.xfail(
+            f"PoCL bug: convert_long/ulong/int_sat(NaN) = {dev[1][0]}, {dev[2][0]}, {dev[3][0]}"
+        )

@@ -257,7 +257,7 @@ class ExprGen:
             return Expr(t, f"clpy.convert_{t.cl}_{self.pick(ROUNDINGS)}({{0}})", (a,))
         if s.is_float:
             rnd = self.pick(ROUNDINGS + ("",))
-            if t.bits == 64 and "nan-to-int64" not in self.features:
+            if "nan-sat" not in self.features:
                 a = Expr(s, f"{self.add_helper(H.no_nan(s))}({{0}})", (a,), keep=True)
             return Expr(t, f"clpy.convert_{t.cl}_sat{'_' + rnd if rnd else ''}({{0}})", (a,))
         if self.chance(0.5):
@@ -270,7 +270,7 @@ class ExprGen:
         rnd = self.pick(ROUNDINGS)
         if t.is_float:
             return Expr(t, f"clpy.convert_{t.cl_name}_{rnd}({{0}})", (a,))
-        if s.is_float and t.bits == 64 and "nan-to-int64" not in self.features:
+        if s.is_float and "nan-sat" not in self.features:
             return None  # no lane-wise NaN guard for vectors
         return Expr(t, f"clpy.convert_{t.cl_name}_sat_{rnd}({{0}})", (a,))
 

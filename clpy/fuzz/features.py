@@ -22,10 +22,10 @@ PRINTF = "printf"
 # each); clpy.fuzz.campaign.device_features drops them for that device, so a large run
 # reports new bugs instead of these.
 SIGNED_ABS = "signed-abs"  # abs/abs_diff of a signed INT_MIN (PoCL 3.0: treated as poison)
-NAN_TO_INT64 = "nan-to-int64"  # convert_(u)long_sat*(NaN) (PoCL 3.0: not 0)
+NAN_SAT = "nan-sat"  # convert_int/long/ulong_sat*(NaN), scalar and vector (PoCL 3.0: not 0)
 
 ALL = (INT, FLOAT, DOUBLE, FDIV, VECTOR, SWIZZLE, CONVERT, CONTROL, FUNC, STRUCT, LOCAL,
-       COLLECTIVE, SUBGROUP, REDUCTION, ATOMIC, PRINTF, SIGNED_ABS, NAN_TO_INT64)  # fmt: skip
+       COLLECTIVE, SUBGROUP, REDUCTION, ATOMIC, PRINTF, SIGNED_ABS, NAN_SAT)  # fmt: skip
 DEFAULT = frozenset(ALL)
 
 
