@@ -436,6 +436,28 @@ def test_no_device_enqueue_is_a_feature_error(cl_device: Any) -> None:
         queries[(1,), (1,)](out, 8, 4, device=dev)  # the kernel queries need blocks too
 
 
+def test_host_makes_one_default_device_queue_per_context() -> None:
+    """clpy/runtime/device_queue.py, with a stand-in for pyopencl (no device here has
+    device-side enqueue): ON_DEVICE | ON_DEVICE_DEFAULT | out of order, made once."""
+    from types import SimpleNamespace
+
+    from clpy.runtime.device_queue import DeviceQueues
+
+    made: list[tuple[Any, Any, int]] = []
+    props = SimpleNamespace(ON_DEVICE=4, ON_DEVICE_DEFAULT=8, OUT_OF_ORDER_EXEC_MODE_ENABLE=1)
+
+    def queue(ctx: Any, dev: Any, properties: int) -> object:
+        made.append((ctx, dev, properties))
+        return object()
+
+    cl = SimpleNamespace(command_queue_properties=props, CommandQueue=queue)
+    queues = DeviceQueues()
+    ctx, dev = object(), object()
+    q = queues.ensure(cl, ctx, dev)
+    assert queues.ensure(cl, ctx, dev) is q
+    assert made == [(ctx, dev, 13)]
+
+
 # ----------------------------------------------------------------------------- frontend
 
 
