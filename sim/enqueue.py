@@ -67,6 +67,9 @@ if TYPE_CHECKING:
     from clpy_sim.call import Call
 
 
+_PER_GROUP = ("local", "private")  # memory a child cannot reach
+
+
 @dataclass
 class _Local:
     """A ``local void *`` block argument: ``count`` elements of the child's ``Local[T]``."""
@@ -195,7 +198,16 @@ def _commands(
                     assert isinstance(t, PointerType)
                     values.append(_Local(max(1, int(sizes[li][k]) // max(1, t.elem.size))))
                 else:
-                    values.append(_pick(cols[ci], cap_types[ci], k))
+                    v = _pick(cols[ci], cap_types[ci], k)
+                    if isinstance(v, PtrVal) and getattr(v.mem, "space", "") in _PER_GROUP:
+                        st.fail(
+                            "unsupported",
+                            f"{call.name}: a generic pointer captured by the block points to "
+                            f"{v.mem.describe()}, which the child cannot use (spec §1.13.17)",
+                            call.loc,
+                            int(wids[k]),
+                        )
+                    values.append(v)
                     ci += 1
         eid = 0
         if ret is not None:

@@ -240,6 +240,17 @@ def fused(x: Global[float32], a: float32, b: float32, c: float32, n: int32):
                             a, b, c, n - 1)
 
 
+@clpy.kernel
+def poke(p: clpy.Ptr[int32]):
+    p[0] = 1
+
+
+@clpy.kernel
+def generic_to_local(t: Local[int32]):
+    q: clpy.Ptr[int32] = t
+    clpy.enqueue_kernel(clpy.get_default_queue(), NO_WAIT, clpy.ndrange_1D(1), poke, q)
+
+
 def _sim(k: Any, g: int, l_: int, *args: Any) -> None:
     k[(g,), (l_,)](*args, device="sim")
 
@@ -386,6 +397,11 @@ def test_queue_parameters() -> None:
     assert "__kernel void countdown(queue_t q, __global int* x, int n)" in countdown.source
     with pytest.raises(TypeError, match=r"parameter 'q' \(queue_t\): pass \"default\""):
         _sim(countdown, 1, 1, None, x, 1)
+
+
+def test_generic_pointer_into_local_memory_is_reported() -> None:
+    with pytest.raises(clpy.sim.SimulationError, match="points to local memory `t`"):
+        _sim(generic_to_local, 1, 1, clpy.LocalMemory(4))
 
 
 def test_checkers_run_inside_children() -> None:
