@@ -27,6 +27,7 @@ destination after the wait.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 _CALLS = itertools.count(1)  # next() is atomic under the GIL: ids stay unique across threads
 _SLOTS = 1 << 24  # event id = call number * _SLOTS + batch slot + 1
+_INSTALL = threading.Lock()
 
 
 class _Groups:
@@ -138,8 +140,12 @@ def _guard(fr: Frame, mem: Memory) -> _Guard | None:
         return sh
     if sh is None or "races" not in fr.batch.launch.checks:
         return None
-    g = _Guard(mem, sh)
-    mem.shadow = g
+    with _INSTALL:  # global memory is shared by the batches of a launch (threads)
+        sh = mem.shadow
+        if isinstance(sh, _Guard):
+            return sh
+        g = _Guard(mem, sh)
+        mem.shadow = g
     return g
 
 
