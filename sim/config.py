@@ -12,6 +12,7 @@ context manager::
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -64,6 +65,11 @@ def default_threads() -> int:
         if n <= 0:
             raise ValueError(f"CLPY_SIM_THREADS must be a positive int, got {env!r}")
         return n
+    return _cores()
+
+
+@functools.cache
+def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
