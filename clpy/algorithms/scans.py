@@ -341,7 +341,8 @@ def _state(place: Place) -> _LookbackState:
 
 
 def native_sub_groups(place: Place) -> bool:
-    return bool(place.dev.target.has("__opencl_c_subgroups"))
+    tgt = place.dev.target
+    return tgt is not None and tgt.has("__opencl_c_subgroups")
 
 
 def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
