@@ -105,12 +105,6 @@ def _pick(cols: Any, t: Type, k: int) -> Any:
     return cols
 
 
-# ----------------------------------------------------------------------------- ND-ranges
-
-
-# ----------------------------------------------------------------------------- events
-
-
 # ----------------------------------------------------------------------------- enqueue
 
 
@@ -137,19 +131,12 @@ def _enqueue_kernel(call: Call, fr: Frame, args: list[Any]) -> Any:
     sizes = [flat(s, fr.shape) for s in args[at + 1 :]]
     waits = _wait_list(fr, args[3], args[4], call) if at == 6 else None
     ret = args[5] if at == 6 and isinstance(args[5], PtrVal) else None
-    cap_types = [fn.params[i].type for kind, i in _positions(block, fn) if kind == "capture"]
+    cap_types = [p.type for p, (kind, _) in zip(fn.params, block.child_args()) if kind == "capture"]
     cols = [_lanes_of(v, t, fr.shape) for v, t in zip(caps, cap_types)]
     result, events = _commands(call, fr, args, fn, block, cols, cap_types, sizes, waits, ret)
     if ret is not None:
         _store_events(fr, ret, events, call)
     return result.reshape(fr.shape)
-
-
-def _positions(block: Any, fn: Function) -> list[tuple[str, int]]:
-    """(kind, child parameter index) per block argument: captures first, in order."""
-    kinds = block.child_args()
-    caps = [("capture", p) for p, (k, _) in enumerate(kinds) if k == "capture"]
-    return caps
 
 
 def _commands(
