@@ -44,7 +44,7 @@ LONGS = np.array([-(2**63), 2**63 - 1], np.int64)
 def fir(x: Global[float32], y: Global[float32]):
     i = clpy.get_global_id(0)
     acc = float32(0)
-    for k in range(5):
+    for k in range(len(FIR)):
         acc += FIR[k] * x[i + k]
     y[i] = acc
 
@@ -86,6 +86,7 @@ def test_fir_filter_from_a_module_array(dev: Device) -> None:
     fir[(64,), (16,)](x, y, device=dev)
     ref = sum(np.float64(FIR[k]) * x[k : k + 64] for k in range(5))
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
+    assert "for (int k = 0; k < 5; ++k)" in fir.source_for("opencl-c-2.0")
 
 
 def test_tuple_table_shared_by_kernel_and_function(dev: Device) -> None:
@@ -303,6 +304,8 @@ def test_size_limit_names_the_variable(tmp_path: Path) -> None:
          "    p: clpy.Constant[float32] = T\n    y[0] = p[0]\n", None),
         ("T = np.zeros(4, bool)\n@clpy.kernel\ndef k(y: Global[float32]):\n"
          "    y[0] = T[0]\n", "dtype bool cannot be program-scope"),
+        ("T = 1\n@clpy.kernel\ndef k(y: Global[float32]):\n"
+         "    y[0] = len(y)\n", r"len\(\) of a kernel value needs an array"),
     ],
 )
 def test_errors(tmp_path: Path, text: str, message: str | None) -> None:

@@ -31,7 +31,7 @@ from clpy.ir.nodes import (
 )
 from clpy.types import catalog as C
 from clpy.types.annotations import resolve_annotation
-from clpy.types.core import ScalarType, Type, VectorType
+from clpy.types.core import ArrayType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 
 
@@ -111,6 +111,14 @@ class CallBuilder:
         build = getattr(fn, "__clpy_call__", None)
         if build is not None:
             return build(self, node)
+        if fn is py_builtins.len:  # len(TABLE), len(tile): an array's first dimension
+            if len(node.args) != 1 or node.keywords:
+                self.state.fail(node, "len() takes one array")
+            arr = self.value(node.args[0])
+            t = getattr(arr, "type", None)
+            if not isinstance(t, ArrayType):
+                self.state.fail(node, "len() of a kernel value needs an array (its size is known)")
+            return Const(C.int_, self.state.loc(node), t.shape[0], True)
         if fn is py_builtins.range:
             self.state.fail(
                 node,
