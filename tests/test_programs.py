@@ -114,3 +114,8 @@ def test_missing_barrier_in_a_program_is_reported(
         mod.run_clpy(mod.make_inputs("small", 0), "sim", resident=True)
     assert err.value.report.kind == "data-race"
     assert f"`{array}`" in str(err.value)
+
+
+def test_check_refuses_a_reference_that_blew_up() -> None:
+    with pytest.raises(Mismatch, match="reference itself has 1 non-finite"):
+        check("hotspot", "x", np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), {})

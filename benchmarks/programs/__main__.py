@@ -27,7 +27,9 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--mode", choices=("sim", "gpu"), default="sim")
-    ap.add_argument("--programs", default="all", help="comma-separated names (default: all)")
+    ap.add_argument(
+        "--programs", "--only", default="all", help="comma-separated names (default: all)"
+    )
     ap.add_argument("--size", default=None, help="small, bench (sim default) or gpu (gpu default)")
     ap.add_argument(
         "--repeat",
@@ -44,9 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--platform", default="nvidia", help="gpu mode: OpenCL platform substring")
     ap.add_argument(
+        "--numpy-reps",
+        type=int,
+        default=1,
+        help="gpu mode: timed runs of the NumPy-argument whole program (default 1, no warm-up)",
+    )
+    ap.add_argument(
         "--numpy-cap",
         type=float,
-        default=30.0,
+        default=20.0,
         help="gpu mode: stop repeating NumPy-argument runs after this many seconds",
     )
     ap.add_argument("--bw-mib", type=int, default=256, help="gpu mode: bandwidth test size")
@@ -67,20 +75,21 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.programs import sim_mode
 
         return sim_mode.run(
-            names, a.size or "bench", a.repeat, a.device, a.threads, a.seed, a.out, a.tag
+            names, a.size or "bench", a.repeat or 5, a.device, a.threads, a.seed, a.out, a.tag
         )
     from benchmarks.programs import gpu_mode
 
     return gpu_mode.run(
         names,
         a.size or "gpu",
-        a.repeat,
+        a.repeat or 3,
         a.platform,
         a.seed,
         a.out,
         a.tag,
         a.numpy_cap,
         a.bw_mib << 20,
+        a.numpy_reps,
     )
 
 

@@ -21,7 +21,7 @@ NAME = "bitonic"
 ORIGIN = "AMD APP SDK 2.x samples/opencl/cl/app/BitonicSort/BitonicSort_Kernels.cl, .cpp"
 KIND = "bitonic sorting network, one launch per pass (many short launches)"
 CL_FILE = "bitonic.cl"
-SIZES = {"small": dict(logn=10), "bench": dict(logn=16), "gpu": dict(logn=24)}
+SIZES = {"small": dict(logn=10), "bench": dict(logn=16), "gpu": dict(logn=22)}
 TOL: dict[str, float] = {}
 GROUP = 256
 

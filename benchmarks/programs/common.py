@@ -171,6 +171,11 @@ def check(name: str, what: str, got: Any, want: Any, tol: dict[str, float]) -> N
         w = np.asarray(w)
         if g.shape != w.shape:
             raise Mismatch(f"{name} [{what}] output {j}: shape {g.shape} != reference {w.shape}")
+        if np.issubdtype(w.dtype, np.floating) and not np.isfinite(w).all():
+            raise Mismatch(
+                f"{name} [{what}] output {j}: the NumPy reference itself has "
+                f"{int((~np.isfinite(w)).sum())} non-finite values (the inputs blow up)"
+            )
         if np.issubdtype(w.dtype, np.floating):
             ok = np.isclose(g, w, rtol=tol.get("rtol", 1e-5), atol=tol.get("atol", 1e-6))
         else:

@@ -26,7 +26,7 @@ CL_FILE = "convsep.cl"
 SIZES = {
     "small": dict(w=256, h=128, iters=1),
     "bench": dict(w=1024, h=1024, iters=2),
-    "gpu": dict(w=8192, h=8192, iters=16),
+    "gpu": dict(w=4096, h=4096, iters=16),
 }
 TOL = dict(rtol=1e-5, atol=1e-5)
 KR = 8

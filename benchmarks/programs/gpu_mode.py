@@ -96,6 +96,7 @@ def run(
     tag: str | None,
     numpy_cap_s: float,
     bw_bytes: int,
+    numpy_reps: int = 1,
 ) -> int:
     import pyopencl as cl
 
@@ -114,6 +115,7 @@ def run(
         clpy_device=sel,
         size=size,
         repeat=repeat,
+        numpy_reps=numpy_reps,
     )
     print(f"device: {d.name} | {d.platform.name} | driver {d.driver_version}", flush=True)
     bw = bandwidth(ctx, plain, bw_bytes)
@@ -122,7 +124,7 @@ def run(
     rows = []
     failed = False
     for name in names:
-        r = _one(name, size, repeat, seed, ctx, prof, plain, sel, numpy_cap_s)
+        r = _one(name, size, repeat, seed, ctx, prof, plain, sel, numpy_cap_s, numpy_reps)
         r["diagnostics"] = diagnostics.collect(load(name), ctx, d, out_dir)
         failed |= any(
             "error" in v for k, v in r.items() if isinstance(v, dict) and k != "diagnostics"
@@ -157,6 +159,7 @@ def _one(
     plain: Any,
     sel: str,
     numpy_cap_s: float,
+    numpy_reps: int,
 ) -> dict[str, Any]:
     m = load(name)
     t0 = time.perf_counter()
@@ -179,9 +182,10 @@ def _one(
         m,
         "clpy NumPy args",
         ref,
-        repeat,
+        numpy_reps,
         lambda: m.run_clpy(inp, sel, resident=False),
         cap_s=numpy_cap_s,
+        warmup=False,
     )
     r["kernel_ratio"] = ratio(r["kernel_original"], r["kernel_clpy"])
     r["device_ratio"] = ratio(r["whole_original"], r["whole_clpy_device"])
@@ -210,8 +214,9 @@ def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any
         "",
         f"{info['device']} ({info['platform']}, {info['opencl']}, driver {info['driver']}), "
         f"host {info['host']} ({info['cpus']} CPUs), {info['date_utc']} UTC; size "
-        f"`{info['size']}`; medians of {info['repeat']} runs after a checked warm-up; every "
-        "result checked against NumPy.",
+        f"`{info['size']}`; medians of {info['repeat']} runs after a checked warm-up (NumPy "
+        f"arguments: {info.get('numpy_reps', 1)} run, no warm-up: the kernels are built by then); "
+        "every result checked against NumPy.",
         "",
         f"Link measured here ({bw['bytes'] / 2**20:.0f} MiB, enqueue_copy): pinned "
         f"H2D {bw['pinned_h2d_GBps']:.1f} GB/s, D2H {bw['pinned_d2h_GBps']:.1f} GB/s; pageable "

@@ -22,7 +22,7 @@ NAME = "gramschmidt"
 ORIGIN = "PolyBench/GPU 1.0 OpenCL/GRAMSCHM/gramschmidt.cl, gramschmidt.c"
 KIND = "QR by Gram-Schmidt, 3 kernels per column, serial loops, global RMW"
 CL_FILE = "gramschmidt.cl"
-SIZES = {"small": dict(m=24, n=16), "bench": dict(m=96, n=96), "gpu": dict(m=1024, n=1024)}
+SIZES = {"small": dict(m=24, n=16), "bench": dict(m=96, n=96), "gpu": dict(m=512, n=512)}
 TOL = dict(rtol=2e-3, atol=2e-4)
 WG = 256
 

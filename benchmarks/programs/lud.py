@@ -22,7 +22,7 @@ NAME = "lud"
 ORIGIN = "Rodinia 3.1 opencl/lud/lud_kernel.cl, ocl/lud.cpp"
 KIND = "blocked LU, 3 kernels per 16-column step"
 CL_FILE = "lud.cl"
-SIZES = {"small": dict(n=48), "bench": dict(n=256), "gpu": dict(n=4096)}
+SIZES = {"small": dict(n=48), "bench": dict(n=256), "gpu": dict(n=2048)}
 TOL = dict(rtol=2e-3, atol=2e-4)
 
 BS = 16

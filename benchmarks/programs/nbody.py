@@ -24,7 +24,7 @@ CL_FILE = "nbody.cl"
 SIZES = {
     "small": dict(n=512, steps=1),
     "bench": dict(n=2048, steps=2),
-    "gpu": dict(n=8192, steps=4),
+    "gpu": dict(n=8192, steps=2),
 }
 TOL = dict(rtol=1e-4, atol=1e-3)
 GROUP = 256

@@ -22,7 +22,7 @@ NAME = "nw"
 ORIGIN = "Rodinia 3.1 opencl/nw/nw.cl, nw.c"
 KIND = "dynamic programming on anti-diagonals of 16x16 blocks, 2 kernels"
 CL_FILE = "nw.cl"
-SIZES = {"small": dict(n=64), "bench": dict(n=512), "gpu": dict(n=4096)}
+SIZES = {"small": dict(n=64), "bench": dict(n=512), "gpu": dict(n=2048)}
 TOL: dict[str, float] = {}
 PENALTY = 10
 

@@ -34,24 +34,35 @@ def geomean(xs: list[float]) -> float | None:
 
 
 def timed(
-    m: ModuleType, what: str, ref: Any, repeat: int, fn: Callable[[], Any], cap_s: float = 1e9
+    m: ModuleType,
+    what: str,
+    ref: Any,
+    repeat: int,
+    fn: Callable[[], Any],
+    cap_s: float = 1e9,
+    warmup: bool = True,
 ) -> dict[str, Any]:
     """Run ``fn`` once to warm up and check, then ``repeat`` times (each result checked),
-    stopping early once the runs so far took ``cap_s``. The median and all runs, or the error."""
+    stopping early once the runs so far took ``cap_s``. The median and all runs, or the error.
+    ``warmup=False``: the first run is also the first measurement (for runs whose kernels
+    another measurement built already)."""
     try:
         t0 = time.perf_counter()
         check(m.NAME, what, fn(), ref, m.TOL)
         first = time.perf_counter() - t0
         times: list[float] = []
+        if not warmup:
+            times.append(first)
+            repeat -= 1
         if first < cap_s:
-            for _ in range(repeat):
+            for _ in range(max(repeat, 0)):
                 t0 = time.perf_counter()
                 out = fn()
                 times.append(time.perf_counter() - t0)
                 check(m.NAME, what, out, ref, m.TOL)
                 if sum(times) > cap_s:
                     break
-        else:
+        elif warmup:
             times = [first]
         return {"median_s": statistics.median(times), "runs_s": times, "warmup_s": first}
     except Mismatch as e:

@@ -32,7 +32,7 @@ CL_FILE = "srad.cl"
 SIZES = {
     "small": dict(nr=64, nc=40, niter=2),
     "bench": dict(nr=502, nc=458, niter=4),
-    "gpu": dict(nr=2048, nc=2048, niter=20),
+    "gpu": dict(nr=1024, nc=1024, niter=20),
 }
 TOL = dict(rtol=2e-4, atol=2e-3)
 BITWISE = False  # exp and log: within the spec's ULP bounds, not bit-identical across devices
