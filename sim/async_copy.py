@@ -20,8 +20,9 @@ in a ``_Guard`` that wraps the memory's race shadow (``Memory.shadow``): loads a
 through it, so accesses to elements of a copy in flight are caught without a hook in
 ``sim/memory.py``. After the wait the copied elements carry no writer, so any work-item may
 read them (a local destination) until the next barrier interval's accesses. Not checked: a
-kernel that exits with a copy in flight, and other work-groups' accesses to a global
-destination after the wait.
+kernel that exits with a copy in flight, other work-groups' accesses to a global destination
+after the wait, and races of the copy's reads of a global source with other work-groups'
+writes.
 """
 
 from __future__ import annotations
