@@ -54,7 +54,7 @@ def collect(m: ModuleType, ctx: Any, device: Any, out_dir: Path | None) -> dict[
             info["clpy"][name] = rec
             if ptx_dir is not None:
                 (ptx_dir / f"{name}_clpy.cl").write_text(plan.source)
-                b = _binary(cl.Program(ctx, plan.source).build(options=plan.options))
+                b = _binary(k.get_info(cl.kernel_info.PROGRAM))  # the build that ran
                 if b is not None:
                     (ptx_dir / f"{name}_clpy.bin").write_bytes(b)
         prg = BUILT.get((int(ctx.int_ptr), m.CL_FILE))
