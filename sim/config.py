@@ -29,7 +29,9 @@ class SimConfig:
     state after which a loop is reported as making no progress. ``max_lanes``: work-items
     simulated together (whole work-groups; bounds memory use). ``seed``: for shuffled orders.
     ``threads``: work-group batches run at once on a thread pool (``None``: ``CLPY_SIM_THREADS``
-    or every core); results and reports do not depend on it (docs/simulator.md "Threads")."""
+    or every core); results and reports do not depend on it (docs/simulator.md "Threads").
+    ``sample``: the shadow-memory checkers (``races``, ``uninit``) watch every ``sample``-th
+    batch of work-groups only (1: all; the other checkers watch every work-item)."""
 
     checks: frozenset[str] = CHECKS
     on_error: str = "raise"
@@ -43,6 +45,7 @@ class SimConfig:
     enqueue_depth: int = 16
     max_work_group_size: int = 1024
     threads: int | None = None
+    sample: int = 1
 
     def on(self, check: str) -> bool:
         return check in self.checks
@@ -114,6 +117,7 @@ def config(
     enqueue_depth: int | None = None,
     max_work_group_size: int | None = None,
     threads: int | None = None,
+    sample: int | None = None,
 ) -> _ConfigHandle:
     """Change simulator settings (see ``SimConfig``); ``checks=True``/``False`` turns every
     checker on/off, or name them: ``checks={"bounds", "races"}``. ``threads=1`` runs every
@@ -150,6 +154,7 @@ def config(
         ("enqueue_depth", enqueue_depth),
         ("max_work_group_size", max_work_group_size),
         ("threads", threads),
+        ("sample", sample),
     ):
         if v is not None:
             if not isinstance(v, int) or isinstance(v, bool) or (v <= 0 and name != "seed"):

@@ -511,7 +511,7 @@ def _pixel(
 
 
 def _track_read(fr: Frame, img: SimImage, pix: np.ndarray, inside: np.ndarray, call: Call) -> None:
-    if img.shadow is not None:
+    if img.shadow is not None and fr.batch.watch:
         img.shadow.read(fr, Where("flat", fr.shape, idx=pix.reshape(fr.shape)), call.loc)
 
 
@@ -568,7 +568,7 @@ def _write(call: Call, fr: Frame, args: list[Any]) -> None:
     else:
         lo, hi = _INT_LIMITS.get(img.ctype, (-(2**63), 2**63 - 1))
         raw = np.clip(ch.astype(np.int64), lo, hi).astype(img.flat.dtype)
-    if img.shadow is not None:
+    if img.shadow is not None and fr.batch.watch:
         img.shadow.write(fr, Where("flat", shape, idx=pix.reshape(shape)), call.loc)
     keep = inside
     img.flat[pix[keep]] = raw.T[keep]

@@ -144,10 +144,11 @@ def _run(
         batch = Batch(st, gfirst, G)
         batch.index = k
         batch.turn = batch.stop = turn
+        batch.watch = k % cfg.sample == 0  # sampled by the race and uninit checkers
         root = Frame(batch, (G, W), _group_slots(G), llid)
         root.env.update(fixed)
         for p, elem, count in local_params:
-            lm = make_local(st, p.name, elem, count, G)
+            lm = make_local(st, p.name, elem, count, G, batch.watch)
             batch.locals[p] = lm
             root.env[p] = PtrVal(lm, np.int64(0))
         if st.uniform:

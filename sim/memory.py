@@ -203,7 +203,7 @@ class Memory:
 
     def load(self, fr: Frame, addr: Value, loc: Loc, copy: bool = True) -> Value:
         w = self.where(fr, addr, loc, False)
-        if self.shadow is not None:
+        if self.shadow is not None and fr.batch.watch:
             self.shadow.read(fr, w, loc)
         if w.kind == "flat" and not w.local_count and not isinstance(addr, np.ndarray):
             return _from_raw(self.data[int(w.idx.flat[0])], self.elem)  # uniform address
@@ -212,7 +212,7 @@ class Memory:
     def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
         fr.batch.stores += 1
         w = self.where(fr, addr, loc, True)
-        if self.shadow is not None:
+        if self.shadow is not None and fr.batch.watch:
             self.shadow.write(fr, w, loc)
         if self._adopt(fr, w, v):
             return
@@ -359,7 +359,10 @@ def _calibrate_attr() -> int:
 _ATTR_REFS = _calibrate_attr()
 
 
-def make_local(launch: Launch, name: str, elem: Type, count: int, G: int) -> LocalMem:
+def make_local(
+    launch: Launch, name: str, elem: Type, count: int, G: int, watch: bool = True
+) -> LocalMem:
+    """Local memory of ``G`` work-groups; with a shadow for the checkers when ``watch``."""
     if isinstance(elem, VectorType):
         data = np.zeros((G, count, 4 if elem.n == 3 else elem.n), dtype=elem.elem.dtype)
     elif isinstance(elem, (ScalarType, StructType)):
@@ -367,7 +370,7 @@ def make_local(launch: Launch, name: str, elem: Type, count: int, G: int) -> Loc
     else:
         raise TypeError(f"local memory of {elem} is not supported")
     mem = LocalMem(name, elem, data, launch)
-    if launch.checks & {"races", "uninit"}:
+    if watch and launch.checks & {"races", "uninit"}:
         mem.shadow = LocalShadow(launch, G, count, mem)
     return mem
 

@@ -184,6 +184,7 @@ class Batch:
         self.index = 0
         self.turn: Any = None
         self.stop: Any = None  # the same turnstile, kept: loops stop when the launch aborts
+        self.watch = True  # the shadow-memory checkers watch this batch (config ``sample``)
 
     def ordered(self) -> None:
         """Called before an operation whose result depends on the order of work-groups across

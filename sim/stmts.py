@@ -223,7 +223,7 @@ class StmtCompiler:
                     b = fr.batch
                     mem = b.locals.get(var)
                     if mem is None:
-                        mem = make_local(b.launch, var.name, elem, count, b.G)
+                        mem = make_local(b.launch, var.name, elem, count, b.G, b.watch)
                         b.locals[var] = mem
                     fr.env[var] = PtrVal(mem, np.int64(0))
 

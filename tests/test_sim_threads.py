@@ -241,3 +241,28 @@ def test_async_copies_are_thread_independent(checks: bool) -> None:
                                              np.int32(groups)], checks=checks, max_lanes=16)
     assert rep is None
     np.testing.assert_array_equal(out[1], (2 * a).reshape(groups, 16).T.ravel())
+
+
+@clpy.kernel
+def race_in_group_1(x: Global[float32], y: Global[float32]):
+    lid = clpy.get_local_id(0)
+    tmp = clpy.local_array(float32, 32)
+    tmp[lid] = x[clpy.get_global_id(0)]
+    if clpy.get_group_id(0) == 1:
+        tmp[0] = x[lid]  # a write/write race, in work-group 1 only
+    clpy.barrier()
+    y[clpy.get_global_id(0)] = tmp[lid]
+
+
+def test_sampled_checkers_watch_every_kth_batch() -> None:
+    fn = race_in_group_1.specialize().function
+    args = tb._fl()
+    _, rep = _both(fn, (tb.N,), (tb.L,), args, max_lanes=tb.L)
+    assert rep is not None and rep[0][0] == "data-race" and rep[0][5] == (1,)
+    # batches 0 and 2 watched: the race in work-group 1 goes unseen, on any thread count
+    out, rep = _both(fn, (tb.N,), (tb.L,), args, max_lanes=tb.L, sample=2)
+    assert rep is None
+    ref, _ = _outcome(fn, (tb.N,), (tb.L,), args, checks=False)
+    _same_bits(out, ref)  # sampling changes what is checked, never the results
+    _, rep = _both(fn, (tb.N,), (tb.L,), args, max_lanes=2 * tb.L, sample=2)
+    assert rep is not None  # work-groups 0 and 1 form batch 0
