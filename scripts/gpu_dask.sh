@@ -30,7 +30,7 @@ if [ "${SKIP_WHEELS:-0}" != 1 ]; then
     NEED="numpy pyopencl pytools platformdirs typing_extensions siphash24
           dask distributed click cloudpickle fsspec importlib_metadata zipp lazy_importer locket
           msgpack packaging partd psutil pyyaml sortedcontainers tblib toolz tornado zict
-          jinja2 markupsafe pytest iniconfig pluggy setuptools wheel"
+          jinja2 markupsafe pytest iniconfig pluggy pygments setuptools wheel"
     WHEELS=""
     for name in $NEED; do
         found=$(ls wheels/"$name"-[0-9]*.whl 2>/dev/null | head -n1)
