@@ -93,3 +93,19 @@ def test_large_arrays_through_pinned_staging(cl_device: Any) -> None:
         y = np.full(n, -1, np.float32)
         add_one[n](x, y, np.int32(n), device=dev)
         np.testing.assert_array_equal(y, x + 1)
+
+
+def test_device_arrays_move_large_data_through_staging(cl_device: Any) -> None:
+    dev = get_device(cl_device)
+    n = (5 * transfers.CHUNK) // 8 + 3
+    x = np.random.default_rng(2).random(n, dtype=np.float32)
+    d = clpy.to_device(x, dev)
+    x_before = x.copy()
+    x[:] = 0  # to_device copied the data: changing the host array changes nothing
+    np.testing.assert_array_equal(d.get(), x_before)
+    d.set(x_before * 2)
+    np.testing.assert_array_equal(d.get(), x_before * 2)
+    e = d.copy()
+    np.testing.assert_array_equal(e.get(), x_before * 2)
+    z = clpy.zeros((0,), np.float32, dev)
+    assert z.get().shape == (0,)

@@ -25,12 +25,15 @@ import numpy as np
 class DeviceArray:
     """An array that lives on one device (``device``); ``get()`` copies it to the host."""
 
-    __slots__ = ("device", "_host", "_cl")
+    __slots__ = ("device", "_host", "_cl", "_io")
 
-    def __init__(self, device: Any, host: np.ndarray | None, cl_array: Any) -> None:
+    def __init__(self, device: Any, host: np.ndarray | None, cl_array: Any, io: Any = None) -> None:
         self.device = device
         self._host = host
         self._cl = cl_array
+        # the runtime's mover of an OpenCL array's data (pinned staging: clpy/runtime/
+        # transfers.py); None: pyopencl's own get/set
+        self._io = io
 
     @property
     def cl_array(self) -> Any:
@@ -70,6 +73,8 @@ class DeviceArray:
         """A host copy of the data."""
         if self._host is not None:
             return self._host.copy()
+        if self._io is not None:
+            return self._io.read(self._cl)  # type: ignore[no-any-return]
         return self._cl.get()
 
     def set(self, a: Any) -> None:
@@ -79,6 +84,8 @@ class DeviceArray:
             raise ValueError(f"DeviceArray.set: expected shape {self.shape}, got {src.shape}")
         if self._host is not None:
             np.copyto(self._host, src)
+        elif self._io is not None:
+            self._io.write(self._cl, src)
         else:
             self._cl.set(src)
 
@@ -86,7 +93,7 @@ class DeviceArray:
         """A new device array with the same data, on the same device."""
         if self._host is not None:
             return DeviceArray(self.device, self._host.copy(), None)
-        return DeviceArray(self.device, None, self._cl.copy())
+        return DeviceArray(self.device, None, self._cl.copy(), self._io)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.get()

@@ -9,6 +9,7 @@ import numpy as np
 
 from clpy.abi.device_array import DeviceArray
 from clpy.runtime.devices import RUNTIME, Device
+from clpy.runtime.transfers import MOVER
 
 
 def _device(device: Any) -> Device:
@@ -32,7 +33,9 @@ def _wrap(dev: Device, host: np.ndarray, device: Any = None) -> DeviceArray:
         return DeviceArray(dev, host, None)
     import pyopencl.array as cla
 
-    return DeviceArray(dev, None, cla.to_device(_queue(dev, device), host))
+    arr = cla.empty(_queue(dev, device), host.shape, host.dtype)
+    MOVER.write(arr, host)  # pinned staging for large arrays (clpy/runtime/transfers.py)
+    return DeviceArray(dev, None, arr, MOVER)
 
 
 def to_device(a: Any, device: Any = None) -> DeviceArray:
@@ -41,12 +44,14 @@ def to_device(a: Any, device: Any = None) -> DeviceArray:
     context; default: the current device) once; launches then use it in place."""
     if isinstance(a, DeviceArray):
         a = a.get()
-    host = np.array(a, order="C", copy=True)
+    dev = _device(device)
+    # the simulator uses its array in place: a copy; a device reads the host data once
+    host = np.array(a, order="C", copy=True) if dev.is_sim else np.ascontiguousarray(a)
     if host.ndim == 0:
         raise ValueError(
             "to_device: expected an array with at least one dimension, got a 0-d value"
         )
-    return _wrap(_device(device), host, device)
+    return _wrap(dev, host, device)
 
 
 def empty(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
@@ -56,7 +61,7 @@ def empty(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
         return DeviceArray(dev, np.zeros(shape, dtype), None)
     import pyopencl.array as cla
 
-    return DeviceArray(dev, None, cla.empty(_queue(dev, device), shape, np.dtype(dtype)))
+    return DeviceArray(dev, None, cla.empty(_queue(dev, device), shape, np.dtype(dtype)), MOVER)
 
 
 def zeros(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
@@ -66,7 +71,7 @@ def zeros(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
         return DeviceArray(dev, np.zeros(shape, dtype), None)
     import pyopencl.array as cla
 
-    return DeviceArray(dev, None, cla.zeros(_queue(dev, device), shape, np.dtype(dtype)))
+    return DeviceArray(dev, None, cla.zeros(_queue(dev, device), shape, np.dtype(dtype)), MOVER)
 
 
 def zeros_like(a: DeviceArray | np.ndarray, device: Any = None) -> DeviceArray:

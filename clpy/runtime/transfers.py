@@ -239,3 +239,52 @@ def staging_for(cl: Any, queue: Any) -> Staging | None:
                 st = None
             entry = _STAGING[key] = (queue, st)
     return entry[1]
+
+
+def upload(cl: Any, queue: Any, buf: Any, host: np.ndarray) -> None:
+    """``host`` into ``buf`` (blocking as to ``host``: it may change on return); through the
+    pinned staging area when it is large and the queue is in order."""
+    if host.nbytes == 0:
+        return
+    st = staging_for(cl, queue) if host.nbytes >= STAGE_MIN and _in_order(cl, queue) else None
+    if st is not None:
+        st.upload(buf, host)
+    else:
+        cl.enqueue_copy(queue, buf, host, is_blocking=True)
+
+
+def download(cl: Any, queue: Any, host: np.ndarray, buf: Any) -> None:
+    """``buf`` into ``host``, blocking."""
+    if host.nbytes == 0:
+        return
+    st = staging_for(cl, queue) if host.nbytes >= STAGE_MIN and _in_order(cl, queue) else None
+    if st is not None:
+        st.download(host, buf)
+    else:
+        cl.enqueue_copy(queue, host, buf, is_blocking=True)
+
+
+def _in_order(cl: Any, queue: Any) -> bool:
+    return not queue.properties & cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+
+
+class ArrayMover:
+    """How ``clpy.DeviceArray`` moves a ``pyopencl.array.Array``'s data to and from the host
+    (``get``/``set``/``to_device``): the same pinned staging as launches."""
+
+    def read(self, arr: Any) -> np.ndarray:
+        import pyopencl as cl  # deferred: `import clpy` does not load pyopencl
+
+        out = np.empty(arr.shape, arr.dtype)
+        if arr.nbytes:
+            download(cl, arr.queue, out, arr.base_data)
+        return out
+
+    def write(self, arr: Any, host: np.ndarray) -> None:
+        import pyopencl as cl
+
+        if arr.nbytes:
+            upload(cl, arr.queue, arr.base_data, np.ascontiguousarray(host))
+
+
+MOVER = ArrayMover()
