@@ -74,7 +74,7 @@ class DeviceArray:
         if self._host is not None:
             return self._host.copy()
         if self._io is not None:
-            return self._io.read(self._cl)  # type: ignore[no-any-return]
+            return self._io.read(self._cl)
         return self._cl.get()
 
     def set(self, a: Any) -> None:
