@@ -32,6 +32,11 @@ def _is_queue(device: Any) -> bool:
     return isinstance(device, cl.CommandQueue)
 
 
+# Extra keyword arguments of every clpy launch a Host makes (gpu mode sets fp_contract=True
+# to time clpy's kernels under the originals' floating-point rules).
+LAUNCH_OPTIONS: dict[str, Any] = {}
+
+
 class Host:
     """The clpy side of a program's host loop.
 
@@ -80,9 +85,9 @@ class Host:
 
     def __call__(self, k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
         if self.events is None:
-            k[gsize, lsize](*args, device=self.device)
+            k[gsize, lsize](*args, device=self.device, **LAUNCH_OPTIONS)
             return
-        h = k[gsize, lsize](*args, device=self.device, wait=False)
+        h = k[gsize, lsize](*args, device=self.device, wait=False, **LAUNCH_OPTIONS)
         if h is not None and h.event is not None:
             self.events.append(h.event)
 

@@ -79,21 +79,40 @@ class Device:
         self,
         target: Target | str | None = None,
         build_options: tuple[str, ...] | list[str] | str | None = None,
+        *,
+        exact_div_sqrt: bool | None = None,
+        queue: Any = None,
     ) -> Device:
         """The same device with another target and/or extra build options; it shares the
         context and queue, and is cached separately. ``target`` is a ``Target`` or a profile
         name (``"opencl-c-1.2"``, ``"opencl-c-3.0+__opencl_c_fp64"``); a name keeps the
-        device's limits (``info``) and its name in generated headers."""
+        device's limits (``info``) and its name in generated headers.
+
+        ``exact_div_sqrt=False`` builds without ``-cl-fp32-correctly-rounded-divide-sqrt``:
+        single-precision ``/`` and ``sqrt`` then have the spec's error bounds (2.5 and 3 ulp,
+        OpenCL C 2.0 §7.4 table 7.1) as in a hand-written host that does not ask for more,
+        and are faster where the device has no exact instructions; results may then differ
+        from the simulator's. ``queue``: launches and device arrays on the variant use this
+        pyopencl ``CommandQueue`` (of this device), e.g. one with profiling enabled."""
         if isinstance(build_options, str):
             build_options = tuple(build_options.split())
         tgt = target_of(target) if target is not None else None
         if isinstance(target, str) and tgt is not None and self.target is not None:
             tgt = replace(tgt, info=self.target.info, device=self.target.device)
+        tgt = tgt or self.target
+        if exact_div_sqrt is not None and tgt is not None:
+            exact = bool(exact_div_sqrt) and bool(
+                self.info is not None and self.info.correctly_rounded_divide_sqrt
+            )
+            tgt = replace(tgt, info={**tgt.info, "correctly_rounded_divide_sqrt": exact})
+        state = self._state
+        if queue is not None:
+            state = {"context": queue.context, "queue": queue}
         return replace(
             self,
-            target=tgt or self.target,
+            target=tgt,
             build_options=tuple(build_options) if build_options is not None else self.build_options,
-            _state=self._state,
+            _state=state,
         )
 
     def __str__(self) -> str:
