@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import clpy
 from clpy.fuzz import features as F
 from clpy.fuzz.compare import differences
 from clpy.fuzz.generator import generate
@@ -51,13 +52,12 @@ class Result:
 def device_features(devices: list[str], wanted: frozenset[str]) -> frozenset[str]:
     """Drop what some listed device cannot compare exactly: float ``/`` and ``sqrt`` without
     CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, doubles without fp64."""
-    import clpy
-
     out = set(wanted)
     for name in devices:
         if name.startswith("sim"):
             continue
         tgt = clpy.get_device(name).target
+        assert tgt is not None
         if not tgt.info.get("correctly_rounded_divide_sqrt"):
             out.discard(F.FDIV)
         if not tgt.has("__opencl_c_fp64") and "cl_khr_fp64" not in tgt.extensions:

@@ -8,14 +8,17 @@ correctly rounded)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
 from clpy.fuzz import helpers as H
 from clpy.fuzz.nodes import BOOL, Expr, Helper, leaf
 from clpy.fuzz.types import FLOATS, FT, INT32, INTS, LANES, SCALARS, vec
+
+T = TypeVar("T")
 
 ROUNDINGS = ("rte", "rtz", "rtp", "rtn")
 F_UNARY = ("floor", "ceil", "trunc", "rint", "round", "fabs")
@@ -71,7 +74,7 @@ class ExprGen:
     def chance(self, p: float) -> bool:
         return bool(self.rng.random() < p)
 
-    def pick(self, seq):  # type: ignore[no-untyped-def]
+    def pick(self, seq: Sequence[T]) -> T:
         return seq[int(self.rng.integers(0, len(seq)))]
 
     def scalar_types(self) -> list[FT]:

@@ -171,8 +171,9 @@ class Generator:
     def s_for(self, depth: int, in_loop: bool) -> Stmt:
         i = self.fresh("i")
         k = int(self.rng.integers(0, 3))
+        kids: tuple[Expr, ...] = ()
         if k == 0:
-            head, kids = f"for {i} in range({int(self.rng.integers(0, 5))}):", ()
+            head = f"for {i} in range({int(self.rng.integers(0, 5))}):"
         elif k == 1:
             start, step = int(self.rng.integers(4, 9)), int(self.rng.integers(1, 3))
             head = f"for {i} in range({start}, {{0}}, -{step}):"

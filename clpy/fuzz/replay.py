@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+import clpy
 from clpy.fuzz.compare import differences
 from clpy.fuzz.runner import Outcome
 
@@ -18,8 +19,6 @@ def replay(
 ) -> None:
     """Launch kernel ``name`` of the module ``file`` on each device with the saved inputs and
     print how each differs from the first."""
-    import clpy
-
     path = Path(file)
     mod = sys.modules["__main__"]
     k = getattr(mod, name)

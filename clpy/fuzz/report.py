@@ -41,15 +41,19 @@ def write_case(
     )
     (folder / f"{stem}.py").write_text(text)
     used = {p.name for p in prog.used_params()}
-    np.savez(folder / f"{stem}_inputs.npz", **{k: v for k, v in inputs.items() if k in used})
+    _save(folder / f"{stem}_inputs.npz", {k: v for k, v in inputs.items() if k in used})
     for o in outcomes:
         slug = _slug(o.device)
         (folder / f"{stem}_{slug}.cl").write_text(emitted_source(loaded, o.device))
         if o.outputs is not None:
-            np.savez(folder / f"{stem}_outputs_{slug}.npz", **o.outputs)
+            _save(folder / f"{stem}_outputs_{slug}.npz", o.outputs)
         (folder / f"{stem}_{slug}.txt").write_text(
             (o.error or "ok") + "\n--- printed ---\n" + "\n".join(o.prints) + "\n"
         )
+
+
+def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    np.savez(str(path), **arrays)  # type: ignore[arg-type]
 
 
 def write_readme(folder: Path, seed: int, kind: str, summary: str, meta: dict[str, object]) -> None:

@@ -98,6 +98,7 @@ def make_inputs(loaded: Loaded, seed: int) -> dict[str, np.ndarray]:
 
 def _random_records(rng: np.random.Generator, dt: np.dtype, n: int) -> np.ndarray:
     arr = np.zeros(n, dt)
+    assert dt.names is not None and dt.fields is not None
     for name in dt.names:
         ft = next(t for t in SCALARS.values() if t.dtype == dt.fields[name][0])
         arr[name] = random_values(rng, ft, n)

@@ -31,7 +31,8 @@ def _set(body: tuple[Stmt, ...], path: Path, new: tuple[Stmt, ...]) -> tuple[Stm
         return new
     (i, part), rest = path[0], path[1:]
     inner = _set(getattr(body[i], part), rest, new)
-    return body[:i] + (replace(body[i], **{part: inner}),) + body[i + 1 :]
+    changed = replace(body[i], body=inner) if part == "body" else replace(body[i], orelse=inner)
+    return body[:i] + (changed,) + body[i + 1 :]
 
 
 def _blocks(body: tuple[Stmt, ...], path: Path = ()) -> Iterator[Path]:
