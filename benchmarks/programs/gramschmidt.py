@@ -23,7 +23,11 @@ ORIGIN = "PolyBench/GPU 1.0 OpenCL/GRAMSCHM/gramschmidt.cl, gramschmidt.c"
 KIND = "QR by Gram-Schmidt, 3 kernels per column, serial loops, global RMW"
 CL_FILE = "gramschmidt.cl"
 SIZES = {"small": dict(m=24, n=16), "bench": dict(m=96, n=96), "gpu": dict(m=512, n=512)}
-TOL = dict(rtol=2e-3, atol=2e-4)
+# Classical Gram-Schmidt in float32 loses orthogonality over ~1,000 columns: against the
+# float64 reference the last columns drift by ~1e-3 absolute for the original kernels as
+# much as for clpy's (H100, gpu size); small sizes are also compared bit for bit with the
+# simulator (tests/test_programs.py).
+TOL = dict(rtol=2e-3, atol=1e-3)
 WG = 256
 
 
