@@ -24,6 +24,7 @@ import numpy as np
 
 import clpy
 from clpy import Global, float32, int32
+from clpy.runtime import transfers
 
 
 @clpy.kernel
@@ -49,53 +50,73 @@ def run(platform: str, sizes_mib: list[int], reps: int) -> dict[str, Any]:
 
     dev = [d for p in cl.get_platforms() if platform in p.name.lower() for d in p.get_devices()][0]
     cdev = clpy.get_device(dev)
+    rows = [_measure(cl, cdev, mib << 20, reps) for mib in sizes_mib]
+    return {"device": dev.name, "driver": dev.driver_version, "rows": rows}
+
+
+def _measure(cl: Any, cdev: Any, nbytes: int, reps: int) -> dict[str, Any]:
     ctx, q = cdev.context, cdev.queue
     mf = cl.mem_flags
-    rows = []
-    for mib in sizes_mib:
-        nbytes = mib << 20
-        n = nbytes // 4
-        host = np.random.default_rng(0).random(n, dtype=np.float32)
-        back = np.empty_like(host)
-        dbuf = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
-        pinned = cl.Buffer(ctx, mf.READ_WRITE | mf.ALLOC_HOST_PTR, nbytes)
-        pin_host, _ = cl.enqueue_map_buffer(
-            q, pinned, cl.map_flags.READ | cl.map_flags.WRITE, 0, (n,), np.float32
-        )
-        pin_host[:] = host
-        r: dict[str, Any] = {"MiB": mib}
+    n = nbytes // 4
+    host = np.random.default_rng(0).random(n, dtype=np.float32)
+    back = np.empty_like(host)
+    dbuf = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
+    pinned = cl.Buffer(ctx, mf.READ_WRITE | mf.ALLOC_HOST_PTR, nbytes)
+    pin_host, _ = cl.enqueue_map_buffer(
+        q, pinned, cl.map_flags.READ | cl.map_flags.WRITE, 0, (n,), np.float32
+    )
+    pin_host[:] = host
+    r: dict[str, Any] = {"MiB": nbytes >> 20}
 
-        def gbps(t: float, nb: int = nbytes) -> float:
-            return nb / t / 1e9
+    def gbps(t: float, nb: int = nbytes) -> float:
+        return nb / t / 1e9
 
-        r["h2d_pageable"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, host).wait(), reps))
-        r["d2h_pageable"] = gbps(_median(lambda: cl.enqueue_copy(q, back, dbuf).wait(), reps))
-        r["h2d_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, pin_host).wait(), reps))
-        r["d2h_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, pin_host, dbuf).wait(), reps))
+    r["h2d_pageable"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, host).wait(), reps))
+    r["d2h_pageable"] = gbps(_median(lambda: cl.enqueue_copy(q, back, dbuf).wait(), reps))
+    r["h2d_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, pin_host).wait(), reps))
+    r["d2h_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, pin_host, dbuf).wait(), reps))
 
-        def fresh() -> None:
-            b = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
-            q.finish()
-            del b
+    def fresh() -> None:
+        b = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
+        q.finish()
+        del b
 
-        r["h2d_fresh_copy_host_ptr"] = gbps(_median(fresh, reps))
-        y = np.zeros_like(host)
-        nn = np.int32(n)
-        t = _median(lambda: touch[n](host, y, nn, device=cdev), reps)
-        assert np.array_equal(y, host + 1)
-        r["clpy_numpy_launch"] = gbps(t, 2 * nbytes)  # x in, y out
-        link = 1 / (1 / max(r["h2d_pageable"], r["h2d_pinned"]) + 1 / max(
-            r["d2h_pageable"], r["d2h_pinned"]))
-        r["link_in_plus_out"] = link * 2  # the same 2·nbytes at the best link rates
-        r["clpy_vs_link"] = r["clpy_numpy_launch"] / r["link_in_plus_out"]
-        dx = clpy.to_device(host, cdev)
-        dy = clpy.zeros_like(dx)
-        t_res = _median(lambda: (touch[n](dx, dy, nn, device=cdev), q.finish()), reps)
-        r["kernel_resident_ms"] = t_res * 1e3
-        rows.append(r)
-        cl.enqueue_copy(q, host, pinned)  # unmap before the buffer goes
-        del pin_host
-    return {"device": dev.name, "driver": dev.driver_version, "rows": rows}
+    r["h2d_fresh_copy_host_ptr"] = gbps(_median(fresh, reps))
+    y = np.zeros_like(host)
+    nn = np.int32(n)
+
+    def launch() -> None:
+        touch[n](host, y, nn, device=cdev)
+
+    t = _median(launch, reps)
+    assert np.array_equal(y, host + 1)
+    r["clpy_numpy_launch"] = gbps(t, 2 * nbytes)  # x in, y out
+    link = 1 / (
+        1 / max(r["h2d_pageable"], r["h2d_pinned"]) + 1 / max(r["d2h_pageable"], r["d2h_pinned"])
+    )
+    r["link_in_plus_out"] = link * 2  # the same 2·nbytes at the best link rates
+    r["clpy_vs_link"] = r["clpy_numpy_launch"] / r["link_in_plus_out"]
+    # the staging knobs (clpy/runtime/transfers.py): host-copy threads x chunk size
+    sweep = {}
+    saved = (transfers.COPY_THREADS, transfers.CHUNK)
+    for threads in (1, 4, 8, 16):
+        for chunk_mib in (8, 16, 64):
+            transfers.COPY_THREADS, transfers.CHUNK = threads, chunk_mib << 20
+            transfers._COPIER = None
+            transfers.clear_pools()
+            sweep[f"t{threads}_c{chunk_mib}"] = gbps(_median(launch, max(3, reps // 3)), 2 * nbytes)
+    transfers.COPY_THREADS, transfers.CHUNK = saved
+    transfers._COPIER = None
+    transfers.clear_pools()
+    r["staging_sweep"] = sweep
+    dx = clpy.to_device(host, cdev)
+    dy = clpy.zeros_like(dx)
+    t_res = _median(lambda: (touch[n](dx, dy, nn, device=cdev), q.finish()), reps)
+    r["kernel_resident_ms"] = t_res * 1e3
+    r["to_device_GBps"] = gbps(_median(lambda: clpy.to_device(host, cdev), reps))
+    r["get_GBps"] = gbps(_median(dx.get, reps))
+    cl.enqueue_copy(q, host, pinned)
+    return r
 
 
 def main() -> None:
@@ -106,12 +127,15 @@ def main() -> None:
     ap.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results"))
     a = ap.parse_args()
     res = run(a.platform.lower(), [int(s) for s in a.mib.split(",")], a.reps)
-    cols = [k for k in res["rows"][0] if k != "MiB"]
+    cols = [k for k in res["rows"][0] if k not in ("MiB", "staging_sweep")]
     print(f"# transfers on {res['device']} (driver {res['driver']}); GB/s unless noted")
     print("| MiB | " + " | ".join(cols) + " |")
     print("|" + "---|" * (len(cols) + 1))
     for r in res["rows"]:
         print(f"| {r['MiB']} | " + " | ".join(f"{r[c]:.2f}" for c in cols) + " |")
+    for r in res["rows"]:
+        best = max(r["staging_sweep"].items(), key=lambda kv: kv[1])
+        print(f"{r['MiB']} MiB staging sweep (GB/s in+out): {r['staging_sweep']}; best {best}")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     name = "transfers_" + res["device"].split()[1 if "NVIDIA" in res["device"] else 0].lower()
