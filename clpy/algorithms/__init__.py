@@ -15,8 +15,9 @@ Launch shapes come from the device's description (clpy/algorithms/_core.py ``tun
 
 from __future__ import annotations
 
+from clpy.algorithms.extrema import argmax, argmin
 from clpy.algorithms.histograms import histogram
-from clpy.algorithms.reductions import argmax, argmin, reduce, segmented_reduce
+from clpy.algorithms.reductions import reduce, segmented_reduce
 from clpy.algorithms.scans import scan
 from clpy.algorithms.sorting import sort
 

@@ -28,8 +28,6 @@ import numpy as np
 import clpy
 from clpy import Global, Local, int32
 from clpy.algorithms._core import Input, Op, as_input, element_type, resolve_op, tuning
-from clpy.builtins.reductions import Reduction
-from clpy.kernel import Func
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type
 from clpy.vectors import vector
@@ -277,6 +275,19 @@ _PREPARED: dict[Any, _Prepared] = {}
 _PREPARED_LOCK = threading.Lock()
 
 
+def prepared(key: Any, make: Any) -> _Prepared:
+    """The ``_Prepared`` of ``key`` (made by ``make()`` the first time)."""
+    pr = _PREPARED.get(key)
+    if pr is None:
+        pr = make()
+        with _PREPARED_LOCK:
+            if len(_PREPARED) > 256:  # many lengths: forget the oldest
+                for k in list(_PREPARED)[:128]:
+                    del _PREPARED[k]
+            _PREPARED[key] = pr
+    return pr
+
+
 def _prepare(inp: Input, t: Type, op: Op, tn: Any) -> _Prepared:
     place = inp.place
     n = inp.count
@@ -321,14 +332,7 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
         inp.count,
         tune,
     )
-    pr = _PREPARED.get(key)
-    if pr is None:
-        pr = _prepare(inp, t, op, tune or tuning(place.dev))
-        with _PREPARED_LOCK:
-            if len(_PREPARED) > 256:  # many lengths: forget the oldest
-                for k in list(_PREPARED)[:128]:
-                    del _PREPARED[k]
-            _PREPARED[key] = pr
+    pr = prepared(key, lambda: _prepare(inp, t, op, tune or tuning(place.dev)))
     pr.launch(inp.data, *pr.args, device=place.launch_on, wait=False)
     if pr.two_pass is not None:
         last, args = pr.two_pass
@@ -379,139 +383,6 @@ def reduce(x: Any, op: Any = "+", device: Any = None) -> Any:
     if inp.count == 0:
         return o.host_identity(t)
     return read_result(inp.place, reduce_on(inp, t, o))
-
-
-# --- argmin / argmax --------------------------------------------------------------------------
-@functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
-def _arg_reduction(t: ScalarType, idx: ScalarType, want_max: bool) -> tuple[Any, Reduction]:
-    """A struct (val, idx) and the reduction that keeps the extreme value, the first index on
-    ties and the first NaN (NumPy's rule)."""
-    S = clpy.struct(
-        type(f"ValIdx_{t.name}_{idx.name}", (), {"__annotations__": {"val": t, "idx": idx}})
-    )  # noqa: N806
-    big = _I32_LIMIT if idx is C.int_ else 2**63 - 1
-    if t.is_float:
-        worst = -np.inf if want_max else np.inf
-    else:
-        info = np.iinfo(t.dtype)
-        worst = info.min if want_max else info.max
-
-    if want_max:
-
-        def argmax_first(a: S, b: S) -> S:
-            anan = a.val != a.val
-            bnan = b.val != b.val
-            if anan or bnan:
-                return a if anan and (not bnan or a.idx < b.idx) else b
-            return a if a.val > b.val or (a.val == b.val and a.idx < b.idx) else b
-
-        fn = argmax_first
-    else:
-
-        def argmin_first(a: S, b: S) -> S:
-            anan = a.val != a.val
-            bnan = b.val != b.val
-            if anan or bnan:
-                return a if anan and (not bnan or a.idx < b.idx) else b
-            return a if a.val < b.val or (a.val == b.val and a.idx < b.idx) else b
-
-        fn = argmin_first
-    return S, Reduction(Func(fn), S(worst, big))
-
-
-@functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
-def _arg_kernel(t: ScalarType, idx: ScalarType, want_max: bool, vec: int) -> Any:
-    S, red = _arg_reduction(t, idx, want_max)  # noqa: N806
-    combine, I = red.func, idx  # noqa: N806
-
-    if vec == 4:  # 4-lane loads: more bytes in flight per work-item
-
-        @clpy.kernel
-        def arg_partial(x: Global[t], part: Global[S], n: I, ident: S):
-            gid = I(clpy.get_global_id(0))
-            stride = I(clpy.get_global_size(0))
-            nv = n // 4
-            acc = ident
-            i = gid
-            while i < nv:
-                v = clpy.vload4(i, x)
-                b = i * 4
-                acc = combine(acc, S(v.x, b))
-                acc = combine(acc, S(v.y, b + 1))
-                acc = combine(acc, S(v.z, b + 2))
-                acc = combine(acc, S(v.w, b + 3))
-                i += stride
-            j = nv * 4 + gid
-            if j < n:
-                acc = combine(acc, S(x[j], j))
-            r = clpy.work_group_reduce(acc, red)
-            if clpy.get_local_id(0) == 0:
-                part[clpy.get_group_id(0)] = r
-
-    else:
-
-        @clpy.kernel
-        def arg_partial(x: Global[t], part: Global[S], n: I, ident: S):
-            i = I(clpy.get_global_id(0))
-            stride = I(clpy.get_global_size(0))
-            acc = ident
-            while i < n:
-                acc = combine(acc, S(x[i], i))
-                i += stride
-            r = clpy.work_group_reduce(acc, red)
-            if clpy.get_local_id(0) == 0:
-                part[clpy.get_group_id(0)] = r
-
-    @clpy.kernel
-    def arg_final(part: Global[S], out: Global[S], n: I, ident: S):
-        i = I(clpy.get_global_id(0))
-        acc = ident
-        while i < n:
-            acc = combine(acc, part[i])
-            i += I(clpy.get_global_size(0))
-        r = clpy.work_group_reduce(acc, red)
-        if clpy.get_local_id(0) == 0:
-            out[0] = r
-
-    return arg_partial, arg_final
-
-
-def _arg(x: Any, device: Any, want_max: bool) -> np.int64:
-    name = "argmax" if want_max else "argmin"
-    inp = as_input(x, device)
-    t = element_type(inp.dtype, inp.shape, "+")
-    if not isinstance(t, ScalarType):
-        raise TypeError(f"x: {name} takes a 1-d array of numbers, not an array of {t}")
-    n = inp.count
-    if n == 0:
-        raise ValueError(f"{name} of an empty array (x has no elements)")
-    place, tn = inp.place, tuning(inp.place.dev)
-    wg = tn.wg
-    vec = 4 if tn.vec == 4 else 1
-    groups = max(1, min(tn.groups, -(-n // (wg * vec))))
-    idx = index_type(n, groups * wg * vec)
-    S, red = _arg_reduction(t, idx, want_max)  # noqa: N806
-    ident = red.identity
-    part = place.scratch("arg.part", groups, S.dtype)
-    out = place.scratch("arg.out", 1, S.dtype)
-    kp, kf = _arg_kernel(t, idx, want_max, vec)
-    kp[(groups * wg,), (wg,)](inp.data, part, n, ident, device=place.launch_on, wait=False)
-    kf[(wg,), (wg,)](part, out, groups, ident, device=place.launch_on, wait=False)
-    return np.int64(out.get()[0]["idx"])
-
-
-def argmax(x: Any, device: Any = None) -> np.int64:
-    """The index of the largest element of a 1-d ``x`` (the first one on ties, the first NaN
-    if there is one, as ``np.argmax``)."""
-    return _arg(x, device, True)
-
-
-def argmin(x: Any, device: Any = None) -> np.int64:
-    """The index of the smallest element of a 1-d ``x`` (the first one on ties, the first NaN
-    if there is one, as ``np.argmin``)."""
-    return _arg(x, device, False)
 
 
 # --- segmented reduction ----------------------------------------------------------------------
@@ -571,8 +442,6 @@ def segmented_reduce(x: Any, offsets: Any, op: Any = "+", device: Any = None) ->
 
 __all__ = [
     "reduce",
-    "argmax",
-    "argmin",
     "segmented_reduce",
     "reduce_on",
     "read_result",
