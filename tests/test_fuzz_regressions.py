@@ -159,3 +159,39 @@ def test_pocl_nan_to_saturated_int(cl_device):
         pytest.xfail(
             f"PoCL bug: convert_long/ulong/int_sat(NaN) = {dev[1][0]}, {dev[2][0]}, {dev[3][0]}"
         )
+
+
+def test_break_in_a_nested_loop_does_not_make_later_collectives_divergent():
+    # seed 17: a `break` inside a loop nested in a work-item-dependent `if` only ends that
+    # loop; the collective after the `if` is reached by every work-item (no warning).
+    @clpy.kernel
+    def after_nested_break(x: Global[int32], o: Global[int32]):
+        i = clpy.get_global_id(0)
+        v = x[i]
+        if v > 3:
+            w = 0
+            while w < 5:
+                w += 1
+                if v > 7:
+                    break
+            v = w
+        o[i] = clpy.work_group_reduce_add(v)
+
+    @clpy.kernel
+    def after_loop_break(x: Global[int32], o: Global[int32]):
+        i = clpy.get_global_id(0)
+        v = x[i]
+        for k in range(4):
+            if v > k:
+                break  # ends the loop: the reduction inside it after this is divergent
+            o[i] = clpy.work_group_reduce_add(v)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", clpy.UniformityWarning)
+        assert after_nested_break.ir is not None
+    with pytest.warns(clpy.UniformityWarning, match="work_group_reduce_add"):
+        assert after_loop_break.ir is not None
+    x = np.arange(16, dtype=np.int32)
+    o = np.zeros(16, np.int32)
+    after_nested_break[(16,), (16,)](x, o, device="sim")
+    assert (o == sum(int(v) if v <= 3 else (1 if v > 7 else 5) for v in x)).all()

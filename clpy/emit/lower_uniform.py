@@ -126,7 +126,19 @@ def _contains_uniform(stmts: tuple[Stmt, ...], seen: set[int]) -> CallBuiltin | 
 
 
 def _exits(stmts: tuple[Stmt, ...]) -> bool:
-    return any(isinstance(n, (Return, Break, Continue)) for n in walk(stmts))
+    """Whether ``stmts`` can leave the enclosing block early: a ``return`` anywhere, or a
+    ``break``/``continue`` that is not inside a loop of its own (one in a nested loop only
+    ends that loop: warning about every collective after it was a false alarm found by
+    clpy.fuzz)."""
+    for s in stmts:
+        if isinstance(s, (Return, Break, Continue)):
+            return True
+        if isinstance(s, If):
+            if _exits(s.body) or _exits(s.orelse):
+                return True
+        elif any(isinstance(n, Return) for n in walk((s,))):
+            return True
+    return False
 
 
 class Problem(NamedTuple):
