@@ -76,6 +76,13 @@ def _measure(cl: Any, cdev: Any, nbytes: int, reps: int) -> dict[str, Any]:
     r["h2d_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, pin_host).wait(), reps))
     r["d2h_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, pin_host, dbuf).wait(), reps))
 
+    def use_host_ptr() -> None:
+        b = cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=host)
+        cl.enqueue_copy(q, dbuf, b).wait()
+        del b
+
+    r["h2d_use_host_ptr"] = gbps(_median(use_host_ptr, reps))
+
     def fresh() -> None:
         b = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
         q.finish()

@@ -11,6 +11,7 @@ that used it. Out-of-order queues get fresh buffers.
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 from typing import Any
@@ -124,8 +125,11 @@ class RepeatWatch:
 # pinned memory overlaps the DMA of the previous one; the host copies use a few threads
 # (NumPy releases the GIL while it copies).
 STAGE_MIN = 4 << 20
-CHUNK = 16 << 20
-COPY_THREADS = 4
+# Best of a sweep on an H100 host (benchmarks/transfers.py: 1/4/8/16 threads x 8/16/64 MiB
+# chunks, 64 and 512 MiB arrays): 8 threads, 64 MiB chunks. Two chunks of pinned memory are
+# kept per queue.
+CHUNK = 64 << 20
+COPY_THREADS = min(8, os.cpu_count() or 1)
 
 
 class Staging:
