@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import clpy  # noqa: E402
 import clpy.algorithms as alg  # noqa: E402
-from clpy.algorithms import scans  # noqa: E402
+from clpy.algorithms import scans, sorting  # noqa: E402
 from clpy.algorithms._core import Tuning, as_input, element_type, resolve_op, tuning  # noqa: E402
 
 
@@ -132,12 +132,14 @@ def bench_size(
         want = float(host.sum(dtype=np.float64))
         assert abs(got - want) <= 1e-3 * abs(want) + 1, (got, want)
         row("reduce", "clpy", timed(lambda: alg.reduce(x, "+"), sync, repeat), 4 * n)
-        poll, reductions.POLL_S = reductions.POLL_S, None
-        try:
-            sec = timed(lambda: alg.reduce(x, "+"), sync, repeat)
-        finally:
-            reductions.POLL_S = poll
-        row("reduce", "clpy blocking read", sec, 4 * n)
+        for path in ("poll", "map"):  # the other ways for the result to come back
+            default, reductions.RESULT_PATH = reductions.RESULT_PATH, path
+            try:
+                assert abs(float(alg.reduce(x, "+")) - want) <= 1e-3 * abs(want) + 1
+                sec = timed(lambda: alg.reduce(x, "+"), sync, repeat)
+            finally:
+                reductions.RESULT_PATH = default
+            row("reduce", f"clpy result by {path}", sec, 4 * n)
         row(
             "reduce",
             "clpy device only",
@@ -249,7 +251,8 @@ def bench_size(
 
 
 def sweep(dev: Any, n: int, repeat: int) -> list[dict[str, Any]]:
-    """Scan throughput over work-group sizes and items per work-item (for the tuning)."""
+    """Scan throughput (device only) over work-group sizes and items per work-item, and sort
+    over its tile's local-memory budget (for the tuning)."""
     import pyopencl.array as cla
 
     q = dev.queue
@@ -263,9 +266,24 @@ def sweep(dev: Any, n: int, repeat: int) -> list[dict[str, Any]]:
     for wg in (128, 256, 512):
         for items in (5, 7, 9, 11, 13, 15):
             tn = Tuning(wg, base.groups, items, base.lookback, base.vec)
-            sec = timed(lambda tn=tn: scans.scan_on(inp, y, t, o, True, tn), q.finish, repeat)
+            sec = device_only(lambda tn=tn: scans.scan_on(inp, y, t, o, True, tn), q.finish)
             out.append({"wg": wg, "items": items, "GBps": 8 * n / sec / 1e9})
             print(f"  scan sweep wg={wg} items={items}: {8 * n / sec / 1e9:.0f} GB/s", flush=True)
+    ns = min(n, 1 << 24)
+    keys = cla.to_device(q, np.random.default_rng(1).integers(0, 2**32, ns, dtype=np.uint32))
+    default = sorting.TILE_BYTES
+    try:
+        for budget in (4096, 8192, 16384, 32768):
+            sorting.TILE_BYTES = budget
+            sec = timed(lambda: alg.sort(keys), q.finish, 5, 1)
+            out.append({"sort_tile_bytes": budget, "n": ns, "GBps": 8 * ns / sec / 1e9})
+            print(
+                f"  sort sweep 2^{ns.bit_length() - 1} tile bytes {budget}: "
+                f"{8 * ns / sec / 1e9:.0f} GB/s",
+                flush=True,
+            )
+    finally:
+        sorting.TILE_BYTES = default
     return out
 
 

@@ -300,6 +300,7 @@ def _prepare(inp: Input, t: Type, op: Op, tn: Any) -> _Prepared:
     out = place.scratch("reduce.out", (1, *inp.shape[1:]), inp.dtype)
     host = np.empty((1, *inp.shape[1:]), inp.dtype)
     if not place.is_sim:  # one launch (see last_ticket)
+        out = _result_buffer(place, (1, *inp.shape[1:]), inp.dtype)
         once = _once_kernel(t, op, idx, vec, wg, acq_rel(place.dev))
         args = (part, out, ticket_counter(place), idx.dtype.type(n), ident, np.int32(groups))
         return _Prepared(once[(groups * wg,), (wg,)], args, out, host)
@@ -331,6 +332,7 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
         op,
         inp.count,
         tune,
+        RESULT_PATH,
     )
     pr = prepared(key, lambda: _prepare(inp, t, op, tune or tuning(place.dev)))
     pr.launch(inp.data, *pr.args, device=place.launch_on, wait=False)
@@ -340,15 +342,30 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
     return pr
 
 
-# Poll for the result instead of a blocking wait, for at most this long (seconds), on GPUs:
-# a driver's blocking wait may sleep and wake late (tens of µs against a 0.4 ms reduction);
-# None: always a blocking read. CPU devices always block (a spinning host thread would take a
-# core from the kernel).
-POLL_S: float | None = 0.005
+# How a reduction's one result comes back on GPUs (benchmarks/algorithms.py compares them):
+# "read": a blocking read (default; polling the read's event measured slower on an H100);
+# "poll": a non-blocking read whose event is polled for at most POLL_S seconds; "map": the
+# result lives in host-allocated memory (CL_MEM_ALLOC_HOST_PTR) and a blocking map reads it
+# (no copy command where the driver maps host memory directly). CPU devices never "poll".
+RESULT_PATH = "read"
+POLL_S = 0.005
+
+
+def _result_buffer(place: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """A device array for one result, host-allocated when RESULT_PATH is "map"."""
+    if RESULT_PATH != "map" or place.is_sim:
+        return place.scratch("reduce.out", shape, dtype)
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    mf = cl.mem_flags
+    buf = cl.Buffer(place.cl_queue.context, mf.READ_WRITE | mf.ALLOC_HOST_PTR, nbytes)
+    return cla.Array(place.cl_queue, shape, dtype, data=buf)
 
 
 def read_result(place: Any, pr: _Prepared) -> Any:
-    """The one result, read with one copy into the prepared host buffer."""
+    """The one result, read with one copy into the prepared host buffer (or one map)."""
     if place.is_sim:
         v = pr.out.get()[0]
     else:
@@ -356,15 +373,24 @@ def read_result(place: Any, pr: _Prepared) -> Any:
 
         q = place.cl_queue
         info = place.dev.info
-        if POLL_S is None or info is None or info.device_type != "gpu":
-            cl.enqueue_copy(q, pr.host, pr.out.data, is_blocking=True)
-        else:
+        path = RESULT_PATH
+        if path == "poll" and (info is None or info.device_type != "gpu"):
+            path = "read"  # a spinning host thread would take a core from the kernel
+        if path == "map" and pr.out.data.flags & cl.mem_flags.ALLOC_HOST_PTR:
+            m, _ = cl.enqueue_map_buffer(
+                q, pr.out.data, cl.map_flags.READ, 0, pr.host.shape, pr.host.dtype
+            )
+            pr.host[...] = m
+            m.base.release(queue=q)
+        elif path == "poll":
             evt = cl.enqueue_copy(q, pr.host, pr.out.data, is_blocking=False)
             q.flush()
             end = time.perf_counter() + POLL_S
             while evt.command_execution_status > 0 and time.perf_counter() < end:
                 pass  # CL_COMPLETE is 0; errors are negative (evt.wait() raises them)
             evt.wait()
+        else:
+            cl.enqueue_copy(q, pr.host, pr.out.data, is_blocking=True)
         v = pr.host[0]
     return v.copy() if isinstance(v, (np.ndarray, np.void)) else v
 

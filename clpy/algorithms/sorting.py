@@ -39,6 +39,7 @@ from clpy.types.core import ScalarType
 
 RADIX_BITS = 4
 DIGITS = 1 << RADIX_BITS
+TILE_BYTES = 16384  # local memory for a tile's keys and indices (more: fewer resident groups)
 
 
 @functools.cache
@@ -303,12 +304,12 @@ def sort(keys: Any, values: Any = None, device: Any = None) -> Any:
     wg = max(tn.wg, DIGITS)
     u_t = C.uint if t.size <= 4 else C.ulong
     u_np = np.uint32 if t.size <= 4 else np.uint64
-    # a tile's keys and indices in local memory: at most 32 KiB
-    items = max(1, min(tn.items, 32768 // (wg * (u_t.size + 4))))
+    # a tile's keys (and indices) in local memory: at most TILE_BYTES
+    with_idx = v_in is not None or t.is_float
+    items = max(1, min(tn.items, TILE_BYTES // (wg * (u_t.size + (4 if with_idx else 0)))))
     ntiles = -(-n // (wg * items))
     # integer keys alone come back from the unsigned keys; floats (-0.0, NaNs) and payloads
-    # through the permutation
-    with_idx = v_in is not None or t.is_float
+    # through the permutation (with_idx)
     u, u2 = place.empty(n, u_np), place.empty(n, u_np)
     m = n if with_idx else 1
     idx, idx2 = place.empty(m, np.int32), place.empty(m, np.int32)
