@@ -21,7 +21,7 @@ for J in ${JOBS:-tests transfers}; do case $J in
   programs) MODES=gpu job programs ${PROG_LIMIT:-300} bash scripts/gpu_programs.sh ${PROG_ARGS:-} ;;
   sim) MODES=sim job sim16 ${SIM_LIMIT:-300} bash scripts/gpu_programs.sh ;;
   ptx) job ptx 60 $PY scripts/ptx_compare.py $OUT/ptx ${PTX_PROGS:-pathfinder backprop histo convsep nbody} ;;
-  suite) job suite ${SUITE_LIMIT:-560} $PY -m pytest tests -q -o addopts= -p no:cacheprovider -x --ignore=tests/test_oclgrind.py --ignore=tests/test_notebook.py --ignore=tests/test_packaging.py ${SUITE_ARGS:-} ;;
+  suite) job suite ${SUITE_LIMIT:-560} $PY -m pytest tests -q -o addopts= -p no:cacheprovider --ignore=tests/test_oclgrind.py --ignore=tests/test_notebook.py --ignore=tests/test_packaging.py ${SUITE_ARGS:-} ;;
   overhead) job overhead 200 $PY -m benchmarks.launch_overhead --device opencl:nvidia --json $OUT/launch_overhead_nvidia.json ;;
   fuzz) job fuzz ${FUZZ_LIMIT:-500} bash scripts/gpu_fuzz.sh ;;
   *) echo "unknown job $J" ;;
