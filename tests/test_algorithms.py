@@ -299,6 +299,19 @@ def test_scan_schemes_on_opencl(cl_device, scheme, dt, op):
             np.testing.assert_array_equal(y.get(), want, err_msg=f"n={n} incl={incl}")
 
 
+@pytest.mark.parametrize("path", ["read", "poll", "map"])
+def test_reduce_result_paths(cl_device, path, monkeypatch):
+    """Every way a reduction's result comes back (reductions.RESULT_PATH) gives the result."""
+    from clpy.algorithms import reductions
+
+    monkeypatch.setattr(reductions, "RESULT_PATH", path)
+    dev = clpy.get_device(cl_device)
+    for n in (1, 1031, BIG):
+        x = _data(n, np.int32, "+", n)
+        assert alg.reduce(x, "+", device=dev) == x.sum()
+        assert alg.argmax(x, device=dev) == np.argmax(x)
+
+
 def test_errors():
     with pytest.raises(ValueError, match="op: expected one of"):
         alg.reduce(np.ones(3, np.int32), "avg", device="sim")
