@@ -153,6 +153,20 @@ def _resolve_op(op: Any, t: Type, where: str) -> Op:
 def element_type(dtype: np.dtype[Any], shape: tuple[int, ...], op: Any, where: str = "x") -> Type:
     """The clpy element type of an array: a scalar for 1-d arrays, ``vector(elem, k)`` for
     ``(n, k)`` arrays (k = 2, 4, 8, 16), a struct when the ``@clpy.reduction`` says so."""
+    if isinstance(op, str) and dtype.fields is None:  # cached: a few µs of every call
+        try:
+            return _element_type_of(dtype, shape[1:], len(shape), where)
+        except (TypeError, ValueError):
+            pass  # the error again, naming the real shape
+    return _element_type(dtype, shape, op, where)
+
+
+@functools.lru_cache(maxsize=256)
+def _element_type_of(dtype: np.dtype[Any], tail: tuple[int, ...], ndim: int, where: str) -> Type:
+    return _element_type(dtype, (0, *tail) if ndim else (), "+", where)
+
+
+def _element_type(dtype: np.dtype[Any], shape: tuple[int, ...], op: Any, where: str) -> Type:
     if isinstance(op, Reduction):
         anns = op.func.annotations()
         names = op.func.param_names
