@@ -74,10 +74,11 @@ def _two_prod(a: Any, b: Any) -> tuple[Any, Any]:
 def _to_odd(s: Any, e: Any) -> Any:
     """``s`` (a double, the nearest to ``s + e``) rounded to odd instead: when the sum was
     inexact and ``s``'s last significand bit is 0, the neighbour toward ``e``."""
+    shape = np.shape(s)  # ascontiguousarray makes a 0-d (uniform) value 1-d: keep the shape
     bits = np.ascontiguousarray(s, dtype=np.float64).view(np.int64)
     even = (bits & 1) == 0
     step = np.where((e != 0) & even, np.where((e > 0) == (s > 0), 1, -1), 0)
-    out: Any = (bits + step).view(np.float64)
+    out: Any = (bits + step).view(np.float64).reshape(shape)
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import clpy
 import clpy.vectors as V
-from clpy import Global, float32, int16, int32, int64, uint8, uint64
+from clpy import Global, float32, float64, int16, int32, int64, uint8, uint64
 
 
 @clpy.kernel
@@ -195,3 +195,27 @@ def test_break_in_a_nested_loop_does_not_make_later_collectives_divergent():
     o = np.zeros(16, np.int32)
     after_nested_break[(16,), (16,)](x, o, device="sim")
     assert (o == sum(int(v) if v <= 3 else (1 if v > 7 else 5) for v in x)).all()
+
+
+@clpy.kernel
+def uniform_fma_bitselect(x: Global[float64], out: Global[int32]):
+    # seeds 39, 67 (the CI run): the simulator's correctly rounded fma (and bitselect) of
+    # uniform values came back 1-d, and an `if` on it crashed, like popcount above.
+    i = clpy.get_global_id(0)
+    out[i] = 0
+    if clpy.fma(float64(-1.0), float64(-3.25), float64(0.0)) > float64(2.0):
+        out[i] = 1
+    if clpy.fma(x[i], float64(2.0), float64(1.0)) > float64(2.0):
+        out[i] += 2
+    if clpy.bitselect(int32(12), int32(3), int32(1)) == int32(13):
+        out[i] += 4
+
+
+def test_fma_and_bitselect_of_uniform_values_in_conditions(cl_device):
+    x = np.linspace(-2, 2, 32)
+    sim, dev = _both(
+        uniform_fma_bitselect, (32,), (8,), x, np.zeros(32, np.int32), cl_device=cl_device
+    )
+    want = 1 + 2 * (x * 2 + 1 > 2) + 4
+    np.testing.assert_array_equal(sim[1], want)
+    np.testing.assert_array_equal(dev[1], want)

@@ -69,7 +69,8 @@ def _bitselect(call: Call, fr: Frame, args: list[Any]) -> Any:
     a, b, c = (_bits(np.asarray(x, dtype=e.dtype)) for x in args)
     a, b, c = np.broadcast_arrays(a, b, c)
     r = (a & ~c) | (b & c)
-    return fix(np.ascontiguousarray(r).view(e.dtype), call.ret)
+    # ascontiguousarray makes a 0-d (uniform) value 1-d: keep the shape
+    return fix(np.ascontiguousarray(r).view(e.dtype).reshape(r.shape), call.ret)
 
 
 def _select(call: Call, fr: Frame, args: list[Any]) -> Any:
