@@ -133,7 +133,14 @@ def _pass_kernels(u_t: ScalarType, wg: int, items: int, with_idx: bool) -> Any:
             g = tile * TILE + k * WG + lid
             if g < n:
                 c += one_hot(int32((u[g] >> shift) & 15))
-        tot = clpy.work_group_reduce(c, "+")
+        # four scalar collectives, not one of a ulong4: scalar adds are native where the
+        # device has collectives (vector ones are lowered, with local scratch)
+        tot = ulong4(
+            clpy.work_group_reduce(c.x, "+"),
+            clpy.work_group_reduce(c.y, "+"),
+            clpy.work_group_reduce(c.z, "+"),
+            clpy.work_group_reduce(c.w, "+"),
+        )
         if lid < DIGITS:
             counts[lid * ntiles + tile] = counter(tot, lid)
 
@@ -183,7 +190,12 @@ def _pass_kernels(u_t: ScalarType, wg: int, items: int, with_idx: bool) -> Any:
                 d = int32((pk[j] >> shift) & 15)
             pr[j] = counter(c, d) if d < DIGITS else 0
             c += one_hot(d)
-        inc = clpy.work_group_scan_inclusive(c, "+")
+        inc = ulong4(
+            clpy.work_group_scan_inclusive(c.x, "+"),
+            clpy.work_group_scan_inclusive(c.y, "+"),
+            clpy.work_group_scan_inclusive(c.z, "+"),
+            clpy.work_group_scan_inclusive(c.w, "+"),
+        )
         ex = inc - c
         if lid == WG - 1:
             tot[0] = inc
