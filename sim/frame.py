@@ -186,6 +186,8 @@ def select_lanes(c: Value, shape: tuple[int, int]) -> Sel | bool:
     or none are (the caller then runs the whole frame or nothing)."""
     if not isinstance(c, np.ndarray) or c.ndim == 0:
         return bool(c)
+    if c.ndim == 1 and c.size == 1:  # a uniform value a NumPy helper made 1-d
+        return bool(c[0])
     g, w = shape
     cg, cw = c.shape
     if cg == 1 and cw == 1:
