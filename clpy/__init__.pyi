@@ -11542,7 +11542,7 @@ def read_mem_fence(arg0: _Any, /) -> _Any:
 def read_pipe(*args: _Any, **kwargs: _Any) -> _Any:
     """Read one packet into ``*ptr``: ``read_pipe(p, ptr)``, ``read_pipe(p, buf, i)`` (``&buf[i]``), or from a reservation ``read_pipe(p, rid, index, ptr)``; returns 0 on success, a negative value if the pipe is empty (spec §1.13.16.4).
 
-    read_piperead_pipe(p: Pipe[T], ptr | buf, i) -> int; read_pipe(p, rid, index, ptr | buf, i)
+    read_pipe(p: Pipe[T], ptr | buf, i) -> int; read_pipe(p, rid, index, ptr | buf, i)
     """
 
 def release_event(arg0: _Any, /) -> _Any:
@@ -13677,5 +13677,5 @@ def write_mem_fence(arg0: _Any, /) -> _Any:
 def write_pipe(*args: _Any, **kwargs: _Any) -> _Any:
     """Write the packet ``*ptr``: ``write_pipe(p, ptr)``, ``write_pipe(p, buf, i)`` (``&buf[i]``), or into a reservation ``write_pipe(p, rid, index, ptr)``; returns 0 on success, a negative value if the pipe is full (spec §1.13.16.4).
 
-    write_pipewrite_pipe(p: WritePipe[T], ptr | buf, i) -> int; write_pipe(p, rid, index, ptr | buf, i)
+    write_pipe(p: WritePipe[T], ptr | buf, i) -> int; write_pipe(p, rid, index, ptr | buf, i)
     """

@@ -116,7 +116,7 @@ _decl(
     "Read one packet into ``*ptr``: ``read_pipe(p, ptr)``, ``read_pipe(p, buf, i)`` "
     "(``&buf[i]``), or from a reservation ``read_pipe(p, rid, index, ptr)``; returns 0 on "
     "success, a negative value if the pipe is empty (spec §1.13.16.4).",
-    "read_pipe(p: Pipe[T], ptr | buf, i) -> int; read_pipe(p, rid, index, ptr | buf, i)",
+    "(p: Pipe[T], ptr | buf, i) -> int; read_pipe(p, rid, index, ptr | buf, i)",
     rule=_rw_rule,
     writes_args=frozenset({1, 3}),
     emit="pipe_packet",
@@ -126,7 +126,7 @@ _decl(
     "Write the packet ``*ptr``: ``write_pipe(p, ptr)``, ``write_pipe(p, buf, i)`` "
     "(``&buf[i]``), or into a reservation ``write_pipe(p, rid, index, ptr)``; returns 0 on "
     "success, a negative value if the pipe is full (spec §1.13.16.4).",
-    "write_pipe(p: WritePipe[T], ptr | buf, i) -> int; write_pipe(p, rid, index, ptr | buf, i)",
+    "(p: WritePipe[T], ptr | buf, i) -> int; write_pipe(p, rid, index, ptr | buf, i)",
     rule=_rw_rule,
     emit="pipe_packet",
 )
