@@ -4,8 +4,9 @@
 #
 # Needs what scripts/gpu_check.sh needs (Python 3.12, NumPy, the NVIDIA driver, ./wheels with
 # pyopencl and its dependencies, setuptools and wheel), plus in ./wheels the PoCL wheel
-# (pocl_binary_distribution, py3-none-manylinux) and tqdm. Nothing is fetched. From the
-# repository root:
+# (pocl_binary_distribution 3.0, py3-none-manylinux; wheels/ here holds one repacked from the
+# PoCL that `pip install pyopencl[pocl]` installed, the package index being unreachable) and
+# tqdm. Nothing is fetched. From the repository root:
 #
 #     bash scripts/gpu_fuzz.sh DEVICES FIRST_SEED COUNT
 #     bash scripts/gpu_fuzz.sh sim,opencl:pocl 100000 10000                # >= 10,000 vs PoCL
@@ -38,20 +39,21 @@ if [ "${SKIP_WHEELS:-0}" != 1 ]; then
 fi
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 
-# 2. ICDs: PoCL from the site folder, NVIDIA from the driver (containers often lack
-#    /etc/OpenCL/vendors); an explicit vendor folder so both are found.
-mkdir -p /tmp/clpy-icd
-POCL_LIB=$(ls "$SITE"/pyopencl/.libs/libpocl*.so* 2>/dev/null | head -n1)
-[ -n "$POCL_LIB" ] && echo "$POCL_LIB" > /tmp/clpy-icd/pocl.icd
+# 2. ICDs. PoCL: pyopencl's bundled loader also reads the pocl.icd the PoCL wheel puts in
+#    pyopencl/.libs, so nothing to do (listing it again would show two PoCL platforms).
+#    NVIDIA: an explicit vendor folder (containers often lack /etc/OpenCL/vendors).
 case "$DEVICES" in *nvidia*)
-    LIB=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
-    [ -z "$LIB" ] && LIB=$(find /usr/local/nvidia /usr/lib /usr/lib64 /usr/lib/x86_64-linux-gnu \
-        -name 'libnvidia-opencl.so*' 2>/dev/null | head -n1)
-    [ -z "$LIB" ] && { echo "gpu_fuzz: libnvidia-opencl.so not found" >&2; exit 3; }
-    echo "$LIB" > /tmp/clpy-icd/nvidia.icd ;;
+    if ! grep -qsi nvidia /etc/OpenCL/vendors/*.icd 2>/dev/null; then
+        LIB=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
+        [ -z "$LIB" ] && LIB=$(find /usr/local/nvidia /usr/lib /usr/lib64 \
+            /usr/lib/x86_64-linux-gnu -name 'libnvidia-opencl.so*' 2>/dev/null | head -n1)
+        [ -z "$LIB" ] && { echo "gpu_fuzz: libnvidia-opencl.so not found" >&2; exit 3; }
+        mkdir -p /tmp/clpy-icd
+        echo "$LIB" > /tmp/clpy-icd/nvidia.icd
+        export OCL_ICD_VENDORS=/tmp/clpy-icd
+    fi ;;
 esac
-cp /etc/OpenCL/vendors/*.icd /tmp/clpy-icd/ 2>/dev/null
-export OCL_ICD_VENDORS=/tmp/clpy-icd PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1
 # One PoCL thread per worker: the workers already use every core.
 export POCL_MAX_PTHREAD_COUNT=1 POCL_CPU_MAX_CU_COUNT=1
 
