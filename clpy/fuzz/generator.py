@@ -40,6 +40,7 @@ class Generator:
         self.counter = 0
         self.outputs: list[tuple[str, FT]] = []  # (expression text, scalar or vector type)
         self.atomic_ops: list[str] = []
+        self.ticketed = False
         self.prints = 0
 
     def _add_helper(self, h: Helper) -> str:
@@ -127,6 +128,8 @@ class Generator:
                 kinds += ["subgroup"]
             if F.REDUCTION in self.features:
                 kinds += ["reduction"]
+            if F.ATOMIC in self.features and not self.ticketed:
+                kinds += ["ticket"]
         if F.ATOMIC in self.features:
             kinds += ["atomic"]
         if F.PRINTF in self.features and self.prints < 2:
@@ -313,6 +316,17 @@ class Generator:
         if op == "inc":
             return Stmt(f"clpy.atomic_inc({buf}, {slot})")
         return Stmt(f"clpy.atomic_{op}({buf}, {slot}, {{0}})", (self.g.expr(t, 2),))
+
+    def s_ticket(self, depth: int, in_loop: bool) -> Stmt:
+        """Fetch results of one counter: which work-item gets which value depends on the
+        order, the multiset of values does not (compare.py sorts ``tickets``)."""
+        self.ticketed = True
+        self.params.append(Param("ticket", "Global[uint32]", "uint", 1, "atomic"))
+        self.params.append(Param("tickets", "Global[uint32]", "uint", 1, "out"))
+        take = Stmt("tickets[lin] = clpy.atomic_inc(ticket, 0)")
+        if self.rng.random() < 0.5:
+            return Stmt("if {0}:", (self.g.cond(1),), body=(take,))
+        return take
 
     def s_print(self, depth: int, in_loop: bool) -> Stmt:
         self.prints += 1
