@@ -148,3 +148,30 @@ def test_fixed_seed_run_sim_vs_pocl(cl_device, tmp_path, capsys):
         out.err
     )
     assert code == 0
+
+
+def test_generated_atomics_are_order_independent():
+    """The simulator with its atomics in a shuffled order computes the same outputs (tickets
+    as a permutation): the generated atomics really are order-independent."""
+    from clpy.fuzz.compare import differences
+
+    feats = F.parse("int,control,atomic")
+    seen = reordered = 0
+    with tempfile.TemporaryDirectory() as d:
+        for seed in range(40):
+            prog = generate(seed, feats)
+            if "atomic_" not in prog.render():
+                continue
+            seen += 1
+            loaded = load(prog, Path(d))
+            inputs = make_inputs(loaded, seed)
+            a = run_on(loaded, "sim", inputs, {"checks": True})
+            b = run_on(
+                loaded, "sim", inputs, {"checks": True, "atomic_order": "shuffled", "seed": seed}
+            )
+            assert a.error is None and b.error is None, (a.error, b.error)
+            assert differences(a, b) == [], loaded.text
+            assert a.outputs is not None and b.outputs is not None
+            if "tickets" in a.outputs:
+                reordered += not (a.outputs["tickets"] == b.outputs["tickets"]).all()
+    assert seen >= 10 and reordered >= 3  # the shuffle did reorder the tickets
