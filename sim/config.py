@@ -31,7 +31,9 @@ class SimConfig:
     ``threads``: work-group batches run at once on a thread pool (``None``: ``CLPY_SIM_THREADS``
     or every core); results and reports do not depend on it (docs/simulator.md "Threads").
     ``sample``: the shadow-memory checkers (``races``, ``uninit``) watch every ``sample``-th
-    batch of work-groups only (1: all; the other checkers watch every work-item)."""
+    batch of work-groups only (1: all; the other checkers watch every work-item).
+    ``max_memory``: bytes a launch may need (``None``: half the available memory); a bigger
+    launch fails before allocating, saying how to make it smaller (sim/budget.py)."""
 
     checks: frozenset[str] = CHECKS
     on_error: str = "raise"
@@ -46,6 +48,7 @@ class SimConfig:
     max_work_group_size: int = 1024
     threads: int | None = None
     sample: int = 1
+    max_memory: int | None = None
 
     def on(self, check: str) -> bool:
         return check in self.checks
@@ -118,6 +121,7 @@ def config(
     max_work_group_size: int | None = None,
     threads: int | None = None,
     sample: int | None = None,
+    max_memory: int | None = None,
 ) -> _ConfigHandle:
     """Change simulator settings (see ``SimConfig``); ``checks=True``/``False`` turns every
     checker on/off, or name them: ``checks={"bounds", "races"}``. ``threads=1`` runs every
@@ -155,6 +159,7 @@ def config(
         ("max_work_group_size", max_work_group_size),
         ("threads", threads),
         ("sample", sample),
+        ("max_memory", max_memory),
     ):
         if v is not None:
             if not isinstance(v, int) or isinstance(v, bool) or (v <= 0 and name != "seed"):

@@ -13,6 +13,7 @@ from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from clpy_sim.alloc import tune as tune_allocator
+from clpy_sim.budget import check as check_budget
 from clpy_sim.config import SimConfig, current
 from clpy_sim.enqueue import run_enqueued
 from clpy_sim.errors import SimulationError
@@ -105,6 +106,7 @@ def launch(
     tune_allocator()  # once per process: lane arrays reuse memory (sim/alloc.py)
     if params is None:
         params = kernel_params(fn)
+    check_budget(fn, gs, ls, params, args, cfg)  # before anything is allocated
     _run(fn, gs, ls, off, args, params, cfg, None)
 
 
