@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean oclgrind
 
 $(BIN)/activate:
 	$(PY) -m venv $(VENV)
@@ -27,7 +27,12 @@ lint: $(VENV)/.installed-test
 	@mkdir -p build/typecheck && ln -sfn ../../sim build/typecheck/clpy_sim
 	MYPYPATH=build/typecheck $(BIN)/mypy clpy build/typecheck/clpy_sim
 
-test: $(VENV)/.installed-test lint
+# Oclgrind, as .ci/run installs it: without it tests/test_oclgrind.py skips (fails with CI=true).
+# Quick when already installed; uses sudo -n when not root and sudo needs no password.
+oclgrind:
+	@bash scripts/install_oclgrind.sh
+
+test: $(VENV)/.installed-test lint oclgrind
 	$(BIN)/python -m pytest tests
 
 bench: $(VENV)/.installed-test
