@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clpy.errors import BuildError
+from clpy.runtime import diskcache
 
 _DIAG = re.compile(
     r"^(?:(?P<sev0>error|warning|note|fatal error):\s*)?"
@@ -152,6 +153,8 @@ class ProgramCache:
                     raise build_error(
                         kernel_name, device_name, options, source, _extract_log(e)
                     ) from None
+                if cache_dir is not None:
+                    diskcache.seal_binaries(cache_dir)  # checked before this process loads
                 self._programs[key] = prg
         return prg
 
