@@ -98,11 +98,21 @@ def _measure(cl: Any, cdev: Any, nbytes: int, reps: int) -> dict[str, Any]:
     t = _median(launch, reps)
     assert np.array_equal(y, host + 1)
     r["clpy_numpy_launch"] = gbps(t, 2 * nbytes)  # x in, y out
+    xp = clpy.pinned_empty((n,), np.float32, cdev)
+    yp = clpy.pinned_empty((n,), np.float32, cdev)
+    xp[:] = host
+
+    def launch_pinned() -> None:
+        touch[n](xp, yp, nn, device=cdev)
+
+    r["clpy_pinned_launch"] = gbps(_median(launch_pinned, reps), 2 * nbytes)
+    assert np.array_equal(yp, host + 1)
     link = 1 / (
         1 / max(r["h2d_pageable"], r["h2d_pinned"]) + 1 / max(r["d2h_pageable"], r["d2h_pinned"])
     )
     r["link_in_plus_out"] = link * 2  # the same 2·nbytes at the best link rates
     r["clpy_vs_link"] = r["clpy_numpy_launch"] / r["link_in_plus_out"]
+    r["pinned_vs_link"] = r["clpy_pinned_launch"] / r["link_in_plus_out"]
     # the staging knobs (clpy/runtime/transfers.py): host-copy threads x chunk size
     sweep = {}
     saved = (transfers.COPY_THREADS, transfers.CHUNK)

@@ -38,7 +38,7 @@ from clpy.errors import (
 from clpy.kernel import Func, Kernel, Specialization, func, kernel, reduction
 from clpy.program_scope import constant_array, global_var
 from clpy.runtime import api as _api
-from clpy.runtime.arrays import empty, to_device, zeros, zeros_like
+from clpy.runtime.arrays import empty, pinned_empty, to_device, zeros, zeros_like
 from clpy.runtime.images import Image
 from clpy.runtime.pipes import Pipe
 from clpy.types.annotations import Constant, Global, Local, Private, Ptr, constexpr
@@ -170,6 +170,7 @@ __all__ = [
     "LocalMemory",
     "DeviceArray",
     "to_device",
+    "pinned_empty",
     "empty",
     "zeros",
     "zeros_like",

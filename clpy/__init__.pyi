@@ -42,6 +42,7 @@ from clpy.runtime.api import devices as devices
 from clpy.runtime.api import get_device as get_device
 from clpy.runtime.api import use_device as use_device
 from clpy.runtime.arrays import empty as empty
+from clpy.runtime.arrays import pinned_empty as pinned_empty
 from clpy.runtime.arrays import to_device as to_device
 from clpy.runtime.arrays import zeros as zeros
 from clpy.runtime.arrays import zeros_like as zeros_like

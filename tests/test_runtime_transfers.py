@@ -109,3 +109,28 @@ def test_device_arrays_move_large_data_through_staging(cl_device: Any) -> None:
     np.testing.assert_array_equal(e.get(), x_before * 2)
     z = clpy.zeros((0,), np.float32, dev)
     assert z.get().shape == (0,)
+
+
+def test_pinned_host_arrays_skip_the_staging_copy(cl_device: Any, monkeypatch: Any) -> None:
+    dev = get_device(cl_device)
+    n = transfers.STAGE_MIN // 4 * 3  # 12 MiB of float32: large enough to be staged
+    x = clpy.pinned_empty((n,), np.float32, dev)
+    y = clpy.pinned_empty((n,), np.float32, dev)
+    assert transfers.is_pinned(x) and transfers.is_pinned(x[10:20])
+    assert not transfers.is_pinned(np.empty(n, np.float32))
+    x[:] = np.arange(n, dtype=np.float32)
+
+    def no_staging(*a: Any, **k: Any) -> None:
+        raise AssertionError("a pinned array went through the staging area")
+
+    monkeypatch.setattr(transfers.Staging, "upload", no_staging)
+    monkeypatch.setattr(transfers.Staging, "download", no_staging)
+    add_one[n](x, y, np.int32(n), device=dev)
+    np.testing.assert_array_equal(y, x + 1)
+    d = clpy.to_device(x, dev)
+    out = clpy.pinned_empty((n,), np.float32, dev)
+    assert d.get(out=out) is out
+    np.testing.assert_array_equal(out, x)
+    with pytest.raises(ValueError, match="get\\(out=...\\)"):
+        d.get(out=np.empty(3, np.float32))
+    assert type(clpy.pinned_empty((4,), np.int32, "sim")) is np.ndarray

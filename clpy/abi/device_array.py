@@ -69,13 +69,26 @@ class DeviceArray:
     def flags(self) -> Any:
         return self._host.flags if self._host is not None else self._cl.flags
 
-    def get(self) -> np.ndarray:
-        """A host copy of the data."""
+    def get(self, out: np.ndarray | None = None) -> np.ndarray:
+        """A host copy of the data; into ``out`` (same shape and dtype, C-contiguous, e.g. a
+        ``clpy.pinned_empty`` array) when given."""
+        if out is not None:
+            if out.shape != self.shape or out.dtype != self.dtype or not out.flags.c_contiguous:
+                raise ValueError(
+                    f"DeviceArray.get(out=...): expected a C-contiguous {self.dtype} array of "
+                    f"shape {self.shape}, got {out.dtype} {out.shape}"
+                )
         if self._host is not None:
-            return self._host.copy()
+            if out is None:
+                return self._host.copy()
+            np.copyto(out, self._host)
+            return out
         if self._io is not None:
-            return self._io.read(self._cl)
-        return self._cl.get()
+            return self._io.read(self._cl, out)
+        if out is None:
+            return self._cl.get()
+        self._cl.get(ary=out)
+        return out
 
     def set(self, a: Any) -> None:
         """Overwrite the data with ``a`` (same shape; converted to this array's dtype)."""

@@ -36,7 +36,14 @@ from clpy.runtime.sizes import (
     check_uniform,
     index_range,
 )
-from clpy.runtime.transfers import STAGE_MIN, RepeatWatch, Staging, pool_for, staging_for
+from clpy.runtime.transfers import (
+    STAGE_MIN,
+    RepeatWatch,
+    Staging,
+    is_pinned,
+    pool_for,
+    staging_for,
+)
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
@@ -239,7 +246,7 @@ class CLPlan:
                         self._repeats.saw(j, host, self.params[j].name, self.name)
                         buf = pool.take(host.nbytes)
                         pooled.append((buf, host.nbytes))
-                        staging = self._staging(host.nbytes)
+                        staging = self._staging(host)
                         if staging is not None:
                             staging.upload(buf, host)  # at the link's rate, via pinned memory
                         else:
@@ -279,7 +286,7 @@ class CLPlan:
                         f"{evt.command_execution_status}; arguments left untouched"
                     )
                 for host, buf in copies:
-                    staging = self._staging(host.nbytes) if isinstance(buf, cl.Buffer) else None
+                    staging = self._staging(host) if isinstance(buf, cl.Buffer) else None
                     if staging is not None:
                         staging.download(host, buf)
                     else:
@@ -294,8 +301,9 @@ class CLPlan:
         self._give_back(pooled)  # the queue is in order: a later write runs after these
         return LaunchHandle(evt, events, (keep, copies))
 
-    def _staging(self, nbytes: int) -> Staging | None:
-        if nbytes < STAGE_MIN or self._pool is None:
+    def _staging(self, host: np.ndarray) -> Staging | None:
+        """Pinned staging for a large pageable array (None: copy it directly)."""
+        if host.nbytes < STAGE_MIN or self._pool is None or is_pinned(host):
             return None
         return staging_for(self._cl, self.queue)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -250,7 +251,7 @@ def upload(cl: Any, queue: Any, buf: Any, host: np.ndarray) -> None:
     pinned staging area when it is large and the queue is in order."""
     if host.nbytes == 0:
         return
-    st = staging_for(cl, queue) if host.nbytes >= STAGE_MIN and _in_order(cl, queue) else None
+    st = _stage(cl, queue, host)
     if st is not None:
         st.upload(buf, host)
     else:
@@ -261,11 +262,19 @@ def download(cl: Any, queue: Any, host: np.ndarray, buf: Any) -> None:
     """``buf`` into ``host``, blocking."""
     if host.nbytes == 0:
         return
-    st = staging_for(cl, queue) if host.nbytes >= STAGE_MIN and _in_order(cl, queue) else None
+    st = _stage(cl, queue, host)
     if st is not None:
         st.download(host, buf)
     else:
         cl.enqueue_copy(queue, host, buf, is_blocking=True)
+
+
+def _stage(cl: Any, queue: Any, host: np.ndarray) -> Staging | None:
+    """The staging area for copying ``host`` on ``queue``, or None to copy directly (small,
+    already page-locked, or an out-of-order queue)."""
+    if host.nbytes < STAGE_MIN or not _in_order(cl, queue) or is_pinned(host):
+        return None
+    return staging_for(cl, queue)
 
 
 def _in_order(cl: Any, queue: Any) -> bool:
@@ -276,10 +285,11 @@ class ArrayMover:
     """How ``clpy.DeviceArray`` moves a ``pyopencl.array.Array``'s data to and from the host
     (``get``/``set``/``to_device``): the same pinned staging as launches."""
 
-    def read(self, arr: Any) -> np.ndarray:
+    def read(self, arr: Any, out: np.ndarray | None = None) -> np.ndarray:
         import pyopencl as cl  # deferred: `import clpy` does not load pyopencl
 
-        out = np.empty(arr.shape, arr.dtype)
+        if out is None:
+            out = np.empty(arr.shape, arr.dtype)
         if arr.nbytes:
             download(cl, arr.queue, out, arr.base_data)
         return out
@@ -292,3 +302,38 @@ class ArrayMover:
 
 
 MOVER = ArrayMover()
+
+
+# ------------------------------------------------------------------------ pinned host arrays
+
+# Host arrays in page-locked memory (clpy.pinned_empty): start address -> the array.
+_PINNED: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
+
+
+def pinned_array(cl: Any, queue: Any, shape: Any, dtype: Any) -> np.ndarray:
+    """A NumPy array in page-locked host memory of ``queue``'s context (an ``ALLOC_HOST_PTR``
+    buffer mapped for good). Launches and device arrays copy it with one DMA at the link's
+    rate, without the staging copy."""
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    nbytes = max(n * dt.itemsize, 1)
+    mf = cl.mem_flags
+    buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.ALLOC_HOST_PTR, nbytes)
+    raw, _ = cl.enqueue_map_buffer(
+        queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0, (nbytes,), np.uint8
+    )
+    arr = raw[: n * dt.itemsize].view(dt).reshape(shape)  # keeps the mapping (and buffer)
+    if arr.nbytes:
+        _PINNED[arr.__array_interface__["data"][0]] = arr
+    return arr
+
+
+def is_pinned(host: np.ndarray) -> bool:
+    """``host`` lies inside an array made by ``pinned_array``."""
+    if not _PINNED or host.nbytes == 0:
+        return False
+    start = host.__array_interface__["data"][0]
+    for base, arr in list(_PINNED.items()):
+        if base <= start and start + host.nbytes <= base + arr.nbytes:
+            return True
+    return False
