@@ -39,6 +39,9 @@ def facts(out: Global[int32], n: int32):
         k //= 3
     for j in range(ty, n, clpy.get_local_size(0)):
         acc += j // 7 + j % 5
+    stride = 2 * clpy.get_local_size(0)  # a name for a positive step counts up too
+    for j2 in range(ty, n, stride):
+        acc += j2 % 3
     out[g] = acc
 
 
@@ -60,6 +63,8 @@ def _facts_ref(gsize: int, lsize: int, n: int) -> np.ndarray:
             k //= 3
         for j in range(ty, n, lsize):
             acc += j // 7 + j % 5
+        for j2 in range(ty, n, 2 * lsize):
+            acc += j2 % 3
         out[g] = acc
     return out
 
@@ -71,6 +76,7 @@ def test_non_negative_operands_use_c_operators() -> None:
     assert "s *= 2;" in src and "k /= 3;" in src
     # a size-query step counts up: no ``step > 0 ? ... : ...`` test
     assert "j < n;" in src and "? (j < n)" not in src
+    assert "j2 < n;" in src and "? (j2 < n)" not in src
 
 
 def test_non_negative_results_match_python(dev: Any) -> None:

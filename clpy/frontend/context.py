@@ -71,6 +71,8 @@ class FuncState:
     ret_annotated: bool = False
     # names a store showed may go negative (clpy/frontend/ranges.py); kept across restarts
     nonneg_refuted: set[str] = field(default_factory=set)
+    # names assigned once from a provably positive value (a range step that counts up)
+    positive_vars: set[Var] = field(default_factory=set)
     loop_depth: int = 0
     restart_pending: bool = False  # a variable was widened: this attempt's IR is discarded
     uniform_calls: list[tuple[Any, Loc]] = field(default_factory=list)

@@ -7,9 +7,10 @@ operands are non-negative, and then clpy emits C's own operators instead of the
 ``+ * / % >> &`` of non-negative operands. This module supplies the variables:
 
 - a name assigned once, from a non-negative value (``ty = get_local_id(1)``);
-- a ``range`` counter that starts non-negative and counts up: a positive constant step or a
-  size query (``for i in range(lid, n, get_local_size(0))``); the loop then also tests
-  ``i < stop`` only, not ``step > 0 ? i < stop : i > stop``;
+- a ``range`` counter that starts non-negative and counts up: a positive constant step, a
+  size query (``for i in range(lid, n, get_local_size(0))``) or a name assigned once from
+  one (``step = 32 * get_num_groups(0)``); the loop then also tests ``i < stop`` only, not
+  ``step > 0 ? i < stop : i > stop``;
 - a name assigned several times (``s = 1`` ... ``s *= 2``, ``k //= 2``, a second loop over
   ``i``) whose every store is non-negative. That is an inductive fact: the build assumes it
   for every such integer name, checks each store under the assumption, and when a store
@@ -24,7 +25,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from clpy.frontend.context import FuncState
-from clpy.ir.nodes import Binary, CallBuiltin, Cast, Const, Expr, NamedConst, Var
+from clpy.ir.nodes import Binary, CallBuiltin, Cast, Const, Expr, NamedConst, Var, VarRef
 from clpy.types.core import ScalarType
 
 # Work-item queries whose value is at least 1 in any launch (spec §6.13.1; a zero-size
@@ -45,6 +46,8 @@ _POSITIVE_QUERIES = frozenset(
 
 
 class _Checker(Protocol):
+    state: FuncState
+
     def nonneg(self, e: Expr) -> bool: ...
 
 
@@ -53,6 +56,8 @@ def positive(ex: _Checker, e: Expr) -> bool:
     sum of one with non-negative values."""
     if isinstance(e, (Const, NamedConst)):
         return bool(e.value > 0)
+    if isinstance(e, VarRef):
+        return e.var in ex.state.positive_vars  # step = 32 * get_num_groups(0)
     if isinstance(e, Cast) and isinstance(e.type, ScalarType) and e.type.is_int:
         return positive(ex, e.value)
     if isinstance(e, CallBuiltin):
@@ -77,6 +82,8 @@ def declare(st: FuncState, ex: _Checker, var: Var, init: Expr | None) -> None:
     if init is not None and ex.nonneg(init):
         if var.name in st.assigned_once or var.name not in st.nonneg_refuted:
             st.nonneg_vars.add(var)
+        if var.name in st.assigned_once and positive(ex, init):
+            st.positive_vars.add(var)
     elif var.name not in st.assigned_once:
         st.nonneg_refuted.add(var.name)  # nothing used it yet: no rebuild needed
 
