@@ -279,7 +279,13 @@ class CLPlan:
             return None
         if wait:
             try:
-                evt.wait()
+                try:
+                    evt.wait()
+                except cl.Error as e:  # the device was lost, the kernel aborted ...
+                    raise LaunchError(
+                        f"{self.name}: kernel failed on {self.device}: {e}; arguments left "
+                        "untouched"
+                    ) from e
                 if evt.command_execution_status < 0:
                     raise LaunchError(
                         f"{self.name}: kernel failed on {self.device} with status "

@@ -21,7 +21,13 @@ class LaunchHandle:
 
     def wait(self) -> None:
         for e in self.events:
-            e.wait()
+            try:
+                e.wait()
+            except Exception as err:  # a pyopencl error: the device was lost, the kernel failed
+                if type(err).__module__.split(".")[0] != "pyopencl":
+                    raise
+                self._keep = None
+                raise LaunchError(f"launch failed: {err}") from err
         for e in self.events:
             if e.command_execution_status < 0:
                 raise LaunchError(f"launch failed with status {e.command_execution_status}")
