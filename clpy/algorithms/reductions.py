@@ -1,13 +1,17 @@
 # mypy: disable-error-code="valid-type"
-"""Device-wide reductions: ``reduce``, ``argmin``/``argmax`` and ``segmented_reduce``.
+"""Device-wide reductions: ``reduce`` and ``segmented_reduce`` (``argmin``/``argmax``:
+extrema.py, with the same machinery).
 
-On OpenCL devices one launch (``_once_kernel``: the group that takes the last ticket of an
-atomic counter combines the per-group results); on the simulator two passes, both clpy
-kernels: ``groups`` work-groups (enough to fill the device, from its
-tuning) walk the array grid-stride, each work-item combining into a private accumulator
-(scalars of 4 bytes or less are read as 4-lane vectors, ``vload4``, when the operator works
-lane-wise), then one ``clpy.work_group_reduce(acc, op)`` per group; a single group combines the
-per-group results. Memory traffic is one read of the input.
+``groups`` work-groups (enough to fill the device, from its tuning) walk the array
+grid-stride, each work-item combining into private accumulators (scalars of 4 bytes or less
+are read as 4-lane vectors, ``vload4``, two loads in flight, when the operator works
+lane-wise), then one ``clpy.work_group_reduce(acc, op)`` per group. On OpenCL devices that is
+one launch: the group that takes the last ticket of an atomic counter combines the groups'
+results (``last_ticket``: release/acquire fences, no forward-progress assumption). The
+simulator runs two launches (a second, single group combines), since it orders groups only at
+launch boundaries and would report the last-ticket reads as races. Memory traffic is one read
+of the input. A reduction's launch, arguments and result buffers are prepared once per
+(queue, thread, type, operator, length) and reused; the result comes back with one read.
 
 The combination order is not the array's order: like the collectives (and OpenMP), a
 reduction's operator must be associative and commutative (floating-point sums are rounded
