@@ -423,7 +423,7 @@ for label, tmp, ok in [
     ("int", 8, False),
     ("none", None, False),
     ("huge", lambda: clpy.LocalMemory(1 << 40), "either"),
-    ("too-much", lambda: clpy.LocalMemory(1 << 28), "either"),
+    ("too-much", lambda: clpy.LocalMemory(1 << 20), "either"),  # 4 MiB
     ("exact", lambda: clpy.LocalMemory(8), True),
     ("more", lambda: clpy.LocalMemory(64), True),
     ("dtype-mismatch", lambda: clpy.LocalMemory(8, np.float64), "either"),
