@@ -191,9 +191,15 @@ def for_over_tuple(x: Global[float32]):
         x[k] = 1.0
 
 
-@bad(UnsupportedSyntaxError, "len(x)", "'len' cannot be called in kernel code")
+@bad(UnsupportedSyntaxError, "sorted(x)", "'sorted' cannot be called in kernel code")
 @clpy.kernel
 def python_function_call(x: Global[float32]):
+    x[0] = sorted(x)
+
+
+@bad(KernelTypeError, "len(x)", "len() of a kernel value needs an array (its size is known)")
+@clpy.kernel
+def len_of_pointer(x: Global[float32]):
     x[0] = len(x)
 
 
