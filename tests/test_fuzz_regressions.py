@@ -11,7 +11,7 @@ import pytest
 
 import clpy
 import clpy.vectors as V
-from clpy import Global, float32, float64, int16, int32, int64, uint8, uint64
+from clpy import Global, float32, float64, int8, int16, int32, int64, uint8, uint64
 
 
 @clpy.kernel
@@ -219,3 +219,38 @@ def test_fma_and_bitselect_of_uniform_values_in_conditions(cl_device):
     want = 1 + 2 * (x * 2 + 1 > 2) + 4
     np.testing.assert_array_equal(sim[1], want)
     np.testing.assert_array_equal(dev[1], want)
+
+
+@clpy.kernel
+def divergent_loop_then_barrier(x: Global[int32], out: Global[int8]):
+    # seed 10865: a private variable assigned only in a loop that some work-items run zero
+    # times, read after a barrier. PoCL gives every work-item the value of those that ran
+    # the loop (as if the variable were uniform across the work-group); without the barrier,
+    # or with an `if` instead of the loop, it is right.
+    lin = clpy.get_global_linear_id()
+    v = int8(-8)
+    w = 0
+    while w < (lin & 7) + x[0]:
+        w += 1
+        v = int8(64)
+    clpy.barrier()
+    out[lin] = v
+
+
+def test_pocl_private_variable_after_divergent_loop_and_barrier(cl_device):
+    sim, dev = _both(
+        divergent_loop_then_barrier,
+        (16,),
+        (16,),
+        np.zeros(1, np.int32),
+        np.zeros(16, np.int8),
+        cl_device=cl_device,
+    )
+    want = np.where(np.arange(16) % 8 == 0, -8, 64)
+    np.testing.assert_array_equal(sim[1], want)
+    if not np.array_equal(dev[1], want):
+        assert "portable computing language" in cl_device.platform.name.lower(), dev[1]
+        pytest.xfail(
+            f"PoCL bug: after a divergent loop and a barrier every work-item reads "
+            f"{sorted(set(dev[1].tolist()))}"
+        )
