@@ -274,13 +274,12 @@ def test_pyopencl_arrays(cl_device):
     np.testing.assert_array_equal(v.get(), np.argsort(x, kind="stable"))
 
 
-@pytest.mark.parametrize("scheme", ["lookback", "lookback-sub-group", "reduce-then-scan"])
+@pytest.mark.parametrize("scheme", ["lookback", "reduce-then-scan"])
 @pytest.mark.parametrize("dt,op", [(np.int32, "+"), (np.float32, "max"), (np.uint32, "^"),
                                    (np.float32, "+")])
 def test_scan_schemes_on_opencl(cl_device, scheme, dt, op):
-    """Both schemes (the look-back with its local-memory and its sub-group window) on the
-    OpenCL device, with small tiles so that many tiles wait on each other (the look-back is
-    forced even where the tuning would not pick it)."""
+    """Both schemes on the OpenCL device, with small tiles so that many tiles wait on each
+    other (the look-back is forced even where the tuning would not pick it)."""
     dev = clpy.get_device(cl_device)
     lookback = scheme.startswith("lookback")
     tn = Tuning(wg=64, groups=8, items=3, lookback=lookback, vec=4)
@@ -292,7 +291,7 @@ def test_scan_schemes_on_opencl(cl_device, scheme, dt, op):
         assert scans.lookback_applies(inp.place, t, tn) == lookback
         for incl in (True, False):
             y = inp.place.empty(inp.shape, inp.dtype)
-            scans.scan_on(inp, y, t, o, incl, tn, sub_groups=scheme == "lookback-sub-group")
+            scans.scan_on(inp, y, t, o, incl, tn)
             want = _ref_accumulate(op, x)
             if not incl:
                 want = np.concatenate([[_identity(op, dt)], want[:-1]]).astype(dt)

@@ -14,16 +14,16 @@ with Decoupled Look-back", 2016), used on GPUs for 4-byte scalars: one read and 
 the array. Each tile publishes, in one 64-bit status word per tile (flag in the high half, the
 value's bits in the low half, so one atomic access carries both and no fence is needed between
 a flag and its value), first its aggregate and, once it knows it, its inclusive prefix. The
-look-back is windowed, as in CUB: the first sub-group (the whole work-group where the device
-has no native sub-groups, clpy's degenerate sub-group) reads one predecessor's word per lane,
-``w`` predecessors at once; ``sub_group_any`` waits until every word of the window holds at
-least an aggregate, ``sub_group_reduce(max)`` finds the nearest inclusive prefix in it, and an
-ordered ``sub_group_scan_inclusive`` combines, in tile order, that prefix and the aggregates
-after it (only associativity is needed). Without a prefix in the window, the window's total
-is kept and the window moves ``w`` tiles back. Flags carry a per-launch epoch (``2e + 1``:
-aggregate, ``2e + 2``: prefix), so the status array is never cleared; the tile counter is
-reset by the group that takes the last ticket. Full tiles of 4-byte elements move between
-global and local memory as 4-vectors (``vload4``/``vstore4``).
+look-back is windowed, as in CUB: ``WINDOW`` (32) work-items each read one predecessor's
+word into local memory, and work-item 0 walks the window from the nearest predecessor,
+combining (in tile order: only associativity is needed) until it meets an inclusive prefix,
+spinning only on a word that holds neither yet; without a prefix in the window, the next
+window is read. (A sub-group version, sub_group_any/reduce/scan over lanes, measured 0.39x
+copy on an H100, whose driver has no native sub-groups so clpy lowers them to work-group
+collectives, and hung intermittently on PoCL under pytest: removed.) Flags carry a
+per-launch epoch (``2e + 1``: aggregate, ``2e + 2``: prefix), so the status array is never
+cleared; the tile counter is reset by the group that takes the last ticket. Full tiles of
+4-byte elements move between global and local memory as 4-vectors (``vload4``/``vstore4``).
 
 *Forward progress.* OpenCL (2.x/3.0 §3.2.2) promises nothing about work-groups making progress
 while another one waits, so a tile that spins on another tile's flag can in principle wait
@@ -34,10 +34,10 @@ tile below its own; a lane that would read one before tile 0 reads nothing); (2)
 running work-group stays resident and keeps being scheduled until it finishes (no preemption
 in favour of a group that has not started: the "occupancy-bound" execution model, Sorensen et
 al., OOPSLA 2016), so every tile it waits on finishes its publication in finite time. Within
-the waiting group only its first sub-group spins; the others wait at a barrier, so nothing
-relies on sub-groups making independent progress. Neither
-holds on the simulator, which runs groups in batches to completion one batch at a time with
-no ticket order between batches' spins, nor is (2) promised by every CPU driver: there, and
+the waiting group only work-item 0 spins; the others wait at a barrier, so nothing relies on
+work-items of one group making independent progress. Neither holds on the simulator, which
+runs groups in batches to completion one batch at a time with no ticket order between
+batches' spins, nor is (2) promised by every CPU driver: there, and
 for types that do not fit a 32-bit status half, we use:
 
 **Reduce, then scan** (three launches, two reads and one write): ``groups`` work-groups each
@@ -61,7 +61,7 @@ from clpy.algorithms.reductions import index_type
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type
 
-WINDOW = 32  # predecessors a look-back step reads at once without native sub-groups
+WINDOW = 32  # predecessors a look-back step reads at once
 _FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
 
 
@@ -135,12 +135,10 @@ def _tile_io(t: Type, wg: int, items: int) -> Any:
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
 def _lookback_kernel(
-    t: ScalarType, op: Op, idx: ScalarType, wg: int, items: int, incl: bool, sg: bool
+    t: ScalarType, op: Op, idx: ScalarType, wg: int, items: int, incl: bool
 ) -> Any:
-    """``sg``: the look-back window is the first sub-group, with sub-group collectives (for
-    devices with native sub-groups); otherwise ``WINDOW`` work-items load a window of status
-    words into local memory and work-item 0 walks it (no collectives, two barriers a step)."""
-    combine, OP, I, WG, ITEMS, SG = op.combine, op.op, idx, wg, items, sg  # noqa: N806
+    """Single-pass scan with a windowed decoupled look-back (module docstring)."""
+    combine, OP, I, WG, ITEMS = op.combine, op.op, idx, wg, items  # noqa: N806
     W = min(WINDOW, wg)  # noqa: N806
     TILE, FROM = wg * items, _FROM_BITS[t]  # noqa: N806
     serial_scan = _serial_scan(t, op, items, incl)
@@ -188,36 +186,7 @@ def _lookback_kernel(
             clpy.atom_xchg(status, tile, pack(f_pfx if tile == 0 else f_agg, agg))
             if tile == 0:
                 sh[1] = ident
-        if SG:
-            if tile > 0 and clpy.get_sub_group_id() == 0:
-                # Window = the first sub-group: lane L reads tile j + L (nearest: last lane).
-                lane = int32(clpy.get_sub_group_local_id())
-                w = int32(clpy.get_sub_group_size())
-                j = tile - w
-                prefix = ident
-                done = 0
-                while done == 0:
-                    k = j + lane
-                    s = pack(f_pfx, ident)  # before tile 0: an empty inclusive prefix
-                    if k >= 0:
-                        s = clpy.atom_or(status, k, ulong(0))
-                    while clpy.sub_group_any(1 if uint(s >> 32) < f_agg else 0) != 0:
-                        if uint(s >> 32) < f_agg:
-                            s = clpy.atom_or(status, k, ulong(0))
-                    # combine, in tile order, the nearest inclusive prefix and what follows
-                    pf = lane if uint(s >> 32) == f_pfx else -1
-                    first = clpy.sub_group_reduce(pf, "max")
-                    v = FROM(uint(s & 0xFFFFFFFF)) if lane >= first else ident
-                    part = clpy.sub_group_scan_inclusive(v, OP)
-                    prefix = combine(clpy.sub_group_broadcast(part, uint(w - 1)), prefix)
-                    if first >= 0:
-                        done = 1
-                    else:
-                        j -= w
-                if lid == 0:
-                    clpy.atom_xchg(status, tile, pack(f_pfx, combine(prefix, agg)))
-                    sh[1] = prefix
-        elif tile > 0:
+        if tile > 0:
             # Window of W predecessors in local memory: lane L < W reads tile j - L.
             j = tile - 1
             prefix = ident
@@ -340,11 +309,6 @@ def _state(place: Place) -> _LookbackState:
         return _STATES.setdefault(key, _LookbackState())
 
 
-def native_sub_groups(place: Place) -> bool:
-    tgt = place.dev.target
-    return tgt is not None and tgt.has("__opencl_c_subgroups")
-
-
 def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
     return bool(tune.lookback) and not place.is_sim and t in _FROM_BITS
 
@@ -356,11 +320,8 @@ def scan_on(
     op: Op,
     inclusive: bool,
     tune: Any = None,
-    sub_groups: bool | None = None,
 ) -> None:
-    """Scan ``inp`` into the device array ``y`` (which may be ``inp.data``). ``sub_groups``:
-    force the look-back's sub-group (True) or local-memory (False) window; default: sub-groups
-    where the device has them natively."""
+    """Scan ``inp`` into the device array ``y`` (which may be ``inp.data``)."""
     place = inp.place
     tn = tune or tuning(place.dev)
     n, wg = inp.count, tn.wg
@@ -387,8 +348,7 @@ def scan_on(
             st.epoch = st.epoch + 1 if st.epoch < 2**30 else 1
             if st.epoch == 1:
                 st.status.fill(0)
-            sg = native_sub_groups(place) if sub_groups is None else sub_groups
-            k = _lookback_kernel(t, op, idx, wg, items, inclusive, sg)
+            k = _lookback_kernel(t, op, idx, wg, items, inclusive)
             k[(ntiles * wg,), (wg,)](
                 inp.data,
                 y,
