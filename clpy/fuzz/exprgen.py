@@ -281,7 +281,11 @@ class ExprGen:
         same = [x for x in self.scalar_types() if x.bits == t.bits and x != t]
         if not same:
             return None
-        return Expr(t, f"clpy.as_{t.cl}({{0}})", (self.expr(self.pick(same), d),))
+        src = self.pick(same)
+        a = self.expr(src, d)
+        if src.is_float:  # NaN's sign and payload are not pinned: reinterpret numbers only
+            a = Expr(src, f"{self.add_helper(H.no_nan(src))}({{0}})", (a,), keep=True)
+        return Expr(t, f"clpy.as_{t.cl}({{0}})", (a,))
 
     def lane(self, t: FT, d: int) -> Expr | None:
         n = self.pick(LANES)
