@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import Any
 
@@ -139,24 +140,55 @@ def _run_serial(tasks: list[tuple[Any, ...]], deadline: float | None) -> Iterato
 
 def _run_pool(tasks: list[tuple[Any, ...]], jobs: int, deadline: float | None) -> Iterator[Result]:
     """Results as they finish, with at most ``2 * jobs`` kernels queued, so that a time limit
-    stops the run promptly."""
+    stops the run promptly. A worker process that dies (a driver aborting, a segfault) costs
+    the kernels it held, each reported as an error; the pool is started again."""
     todo = iter(tasks)
-    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-        pending: set[Future[Result]] = set()
+    while True:
+        broken: list[tuple[Any, ...]] = []
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+            pending: dict[Future[Result], tuple[Any, ...]] = {}
+            _fill(pool, pending, todo, jobs, deadline)
+            while pending and not broken:
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for f in done:
+                    t = pending.pop(f)
+                    try:
+                        yield f.result()
+                    except BrokenProcessPool:
+                        broken.append(t)
+                if not broken:
+                    _fill(pool, pending, todo, jobs, deadline)
+            broken += list(pending.values())
+        if not broken:
+            return
+        # Which of the held kernels killed the worker is unknown: run each alone in a fresh
+        # process; the one that dies again is the error.
+        for t in broken:
+            yield _isolated(t)
+        if _expired(deadline):
+            return
 
-        def fill() -> None:
-            while len(pending) < 2 * jobs and not _expired(deadline):
-                t = next(todo, None)
-                if t is None:
-                    return
-                pending.add(pool.submit(_worker, t))
 
-        fill()
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in done:
-                yield f.result()
-            fill()
+def _fill(
+    pool: ProcessPoolExecutor,
+    pending: dict[Future[Result], tuple[Any, ...]],
+    todo: Iterator[tuple[Any, ...]],
+    jobs: int,
+    deadline: float | None,
+) -> None:
+    while len(pending) < 2 * jobs and not _expired(deadline):
+        t = next(todo, None)
+        if t is None:
+            return
+        pending[pool.submit(_worker, t)] = t
+
+
+def _isolated(t: tuple[Any, ...]) -> Result:
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        try:
+            return pool.submit(_worker, t).result()
+        except BrokenProcessPool:
+            return Result(t[0], "error", "the worker process died running this kernel")
 
 
 def _note(r: Result) -> Result:
