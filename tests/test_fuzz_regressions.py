@@ -153,11 +153,15 @@ def test_pocl_nan_to_saturated_int(cl_device):
     np.testing.assert_array_equal(sim[2], [0, 2, 0, 2**64 - 1])
     np.testing.assert_array_equal(sim[3], [0, 1, -(2**31), 2**31 - 1])
     if not all(np.array_equal(a, b) for a, b in zip(sim[1:], dev[1:])):
-        assert "portable computing language" in cl_device.platform.name.lower()
+        # PoCL 3.0 and NVIDIA's driver (580, H100: the full suite on the GPU host) both get NaN
+        # wrong here; every other value matches the spec.
+        platform = cl_device.platform.name.lower()
+        assert "portable computing language" in platform or "nvidia" in platform, platform
         for a, b in zip(sim[1:], dev[1:]):
             np.testing.assert_array_equal(a[1:], b[1:])  # only NaN is wrong
         pytest.xfail(
-            f"PoCL bug: convert_long/ulong/int_sat(NaN) = {dev[1][0]}, {dev[2][0]}, {dev[3][0]}"
+            f"{cl_device.platform.name} bug: convert_long/ulong/int_sat(NaN) = "
+            f"{dev[1][0]}, {dev[2][0]}, {dev[3][0]} (spec: 0)"
         )
 
 
