@@ -14,7 +14,8 @@
 #
 # Environment: JOBS (worker processes, default: the core count), TIME_LIMIT (seconds after
 # which no new kernel starts, default 540 so one call fits a 10-minute slot; the summary says
-# how many ran: continue with FIRST_SEED + that count), SHRINK_SECONDS (per failure, 60).
+# how many ran: continue with FIRST_SEED + that count), SHRINK_SECONDS (per failure, 60),
+# FEATURES (passed to --features: a subset of the generated constructs).
 # Writes $OUT/fuzz_<tag>_<seed>.json (counts, time per kernel, every failure), the log, and
 # the reproducers (kernel.py, reduced.py, emitted .cl, inputs, outputs) under
 # $OUT/fuzz_<tag>_<seed>/seed<N>/. Exit status: the fuzzer's (1 when anything disagreed).
@@ -66,6 +67,7 @@ NAME="fuzz_${TAG}_${SEED}"
 START=$(date +%s)
 "$PY" -m clpy.fuzz --count "$COUNT" --seed "$SEED" --devices "$DEVICES" --jobs "$JOBS" \
     --time-limit "$TIME_LIMIT" --shrink-seconds "${SHRINK_SECONDS:-60}" \
+    ${FEATURES:+--features "$FEATURES"} \
     --out "$OUT/$NAME" --summary "$OUT/$NAME.json" 2>&1 | tee "$OUT/$NAME.log" | grep -v '%|'
 STATUS=${PIPESTATUS[0]}
 echo "gpu_fuzz: $DEVICES seeds from $SEED, $JOBS jobs, $(( $(date +%s) - START )) s; $OUT/$NAME.json"
