@@ -14,6 +14,7 @@ the biggest part and how to make the launch smaller, instead of failing deep ins
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,8 +48,14 @@ def available_memory() -> int | None:
         return None
 
 
+_AVAILABLE: list[Any] = [None, -1.0]  # (bytes, when read): /proc/meminfo at most once a second
+
+
 def default_max_memory() -> int | None:
-    avail = available_memory()
+    now = time.monotonic()
+    if now - _AVAILABLE[1] > 1.0:
+        _AVAILABLE[:] = [available_memory(), now]
+    avail = _AVAILABLE[0]
     return None if avail is None else avail // 2
 
 
@@ -74,18 +81,8 @@ def estimate(
     batches = -(-groups // per_batch) if groups else 0
     at_once = max(1, min(threads, batches))
     shadow = bool(checks & {"races", "uninit"})
-    nvars = 0
-    private = local = 0
-    for f in (fn, *fn.callees):
-        for v in all_vars(f):
-            nvars += 1
-            t = v.type
-            if isinstance(t, ArrayType):
-                size = int(np.prod(t.shape, dtype=object)) * t.elem.size
-                if t.space is AddressSpace.LOCAL:
-                    local += size + (int(np.prod(t.shape)) * _LOCAL_SHADOW if shadow else 0)
-                else:
-                    private += size
+    nvars, private, local_bytes, local_elems = _variables(fn)
+    local = local_bytes + (local_elems * _LOCAL_SHADOW if shadow else 0)
     parts: list[tuple[str, int]] = [
         (
             f"variables of {lanes} work-items per batch",
@@ -117,6 +114,34 @@ def estimate(
             )
     parts.sort(key=lambda x: -x[1])
     return parts
+
+
+# id(function) -> (the function, its variable summary): the IR walk once per compiled kernel,
+# not once per launch.
+_VARIABLES: dict[int, tuple[Function, tuple[int, int, int, int]]] = {}
+
+
+def _variables(fn: Function) -> tuple[int, int, int, int]:
+    """(variables, private-array bytes, local-array bytes, local-array elements) of ``fn``
+    and the device functions it calls."""
+    hit = _VARIABLES.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    nvars = private = local_bytes = local_elems = 0
+    for f in (fn, *fn.callees):
+        for v in all_vars(f):
+            nvars += 1
+            t = v.type
+            if isinstance(t, ArrayType):
+                count = int(np.prod(t.shape, dtype=object))
+                if t.space is AddressSpace.LOCAL:
+                    local_bytes += count * t.elem.size
+                    local_elems += count
+                else:
+                    private += count * t.elem.size
+    out = (nvars, private, local_bytes, local_elems)
+    _VARIABLES[id(fn)] = (fn, out)
+    return out
 
 
 def _lanes_of(a: np.ndarray, p: Any) -> int:
