@@ -36,14 +36,7 @@ from clpy.runtime.sizes import (
     check_uniform,
     index_range,
 )
-from clpy.runtime.transfers import (
-    STAGE_MIN,
-    RepeatWatch,
-    Staging,
-    is_pinned,
-    pool_for,
-    staging_for,
-)
+from clpy.runtime.transfers import RepeatWatch, Staging, pool_for, staging_of
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
@@ -309,9 +302,7 @@ class CLPlan:
 
     def _staging(self, host: np.ndarray) -> Staging | None:
         """Pinned staging for a large pageable array (None: copy it directly)."""
-        if host.nbytes < STAGE_MIN or self._pool is None or is_pinned(host):
-            return None
-        return staging_for(self._cl, self.queue)
+        return None if self._pool is None else staging_of(self._cl, self.queue, host)
 
     def _give_back(self, pooled: list[tuple[Any, int]]) -> None:
         pool = self._pool

@@ -251,7 +251,7 @@ def upload(cl: Any, queue: Any, buf: Any, host: np.ndarray) -> None:
     pinned staging area when it is large and the queue is in order."""
     if host.nbytes == 0:
         return
-    st = _stage(cl, queue, host)
+    st = staging_of(cl, queue, host)
     if st is not None:
         st.upload(buf, host)
     else:
@@ -262,14 +262,14 @@ def download(cl: Any, queue: Any, host: np.ndarray, buf: Any) -> None:
     """``buf`` into ``host``, blocking."""
     if host.nbytes == 0:
         return
-    st = _stage(cl, queue, host)
+    st = staging_of(cl, queue, host)
     if st is not None:
         st.download(host, buf)
     else:
         cl.enqueue_copy(queue, host, buf, is_blocking=True)
 
 
-def _stage(cl: Any, queue: Any, host: np.ndarray) -> Staging | None:
+def staging_of(cl: Any, queue: Any, host: np.ndarray) -> Staging | None:
     """The staging area for copying ``host`` on ``queue``, or None to copy directly (small,
     already page-locked, or an out-of-order queue)."""
     if host.nbytes < STAGE_MIN or not _in_order(cl, queue) or is_pinned(host):
