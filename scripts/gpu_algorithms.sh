@@ -20,38 +20,11 @@ PLATFORM=${CLPY_GPU_PLATFORM:-nvidia}
 OUTDIR=${OUT:-/tmp/clpy-bench}
 mkdir -p "$OUTDIR"
 
-# 1. pyopencl and friends from the wheel folder, into a private site directory (NumPy only
-#    when the Python lacks it: CuPy was built against the NumPy it came with).
-if [ "${SKIP_WHEELS:-0}" = 1 ]; then :
-elif ! ls wheels/*.whl >/dev/null 2>&1; then
-    echo "gpu_algorithms: no wheels/ folder with pyopencl wheels" >&2; exit 2
-else
-    WHEELS=$(ls wheels/*.whl)
-    if "$PY" -c "import numpy" 2>/dev/null; then WHEELS=$(ls wheels/*.whl | grep -v '/numpy-'); fi
-    # shellcheck disable=SC2086
-    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target "$SITE" $WHEELS || { echo "gpu_algorithms: wheel install failed" >&2; exit 2; }
-fi
-export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-"$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --upgrade --target "$SITE" . \
-    || { echo "gpu_algorithms: installing clpy failed" >&2; exit 2; }
-
-# 2. An OpenCL ICD entry for the NVIDIA driver (containers often lack /etc/OpenCL/vendors).
-if [ "$PLATFORM" = nvidia ] && ! grep -qsi nvidia /etc/OpenCL/vendors/*.icd 2>/dev/null; then
-    LIB=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
-    if [ -z "$LIB" ]; then
-        LIB=$(find /usr/local/nvidia /usr/lib /usr/lib64 /usr/lib/x86_64-linux-gnu \
-              -name 'libnvidia-opencl.so*' 2>/dev/null | head -n1)
-    fi
-    if [ -z "$LIB" ]; then
-        echo "gpu_algorithms: libnvidia-opencl.so not found; is the NVIDIA driver mounted?" >&2
-        exit 3
-    fi
-    mkdir -p /tmp/clpy-icd
-    echo "$LIB" > /tmp/clpy-icd/nvidia.icd
-    export OCL_ICD_VENDORS=/tmp/clpy-icd
-    echo "gpu_algorithms: using ICD $LIB"
-fi
+# 1-2. Wheels and clpy into a private site directory; the NVIDIA ICD (scripts/gpu_env.sh).
+NAME=gpu_algorithms
+. scripts/gpu_env.sh
+gpu_install
+gpu_icd
 
 # 3. The benchmark.
 export PYTHONUNBUFFERED=1

@@ -22,35 +22,11 @@ PY=${PYTHON:-python3}
 SITE=${CLPY_SITE:-/tmp/clpy-site}
 PLATFORM=${CLPY_GPU_PLATFORM:-nvidia}   # another value (e.g. "portable") dry-runs on PoCL
 
-# 1. pyopencl and friends from the wheel folder, into a private site directory.
-if [ "${SKIP_WHEELS:-0}" = 1 ]; then :
-elif ! ls wheels/*.whl >/dev/null 2>&1; then
-    echo "gpu_check: no wheels/ folder with pyopencl wheels" >&2; exit 2
-else
-    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target "$SITE" wheels/*.whl || { echo "gpu_check: wheel install failed" >&2; exit 2; }
-fi
-export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-# clpy itself (sim/ is installed as the package clpy_sim), built with the setuptools from wheels/
-"$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --upgrade --target "$SITE" . \
-    || { echo "gpu_check: installing clpy failed" >&2; exit 2; }
-
-# 2. An OpenCL ICD entry for the NVIDIA driver (containers often lack /etc/OpenCL/vendors).
-if [ "$PLATFORM" = nvidia ] && ! grep -qsi nvidia /etc/OpenCL/vendors/*.icd 2>/dev/null; then
-    LIB=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
-    if [ -z "$LIB" ]; then
-        LIB=$(find /usr/local/nvidia /usr/lib /usr/lib64 /usr/lib/x86_64-linux-gnu \
-              -name 'libnvidia-opencl.so*' 2>/dev/null | head -n1)
-    fi
-    if [ -z "$LIB" ]; then
-        echo "gpu_check: libnvidia-opencl.so not found; is the NVIDIA driver mounted?" >&2
-        exit 3
-    fi
-    mkdir -p /tmp/clpy-icd
-    echo "$LIB" > /tmp/clpy-icd/nvidia.icd
-    export OCL_ICD_VENDORS=/tmp/clpy-icd
-    echo "gpu_check: using ICD $LIB"
-fi
+# 1-2. Wheels and clpy into a private site directory; the NVIDIA ICD (scripts/gpu_env.sh).
+NAME=gpu_check
+. scripts/gpu_env.sh
+gpu_install
+gpu_icd
 
 # 3. The device the tests will use (tests/conftest.py picks it by CLPY_TEST_PLATFORM).
 export CLPY_TEST_PLATFORM=$PLATFORM CI=true PYTHONUNBUFFERED=1

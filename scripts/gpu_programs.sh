@@ -28,38 +28,12 @@ SIM_SIZE=${SIM_SIZE:-bench}
 MODES=${MODES:-gpu sim}
 mkdir -p "$OUT"
 
-# 1. pyopencl and friends from the wheel folder, into a private site directory; then clpy.
-if [ "${SKIP_WHEELS:-0}" = 1 ]; then :
-elif ! ls wheels/*.whl >/dev/null 2>&1; then
-    echo "gpu_programs: no wheels/ folder with pyopencl wheels" >&2; exit 2
-else
-    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target "$SITE" wheels/*.whl || { echo "gpu_programs: wheel install failed" >&2; exit 2; }
-fi
-export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if [ "${SKIP_WHEELS:-0}" != 1 ]; then
-    "$PY" -m pip install -q --no-deps --no-build-isolation --no-compile --upgrade --target "$SITE" . \
-        || { echo "gpu_programs: installing clpy failed" >&2; exit 2; }
-fi
-
-# 2. An OpenCL ICD entry for the NVIDIA driver (containers often lack /etc/OpenCL/vendors).
+# 1-2. Wheels and clpy into a private site directory; the NVIDIA ICD (scripts/gpu_env.sh).
 #    PoCL from its wheel registers itself, so the sim mode still finds it.
-if [ "$PLATFORM" = nvidia ] && ! grep -qsi nvidia /etc/OpenCL/vendors/*.icd 2>/dev/null; then
-    LIB=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
-    if [ -z "$LIB" ]; then
-        LIB=$(find /usr/local/nvidia /usr/lib /usr/lib64 /usr/lib/x86_64-linux-gnu \
-              -name 'libnvidia-opencl.so*' 2>/dev/null | head -n1)
-    fi
-    if [ -z "$LIB" ]; then
-        echo "gpu_programs: libnvidia-opencl.so not found; is the NVIDIA driver mounted?" >&2
-        exit 3
-    fi
-    mkdir -p /tmp/clpy-icd
-    echo "$LIB" > /tmp/clpy-icd/nvidia.icd
-    for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && cp "$f" /tmp/clpy-icd/; done
-    export OCL_ICD_VENDORS=/tmp/clpy-icd
-    echo "gpu_programs: using ICD $LIB"
-fi
+NAME=gpu_programs
+. scripts/gpu_env.sh
+gpu_install
+gpu_icd
 export PYTHONUNBUFFERED=1
 "$PY" -c "import pyopencl as cl; [print('gpu_programs: platform', p.name, [d.name for d in \
 p.get_devices()]) for p in cl.get_platforms()]"
