@@ -146,19 +146,14 @@ class CLPlan:
             self._variants[noalias] = v
         return v
 
-    def _noalias(self, cl_args: list[Any]) -> frozenset[str] | None:
+    def _noalias(self, cl_args: list[Any], uploaded: list[int]) -> frozenset[str] | None:
         """The buffers no other argument reaches (None: all of them, the main variant).
-        Fresh uploads never alias; device buffers alias when they are one memory object and
-        one of them is written; SVM pointers and sub-buffers may overlap anything. The answer
+        Buffers alias when they are one memory object and one of them is written (this
+        launch's uploads are whole buffers of their own, one per distinct array: see
+        clpy/abi/aliasing.py); SVM pointers and sub-buffers may overlap anything. The answer
         for the same device objects as last time is remembered (the plan holds them)."""
         cl = self._cl
-        dev_args = [
-            (cl_args[j], name, written)
-            for j, name, written in self._buffer_slots
-            if not isinstance(cl_args[j], HostUpload)
-        ]
-        if len(dev_args) < 2:
-            return None
+        dev_args = [(cl_args[j], name, written) for j, name, written in self._buffer_slots]
         memo = self._alias_memo
         if (
             memo is not None
@@ -168,8 +163,9 @@ class CLPlan:
             return memo[1]
         seen: dict[int, list[tuple[str, bool]]] = {}
         unsure = False
+        own = {id(cl_args[j]) for j in uploaded}
         for a, name, written in dev_args:
-            if isinstance(a, cl.Buffer) and not _is_sub_buffer(cl, a):
+            if isinstance(a, cl.Buffer) and (id(a) in own or not _is_sub_buffer(cl, a)):
                 seen.setdefault(a.int_ptr, []).append((name, written))
             else:
                 unsure = True
@@ -253,7 +249,7 @@ class CLPlan:
                     if x.written and host.nbytes:
                         copies.append((host, buf))
         keep = list(cl_args) if temps and not wait else None
-        noalias = self._noalias(cl_args) if self._multi_buffer else None
+        noalias = self._noalias(cl_args, temps) if self._multi_buffer else None
         try:
             with self.lock:
                 var = self._main if noalias is None else self._variant(noalias)
