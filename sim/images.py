@@ -31,79 +31,22 @@ from clpy.types.core import ScalarType, VectorType
 from clpy.types.images import ImageType
 from clpy_sim.memory import Where
 from clpy_sim.races import GlobalShadow
+from clpy_sim.texels import (
+    F32,
+    INT_LIMITS,
+    ORDER_WRITE,
+    PIXEL_TYPES,
+    float_to_raw,
+    texels,
+)
 
 if TYPE_CHECKING:
     from clpy_sim.call import Call
     from clpy_sim.frame import Frame
     from clpy_sim.state import Launch
 
-_F = np.float32
-_HALF = _F(0.5)
-_ONE = _F(1.0)
-_Z, _O = -1, -2  # order table entries: constant 0, constant 1
-
-# Stored channel feeding each of (r, g, b, a) per channel order.
-_ORDER_READ: dict[str, tuple[int, ...]] = {
-    "R": (0, _Z, _Z, _O),
-    "Rx": (0, _Z, _Z, _O),
-    "A": (_Z, _Z, _Z, 0),
-    "RG": (0, 1, _Z, _O),
-    "RGx": (0, 1, _Z, _O),
-    "RA": (0, _Z, _Z, 1),
-    "RGB": (0, 1, 2, _O),
-    "RGBx": (0, 1, 2, _O),
-    "sRGB": (0, 1, 2, _O),
-    "sRGBx": (0, 1, 2, _O),
-    "RGBA": (0, 1, 2, 3),
-    "sRGBA": (0, 1, 2, 3),
-    "BGRA": (2, 1, 0, 3),
-    "sBGRA": (2, 1, 0, 3),
-    "ARGB": (1, 2, 3, 0),
-    "ABGR": (3, 2, 1, 0),
-    "INTENSITY": (0, 0, 0, 0),
-    "LUMINANCE": (0, 0, 0, _O),
-    "DEPTH": (0,),
-}
-# Colour component stored in each channel (-1: padding, written as 0).
-_ORDER_WRITE: dict[str, tuple[int, ...]] = {
-    "R": (0,),
-    "Rx": (0, -1),
-    "A": (3,),
-    "RG": (0, 1),
-    "RGx": (0, 1, -1),
-    "RA": (0, 3),
-    "RGB": (0, 1, 2),
-    "RGBx": (0, 1, 2, -1),
-    "sRGB": (0, 1, 2),
-    "sRGBx": (0, 1, 2, -1),
-    "RGBA": (0, 1, 2, 3),
-    "sRGBA": (0, 1, 2, 3),
-    "BGRA": (2, 1, 0, 3),
-    "sBGRA": (2, 1, 0, 3),
-    "ARGB": (3, 0, 1, 2),
-    "ABGR": (3, 2, 1, 0),
-    "INTENSITY": (0,),
-    "LUMINANCE": (0,),
-    "DEPTH": (0,),
-}
-_BORDER_ALPHA_ONE = frozenset({"R", "RG", "RGB", "LUMINANCE"})
-_NORM = {"UNORM_INT8": 255.0, "UNORM_INT16": 65535.0, "SNORM_INT8": 127.0, "SNORM_INT16": 32767.0}
-_PACKED_FIELDS = {  # (shift, bits) of r, g, b
-    "UNORM_SHORT_565": ((11, 5), (5, 6), (0, 5)),
-    "UNORM_SHORT_555": ((10, 5), (5, 5), (0, 5)),
-    "UNORM_INT_101010": ((20, 10), (10, 10), (0, 10)),
-}
-_INT_LIMITS = {
-    "SIGNED_INT8": (-128, 127),
-    "SIGNED_INT16": (-32768, 32767),
-    "SIGNED_INT32": (-(2**31), 2**31 - 1),
-    "UNSIGNED_INT8": (0, 255),
-    "UNSIGNED_INT16": (0, 65535),
-    "UNSIGNED_INT32": (0, 2**32 - 1),
-}
-
-
-_PIXEL_TYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
+_HALF = F32(0.5)
+_ONE = F32(1.0)
 
 
 class SimImage:
@@ -125,7 +68,7 @@ class SimImage:
         # one element per pixel where a NumPy type has the pixel's size: gathering pixels
         # is then a 1-D take (much faster than fancy indexing rows of a 2-D array)
         size = self.flat.shape[1] * self.flat.dtype.itemsize
-        pix_t = _PIXEL_TYPES.get(size)
+        pix_t = PIXEL_TYPES.get(size)
         self.rows: np.ndarray | None = (
             self.flat.view(pix_t).reshape(-1) if pix_t is not None else None
         )
@@ -177,13 +120,13 @@ def _nearest(s: np.ndarray, size: int, spec: SamplerSpec, is_int: bool) -> np.nd
     mode = spec.address
     if is_int:
         return _address(s.astype(np.int64), size, mode)
-    n = _F(size)
+    n = F32(size)
     if mode == "REPEAT":
         u = (s - np.floor(s)) * n
         i = _floor_int(u)
         return np.where(i > size - 1, i - size, i)
     if mode == "MIRRORED_REPEAT":
-        sp = np.abs(s - _F(2.0) * np.rint(_HALF * s))
+        sp = np.abs(s - F32(2.0) * np.rint(_HALF * s))
         return np.minimum(_floor_int(sp * n), size - 1)
     u = s * n if spec.normalized else s
     return _address(_floor_int(u), size, mode)
@@ -194,7 +137,7 @@ def _linear(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(i0, i1, a) along one axis for a linear read (§3.2)."""
     mode = spec.address
-    n = _F(size)
+    n = F32(size)
     if mode == "REPEAT":
         u = (s - np.floor(s)) * n
         t = u - _HALF
@@ -203,7 +146,7 @@ def _linear(
         i0 = np.where(i0 < 0, size + i0, i0)
         i1 = np.where(i1 > size - 1, i1 - size, i1)
     elif mode == "MIRRORED_REPEAT":
-        sp = np.abs(s - _F(2.0) * np.rint(_HALF * s))
+        sp = np.abs(s - F32(2.0) * np.rint(_HALF * s))
         u = sp * n
         t = u - _HALF
         i0 = _floor_int(t)
@@ -216,7 +159,7 @@ def _linear(
         i0, i1 = _address(f, size, mode), _address(f + 1, size, mode)
         if mode == "NONE":  # the footprint of an inside coordinate is clamped to the edge
             i0, i1 = np.clip(i0, 0, size - 1), np.clip(i1, 0, size - 1)
-    a = (t - np.floor(t)).astype(_F)
+    a = (t - np.floor(t)).astype(F32)
     return i0, i1, a
 
 
@@ -227,121 +170,6 @@ def _layer(c: np.ndarray, count: int, is_int: bool, sampled: bool) -> np.ndarray
     else:
         li = _floor_int(np.rint(c))
     return np.clip(li, 0, count - 1) if sampled else li
-
-
-# ----------------------------------------------------------------------------- conversions
-
-
-def _srgb_to_linear(c: np.ndarray) -> np.ndarray:
-    d = c.astype(np.float64)
-    return np.where(d <= 0.04045, d / 12.92, ((d + 0.055) / 1.055) ** 2.4).astype(_F)
-
-
-def _linear_to_srgb(c: np.ndarray) -> np.ndarray:
-    d = np.nan_to_num(c.astype(np.float64), nan=0.0)
-    d = np.clip(d, 0.0, 1.0)
-    d = np.where(d < 0.0031308, 12.92 * d, 1.055 * d ** (1.0 / 2.4) - 0.055)
-    return np.floor(d * 255 + 0.5).astype(np.uint8)
-
-
-def _channels_float(img: SimImage, raw: np.ndarray) -> np.ndarray:
-    """Stored channels ``(N, C)`` → float32 channel values ``(N, C')`` (§3.3)."""
-    ct = img.ctype
-    if ct == "FLOAT":
-        return raw
-    if ct == "HALF_FLOAT":
-        return raw.astype(_F)
-    if ct in _NORM:
-        scale = _F(_NORM[ct])
-        f = raw.astype(_F) / scale
-        return np.maximum(f, _F(-1.0)) if ct.startswith("SNORM") else f
-    if ct in _PACKED_FIELDS:
-        r = raw[:, 0].astype(np.uint32)
-        cols = [
-            ((r >> sh) & ((1 << b) - 1)).astype(_F) / _F((1 << b) - 1)
-            for sh, b in _PACKED_FIELDS[ct]
-        ]
-        return np.stack(cols, axis=1)
-    if ct == "UNORM_INT24":
-        return ((raw.astype(np.uint32) & 0xFFFFFF).astype(_F) / _F(16777215.0)).astype(_F)
-    return raw.astype(_F)  # integer formats read as float: undefined (reported)
-
-
-def _texels(img: SimImage, pix: np.ndarray, inside: np.ndarray, want: str) -> np.ndarray:
-    """Colours ``(4, N)`` (or ``(1, N)`` for depth) of the texels at flat pixel indices
-    ``pix``, with the border colour where not ``inside``. ``want``: f, i or u."""
-    idx = pix if inside.all() else np.where(inside, pix, 0)
-    if img.rows is not None:
-        raw = np.take(img.rows, idx).view(img.flat.dtype).reshape(idx.shape[0], -1)
-    else:
-        raw = img.flat[idx]
-    order = img.order
-    if want == "f":
-        ch = _channels_float(img, raw)
-        if order.startswith("s"):  # sRGB: to linear before filtering; alpha stays linear
-            ch = ch.copy()
-            ch[:, :3] = _srgb_to_linear(ch[:, :3])
-        dt: Any = _F
-    else:
-        dt = np.int32 if want == "i" else np.uint32
-        ch = raw.astype(np.int64).astype(dt)
-    N = pix.shape[0]
-    table = _ORDER_READ[order]
-    if table == (0, 1, 2, 3) and ch.dtype == dt:  # RGBA: the channels as they are
-        out = ch.T if inside.all() else ch.T.copy()
-    else:
-        out = np.empty((len(table), N), dt)
-        for k, src in enumerate(table):
-            if src == _Z:
-                out[k] = 0
-            elif src == _O:
-                out[k] = 1
-            else:
-                out[k] = ch[:, src]
-    if not inside.all():
-        border = [0] * len(table)
-        if order in _BORDER_ALPHA_ONE:
-            border[3] = 1
-        out[:, ~inside] = np.asarray(border, dt)[:, None]
-    return out
-
-
-def _float_to_raw(img: SimImage, color: np.ndarray) -> np.ndarray:
-    """Channel values ``(C, N)`` float32 → stored raw values (§3.3 write rules)."""
-    ct = img.ctype
-    dt = img.flat.dtype
-    if ct == "FLOAT":
-        return color.astype(_F)
-    if ct == "HALF_FLOAT":
-        return color.astype(np.float16)
-    if img.order.startswith("s") and ct == "UNORM_INT8":
-        out = _linear_to_srgb(color)
-        if out.shape[0] == 4:  # sRGBA, sBGRA: alpha (stored last) stays linear
-            out[3] = _unorm(color[3], 255.0, 0, 255)
-        return out
-    if ct in _NORM:
-        scale = _NORM[ct]
-        lo, hi = (-128, 127) if ct == "SNORM_INT8" else (-32768, 32767)
-        if ct.startswith("UNORM"):
-            lo, hi = 0, int(scale)
-        return _unorm(color, scale, lo, hi).astype(dt)
-    if ct in _PACKED_FIELDS:
-        word = np.zeros(color.shape[1], np.uint32)
-        for k, (sh, b) in enumerate(_PACKED_FIELDS[ct]):
-            m = (1 << b) - 1
-            word |= _unorm(color[k], float(m), 0, m).astype(np.uint32) << np.uint32(sh)
-        return word.astype(dt)[None, :]
-    if ct == "UNORM_INT24":
-        return _unorm(color, 16777215.0, 0, 16777215).astype(dt)
-    return color.astype(dt)  # float written to an integer image: undefined (reported)
-
-
-def _unorm(f: np.ndarray, scale: float, lo: int, hi: int) -> np.ndarray:
-    """``convert_<T>_sat_rte(f * scale)``: float32 product, to nearest even, saturated,
-    NaN → 0."""
-    x = np.asarray(f, _F) * _F(scale)
-    x = np.where(np.isnan(x), _F(0), x)
-    return np.clip(np.rint(x.astype(np.float64)), lo, hi).astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- built-ins
@@ -459,7 +287,7 @@ def _read(call: Call, fr: Frame, args: list[Any]) -> Any:
             )
         pix = _pixel(idx, layer, sizes, naxes)
         _track_read(fr, img, pix, inside, call)
-        res = _texels(img, pix, inside, want)
+        res = texels(img, pix, inside, want)
     else:
         parts = [_linear(comps[a], sizes[a], spec) for a in range(naxes)]
         res = None
@@ -475,7 +303,7 @@ def _read(call: Call, fr: Frame, args: list[Any]) -> Any:
             for a in range(naxes):
                 inside &= (idx[a] >= 0) & (idx[a] < sizes[a])
             pix = _pixel(idx, layer, sizes, naxes)
-            term = wgt * _texels(img, pix, inside, "f")
+            term = wgt * texels(img, pix, inside, "f")
             res = term if res is None else res + term
     assert res is not None
     if kind.depth:
@@ -561,12 +389,12 @@ def _write(call: Call, fr: Frame, args: list[Any]) -> None:
         col = np.broadcast_to(color, shape).reshape(1, -1)
     else:
         col = np.stack([np.broadcast_to(color[k], shape).ravel() for k in range(4)])
-    table = _ORDER_WRITE[img.order]
+    table = ORDER_WRITE[img.order]
     ch = np.stack([col[k] if k >= 0 else np.zeros_like(col[0]) for k in table])
     if name in ("write_imagef", "write_imageh"):
-        raw = _float_to_raw(img, ch.astype(_F))
+        raw = float_to_raw(img, ch.astype(F32))
     else:
-        lo, hi = _INT_LIMITS.get(img.ctype, (-(2**63), 2**63 - 1))
+        lo, hi = INT_LIMITS.get(img.ctype, (-(2**63), 2**63 - 1))
         raw = np.clip(ch.astype(np.int64), lo, hi).astype(img.flat.dtype)
     if img.shadow is not None and fr.batch.watch:
         img.shadow.write(fr, Where("flat", shape, idx=pix.reshape(shape)), call.loc)
