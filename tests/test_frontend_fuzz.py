@@ -2,11 +2,12 @@
 ``clpy.CompileError`` whose location lies inside the generated kernel. Never an internal
 ``AttributeError``/``KeyError``/``AssertionError``/``RecursionError``.
 
-Two generators (tests/frontend_fuzz_gen.py): Python ASTs built from the whole expression and
-statement grammar (most of them stop at an unsupported construct or an undefined name), and
-mostly well-typed kernels that get through typing into emission (OpenCL C 2.0, and 1.2 with its
-lowerings), with a few values of the wrong kind mixed in. Each generated module is registered in
-``linecache`` under a fake file name, so ``inspect``/clpy read its source as from a file.
+Two generators: Python ASTs built from the whole expression and statement grammar
+(tests/frontend_fuzz_gen.py; most stop at an unsupported construct or an undefined name), and
+mostly well-typed kernels that get through typing into emission, OpenCL C 2.0 and 1.2 with its
+lowerings, with a few values of the wrong kind mixed in (tests/frontend_fuzz_typed.py).
+Each generated module is registered in ``linecache`` under a fake file name, so
+``inspect``/clpy read its source as from a file.
 Also: deeply nested expressions and a 10,000-line kernel.
 """
 
@@ -27,6 +28,7 @@ from clpy.errors import CompileError
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
 import frontend_fuzz_gen as gen  # noqa: E402
+import frontend_fuzz_typed as typed  # noqa: E402
 
 _counter = itertools.count()
 _SETTINGS = settings(
@@ -86,13 +88,13 @@ def test_random_ast_bodies_compile_or_fail_cleanly(body: list[ast.stmt]) -> None
 
 
 @_SETTINGS
-@given(gen.typed_kernels(wrong_rate=4))
+@given(typed.typed_kernels(wrong_rate=4))
 def test_typed_kernels_compile_or_fail_cleanly(text: str) -> None:
     compile_or_clean_error(text)
 
 
 @_SETTINGS
-@given(gen.typed_kernels(wrong_rate=20))
+@given(typed.typed_kernels(wrong_rate=20))
 def test_mistyped_kernels_compile_or_fail_cleanly(text: str) -> None:
     compile_or_clean_error(text)
 
@@ -103,7 +105,7 @@ def test_typed_generator_reaches_emission() -> None:
     outcomes: list[str] = []
 
     @settings(_SETTINGS, max_examples=40)
-    @given(gen.typed_kernels(wrong_rate=0))
+    @given(typed.typed_kernels(wrong_rate=0))
     def sample(text: str) -> None:
         outcomes.append(compile_or_clean_error(text))
 
