@@ -16,7 +16,7 @@ from clpy.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 PARTICLES = ROOT / "tests" / "cli_kernels" / "particles.py"
 
-BAD = '''\
+BAD = """\
 import clpy
 from clpy import Global, float32, int32
 
@@ -40,7 +40,7 @@ def bad_func(a: float32) -> float32:
 @clpy.kernel
 def needs_half(x: Global[float32]):
     x[0] = float32(clpy.half(x[1]) * clpy.half(2.0))
-'''
+"""
 
 
 @pytest.mark.parametrize("command", [[], ["emit"], ["check"], ["devices"], ["builtins"]])
@@ -52,9 +52,7 @@ def test_help_on_every_command(command: list[str], capsys: pytest.CaptureFixture
     assert out.startswith("usage: clpy")
 
 
-def test_emit_line_directives_are_relative(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_emit_line_directives_are_relative(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     assert main(["emit", str(PARTICLES), "-o", str(tmp_path), "-k", "advance"]) == 0
     text = (tmp_path / "particles.cl").read_text()
@@ -112,6 +110,53 @@ def test_emit_usage_errors(
     assert main(["emit", str(PARTICLES), "-o", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err
     assert "clpy emit: error: " in err and message in err, err
+
+
+def test_emit_compile_error_is_located_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad_kernels.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    assert main(["emit", "bad_kernels.py", "-k", "broken"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("bad_kernels.py:13:12: error: ") and "undefined_name" in err[0]
+    assert err[1] == "        x[i] = undefined_name + 1.0"
+    assert not (tmp_path / "bad_kernels.cl").exists()
+
+
+ENQUEUE = """\
+import clpy
+from clpy import Global, int32
+
+
+@clpy.func
+def bump(x: Global[int32], i: int32):
+    x[i] += 1
+
+
+@clpy.kernel
+def mark(out: Global[int32], i: int32):
+    bump(out, i)
+
+
+@clpy.kernel
+def parent(out: Global[int32]):
+    q = clpy.get_default_queue()
+    clpy.enqueue_kernel(q, clpy.CLK_ENQUEUE_FLAGS_NO_WAIT, clpy.ndrange_1D(1), mark, out, 3)
+    bump(out, 0)
+"""
+
+
+def test_emit_enqueued_child_kernel_once(tmp_path: Path) -> None:
+    """A kernel emitted on its own and enqueued by another is one C function (each kernel's
+    compile builds its own IR for it), and so is a device function both call."""
+    (tmp_path / "enq.py").write_text(ENQUEUE)
+    assert main(["emit", str(tmp_path / "enq.py"), "-o", str(tmp_path), "--no-line"]) == 0
+    text = (tmp_path / "enq.cl").read_text()
+    assert text.count("__kernel void mark(__global int* out, int i) {") == 1
+    assert text.count("void bump(") == 1
+    assert "mark_" not in text and "bump_" not in text
+    assert "^{mark(out, 3);}" in text
 
 
 def test_emit_missing_file(capsys: pytest.CaptureFixture[str]) -> None:

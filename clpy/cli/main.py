@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import clpy
 from clpy.cli import check, emit, listing
 from clpy.cli.load import UsageError
+from clpy.errors import CompileError
 
 
 def parser() -> argparse.ArgumentParser:
@@ -34,4 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"clpy {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except CompileError as e:  # ``emit`` stops at the first kernel that does not compile
+        print(check.render(e), file=sys.stderr)
+        return 1
     return status

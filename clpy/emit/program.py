@@ -29,11 +29,12 @@ from clpy.types.structs import StructType
 
 
 def ordered_functions(kernel: Function, *more: Function) -> list[Function]:
-    """Device functions before their callers, the kernel(s) last (each after its callees)."""
+    """Device functions before their callers, the kernel(s) last (each after its callees).
+    One specialization appears once even when it was built twice (see ``_same_as``)."""
     out: list[Function] = []
 
     def visit(f: Function) -> None:
-        if f in out:
+        if f in out or _same_as(f, out) is not None:
             return
         for c in f.callees:
             visit(c)
@@ -42,6 +43,38 @@ def ordered_functions(kernel: Function, *more: Function) -> list[Function]:
     for k in (kernel, *more):
         visit(k)
     return out
+
+
+def _spec_key(f: Function) -> tuple[Any, ...]:
+    return (
+        f.is_kernel,
+        f.name,
+        f.source_file,
+        f.loc,
+        tuple(p.type for p in f.params),
+        f.ret,
+        f.noalias,
+    )
+
+
+def _same_as(f: Function, fns: list[Function]) -> Function | None:
+    """The function of ``fns`` that is the same specialization as ``f``: the same Python
+    function for the same parameter types. A kernel named both on its own and as the child of
+    a device-side enqueue (``clpy emit`` of a module) is built once per compile session, so
+    two IR objects stand for one C function, which is emitted once."""
+    key = _spec_key(f)
+    return next((g for g in fns if _spec_key(g) == key), None)
+
+
+def _reachable(kernels: Sequence[Function]) -> list[Function]:
+    seen: list[Function] = []
+    todo = list(kernels)
+    while todo:
+        f = todo.pop()
+        if f not in seen:
+            seen.append(f)
+            todo.extend(f.callees)
+    return seen
 
 
 def required_features(fns: list[Function]) -> dict[str, Any]:
@@ -141,6 +174,11 @@ def emit_program(
         need.setdefault("cl_khr_subgroups", kernel.loc)  # 2.0 devices: the extension pragma
     helpers: set[tuple[str, Type]] = set()
     fn_names = function_names(fns)
+    for f in _reachable(kernels):  # a duplicate dropped above is called by the kept one's name
+        if f not in fn_names:
+            same = _same_as(f, fns)
+            if same is not None:
+                fn_names[f] = fn_names[same]
     taken = _called_names(fns) | frozenset(fn_names.values())
     pv_names = program_vars.c_names(pvars, taken)
     taken |= frozenset(pv_names.values())
