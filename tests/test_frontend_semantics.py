@@ -163,7 +163,8 @@ def test_variables_used_only_in_a_branch_stay_there() -> None:
 
 @clpy.kernel
 def loop_var_after(x: Global[int32], n: int32):
-    for k in range(n):
+    # range(n) could be empty, leaving k unassigned: a compile error (frontend/definite.py)
+    for k in range(4):
         x[k] = k
     x[0] = k
 

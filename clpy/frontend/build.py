@@ -17,6 +17,7 @@ from clpy.frontend.context import (
     assigned_once,
     block_paths,
 )
+from clpy.frontend.definite import check_definite_assignment
 from clpy.frontend.exprs import ExprBuilder
 from clpy.frontend.source import ParsedFunction
 from clpy.frontend.stmts import StmtBuilder
@@ -129,6 +130,7 @@ def build_function(
         written=frozenset(_close_written(state.written, state.aliases)),
         callees=tuple(state.callees),
     )
+    check_definite_assignment(fn)
     fn = _with_structs(fn)
     finish_kernel(self_ref, fn)
     return fn

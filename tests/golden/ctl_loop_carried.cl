@@ -4,7 +4,7 @@
 __kernel void ctl_loop_carried(__global const float* x, __global float* out, int n) {
     float acc;
     for (int i = 0; i < 2; ++i) {
-        for (int k = 0; k < n; ++k) {
+        for (int k = 0; k < 4; ++k) {
             if (k == 0 && i == 0) {
                 acc = x[0];
             } else {

@@ -169,8 +169,10 @@ def _bounds() -> object:
 
 @clpy.kernel
 def ctl_loop_carried(x: Global[float32], out: Global[float32], n: int32):
+    # range(4), not range(n): with n <= 0, out[i] = acc would read acc unassigned, a compile
+    # error (clpy/frontend/definite.py); acc + x[k] reads the value of an earlier iteration
     for i in range(2):
-        for k in range(n):
+        for k in range(4):
             if k == 0 and i == 0:
                 acc = x[0]
             else:
