@@ -6,6 +6,8 @@ floats that are not provably non-negative the emitter calls these helpers.
 
 from __future__ import annotations
 
+from clpy.emit.lower_convert import KIND as SAT_KIND
+from clpy.emit.lower_convert import sat_helper_source
 from clpy.emit.lower_helpers import lowered_helper_source
 from clpy.types.core import ScalarType, Type, VectorType
 
@@ -13,6 +15,8 @@ from clpy.types.core import ScalarType, Type, VectorType
 def helper_source(kind: str, t: Type) -> str:
     if kind.startswith("lower:"):  # collectives and atomics lowered for the target
         return lowered_helper_source(kind, t)
+    if kind.startswith(SAT_KIND):  # saturating conversions spelled out for the target
+        return sat_helper_source(kind, t)
     if kind.startswith("wait_events"):  # clpy.wait_group_events(e0, e1, ...)
         k = int(kind[len("wait_events") :])
         params = ", ".join(f"event_t e{i}" for i in range(k))

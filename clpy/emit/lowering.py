@@ -13,6 +13,10 @@ array at the top of the kernel body (``finish``) and passes it to helper functio
 largest type lowered (plus a few for chunk totals), so any work-group size chosen at launch
 fits.
 
+Saturating conversions (``convert_T_sat*``) are spelled out with explicit NaN checks and clamps
+on targets whose ``Target.info["lower_sat_conversions"]`` says the driver gets them wrong
+(clpy/emit/lower_convert.py).
+
 Forcing the lowered path on a target that has the native feature (to compare both on one
 device): ``without_features(target, "__opencl_c_work_group_collective_functions")`` or
 ``Target.info["lower"] = {feature, ...}``.
@@ -29,6 +33,7 @@ from clpy.emit import lower_builtins as lb
 from clpy.emit.c_exprs import ExprEmitter
 from clpy.emit.lower_atomics import lower_atomic
 from clpy.emit.lower_collectives import lower_collective
+from clpy.emit.lower_convert import lower_sat_conversion
 from clpy.emit.lower_helpers import scratch_slots
 from clpy.emit.lower_uniform import check_uniform
 from clpy.emit.targets import Target, target_of
@@ -81,6 +86,8 @@ class LoweringHook:
             check_uniform(fn)
 
     def __call__(self, ex: ExprEmitter, call: CallBuiltin) -> str | None:
+        if call.builtin.conversion is not None:  # saturation some drivers get wrong
+            return lower_sat_conversion(ex, call, self.tgt)
         lowering = call.builtin.lowering
         if lowering is None or not needs_lowering(call.builtin, self.tgt):
             return None

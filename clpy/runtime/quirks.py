@@ -28,6 +28,9 @@ class Quirk:
     work-item indices would otherwise hold it (clpy/runtime/sizes.py ``check_device_ids``).
     ``kernel_wg_query_low``: the driver's CL_KERNEL_WORK_GROUP_SIZE is lower than what it
     runs, so the launcher checks only the device's maximum and lets the driver decide.
+    ``lower_sat_conversions``: the sources (``"float"``, ``"int"``) from which the driver's
+    ``convert_T_sat*`` is wrong; clpy spells those conversions out with explicit NaN checks and
+    clamps (clpy/emit/lower_convert.py).
     """
 
     match: str
@@ -40,6 +43,7 @@ class Quirk:
     no_vector_printf: bool = False
     max_global_id: int | None = None
     kernel_wg_query_low: bool = False
+    lower_sat_conversions: frozenset[str] = frozenset()
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -51,6 +55,10 @@ QUIRKS: tuple[Quirk, ...] = (
         cl_std=(3, 0),
         add_features=frozenset({"__opencl_c_program_scope_global_variables"}),
         std_for_feature=(("__opencl_c_program_scope_global_variables", (2, 0)),),
+        # convert_{int,long,ulong}_sat*(NaN) gives INT_MIN, LONG_MIN, 2**63 instead of 0 (every
+        # rounding mode, scalars and vectors, from float and double; PoCL 3.0 pthread, found
+        # by clpy.fuzz, tests/test_fuzz_regressions.py).
+        lower_sat_conversions=frozenset({"float"}),
     ),
     Quirk(
         match="nvidia",
@@ -83,6 +91,11 @@ QUIRKS: tuple[Quirk, ...] = (
         # 32-accumulator SGEMM alike, any -cl-std), yet both run with 512 and 1,024 work-items
         # (H100, driver 580.159.04, scripts/nv_wg_size_diag.py). Hand-written hosts never ask.
         kernel_wg_query_low=True,
+        # The NaN bug of PoCL above (H100, driver 580: the full suite), and long/ulong results
+        # of saturating conversions that came back unsaturated (LONG_MAX as -1 or -2) in the
+        # three-way fuzz runs: every saturating conversion that can go out of range is
+        # spelled out (tests/test_fuzz_regressions.py shows which the driver gets wrong).
+        lower_sat_conversions=frozenset({"float", "int"}),
     ),
 )
 
@@ -141,6 +154,7 @@ def device_target(info: DeviceInfo) -> Target:
         "no_vector_printf": bool(q and q.no_vector_printf),
         "max_global_id": q.max_global_id if q else None,
         "kernel_wg_query_low": bool(q and q.kernel_wg_query_low),
+        "lower_sat_conversions": q.lower_sat_conversions if q else frozenset(),
         "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
     }
     return Target(
