@@ -39,6 +39,7 @@ not part of the kernel language (the statement builder rejects them).
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from clpy.errors import UndefinedNameError
@@ -78,10 +79,11 @@ _State = frozenset[Var] | None
 _Compound = If | For | While
 
 
-def check_definite_assignment(fn: Function) -> None:
+def check_definite_assignment(fn: Function, annotated: Set[str] = frozenset()) -> None:
     """Raise ``UndefinedNameError`` at the first read of a local of ``fn`` that some path
-    reaches before the variable is assigned (see the module docstring)."""
-    _Checker(fn.body).block(fn.body, frozenset())
+    reaches before the variable is assigned (see the module docstring). ``annotated``: the
+    names the function annotates (``y: float``), for the message."""
+    _Checker(fn.body, annotated).block(fn.body, frozenset())
 
 
 @dataclass
@@ -107,7 +109,8 @@ def _meet(a: _State, b: _State) -> _State:
 
 
 class _Checker:
-    def __init__(self, body: tuple[Stmt, ...]) -> None:
+    def __init__(self, body: tuple[Stmt, ...], annotated: Set[str]) -> None:
+        self.annotated = annotated
         # Variables declared without a value (the only ones that can be read unassigned).
         self.checked: set[Var] = set()
         self.sites: dict[Var, list[_Site]] = {}
@@ -361,21 +364,29 @@ class _Checker:
         name = v.name
         sites = self.sites.get(v, [])
         lines = sorted({site.loc.line for site in sites})
-        annotated = not any(site.loc == v.loc for site in sites)
+        # ``y: float`` is the variable's declaration (its location) and assigns nothing
+        bare = name in self.annotated and not any(site.loc == v.loc for site in sites)
         declared = f"declared without a value at line {v.loc.line} ({name}: {v.type})"
         what = (
             f"part of local variable {name!r} is assigned here, but {name!r} itself is"
             if partial is not None
             else f"local variable {name!r} is read here, but it is"
         )
-        if not lines:
+        if not lines and bare:
             head = f"{what} never assigned a value ({declared})"
             hint = f"give it a value where it is declared: {name}: {v.type} = ..."
             return f"{head}\nhint: {hint}"
         head = f"{what} not assigned on every path that reaches this point"
-        head += f" (assigned at {_lines(lines)}"
-        head += f"; {declared})" if annotated else ")"
-        where = self.construct(sites[0], name)
+        if lines:
+            head += f" (assigned at {_lines(lines)}"
+            head += f"; {declared})" if bare else ")"
+            where = self.construct(sites[0], name)
+        else:  # its assignments are in branches of constant conditions, folded away
+            head += (
+                f" (its assignment at line {v.loc.line} is in a branch that a compile-time "
+                "condition removes)"
+            )
+            where = ""
         hint = f"initialise {name!r} before {where}" if where else f"initialise {name!r} first"
         hint += (
             "; Python would raise UnboundLocalError on a path that skips the assignment, and "
