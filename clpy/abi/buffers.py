@@ -10,7 +10,7 @@ writes is declared ``const``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -187,6 +187,12 @@ class Buffer(_Pointer):
                         f"{self.where()}: the DeviceArray lives on {a.device}; "
                         "pass a.get() or clpy.to_device(a, <device>)"
                     )
+                if a.staged:  # a view that is no sub-buffer travels as a copy
+                    a.check_kernel_view(self.where())
+                    self.check_array(a.cl_array)
+                    up = ViewUpload(a, written)
+                    pending.append(up)
+                    return up
                 out = conv(a.cl_array, pending)
                 memo[0] = (a, out)
                 return out
@@ -352,3 +358,19 @@ class HostUpload:
         if self.array.nbytes == 0:  # OpenCL has no empty buffers
             return cl.Buffer(ctx, cl.mem_flags.READ_WRITE, max(self.array.itemsize, 1))
         return cl.Buffer(ctx, self.flags, hostbuf=self.array)
+
+
+class ViewUpload(HostUpload):
+    """A ``clpy.DeviceArray`` view that is no sub-buffer (misaligned: clpy/abi/device_array.py),
+    copied on the device into a buffer of its own for one launch, and back (``array.
+    copy_from_buffer``) if the kernel wrote it and succeeded."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: DeviceArray, written: bool) -> None:
+        # ``array``: what the launcher copies back into (DeviceArray.copy_from_buffer)
+        super().__init__(cast(Any, view), None, written)
+        self.view = view
+
+    def upload(self, ctx: Any, cl: Any) -> Any:
+        return self.view.staged_buffer(cl)

@@ -19,7 +19,7 @@ from clpy.abi import (
     Value,
 )
 from clpy.abi.aliasing import shared_arrays
-from clpy.abi.buffers import HostUpload
+from clpy.abi.buffers import HostUpload, ViewUpload
 from clpy.abi.images import read_image
 from clpy.emit.program import ordered_functions, required_features
 from clpy.runtime import diskcache
@@ -221,7 +221,8 @@ class CLPlan:
         if pending:  # every argument checked: now copy NumPy arrays to the device
             pool = self._pool
             # one array for several parameters: one buffer (clpy/abi/aliasing.py)
-            shared = shared_arrays(self.params, args) if len(pending) > 1 else {}
+            multi = len(pending) > 1 or type(pending[0]) is ViewUpload
+            shared = shared_arrays(self.params, args) if multi else {}
             for j, x in enumerate(cl_args):
                 if isinstance(x, HostUpload) and j in shared:
                     buf = cl_args[shared[j]]
@@ -399,6 +400,8 @@ def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> An
     """A written buffer or image (clpy/abi/images.py) back into its NumPy array."""
     if isinstance(buf, cl.Image):
         return read_image(cl, queue, host, buf, **kw)
+    if type(host) is DeviceArray:  # a view copied for the launch (clpy/abi/buffers.py)
+        return host.copy_from_buffer(cl, queue, buf, **kw)
     return cl.enqueue_copy(queue, host, buf, **kw)
 
 

@@ -152,9 +152,10 @@ class Staging:
         self.busy: list[Any] = [None, None]
         self.lock = threading.Lock()
 
-    def upload(self, dst: Any, host: np.ndarray) -> None:
-        """``host`` into device buffer ``dst``; returns once the last DMA is enqueued (the
-        host array may change afterwards: every byte is in pinned memory by then)."""
+    def upload(self, dst: Any, host: np.ndarray, offset: int = 0) -> None:
+        """``host`` into device buffer ``dst`` from byte ``offset``; returns once the last
+        DMA is enqueued (the host array may change afterwards: every byte is in pinned memory
+        by then)."""
         cl = self._cl
         src = host.reshape(-1).view(np.uint8)
         with self.lock:
@@ -165,12 +166,12 @@ class Staging:
                     self.busy[s].wait()
                 _copy(self.slots[s][:n], src[off : off + n])
                 self.busy[s] = cl.enqueue_copy(
-                    self.queue, dst, self.slots[s][:n], dst_offset=off, is_blocking=False
+                    self.queue, dst, self.slots[s][:n], dst_offset=offset + off, is_blocking=False
                 )
 
-    def download(self, host: np.ndarray, src: Any) -> None:
-        """Device buffer ``src`` into ``host`` (blocking): the DMA of chunk k+1 runs while
-        chunk k is copied out of pinned memory."""
+    def download(self, host: np.ndarray, src: Any, offset: int = 0) -> None:
+        """Device buffer ``src`` from byte ``offset`` into ``host`` (blocking): the DMA of
+        chunk k+1 runs while chunk k is copied out of pinned memory."""
         cl = self._cl
         dst = host.reshape(-1).view(np.uint8)
         offs = list(range(0, dst.size, CHUNK))
@@ -183,7 +184,11 @@ class Staging:
                 n = min(CHUNK, dst.size - off)
                 evts.append(
                     cl.enqueue_copy(
-                        self.queue, self.slots[k][:n], src, src_offset=off, is_blocking=False
+                        self.queue,
+                        self.slots[k][:n],
+                        src,
+                        src_offset=offset + off,
+                        is_blocking=False,
                     )
                 )
             for k, off in enumerate(offs):
@@ -199,7 +204,7 @@ class Staging:
                             self.queue,
                             self.slots[s][:n2],
                             src,
-                            src_offset=off2,
+                            src_offset=offset + off2,
                             is_blocking=False,
                         )
                     )
@@ -246,33 +251,35 @@ def staging_for(cl: Any, queue: Any) -> Staging | None:
     return entry[1]
 
 
-def upload(cl: Any, queue: Any, buf: Any, host: np.ndarray) -> None:
-    """``host`` into ``buf`` (blocking as to ``host``: it may change on return); through the
-    pinned staging area when it is large and the queue is in order."""
+def upload(cl: Any, queue: Any, buf: Any, host: np.ndarray, offset: int = 0) -> None:
+    """``host`` into ``buf`` from byte ``offset`` (blocking as to ``host``: it may change on
+    return); through the pinned staging area when it is large and the queue is in order."""
     if host.nbytes == 0:
         return
     st = staging_of(cl, queue, host)
     if st is not None:
-        st.upload(buf, host)
+        st.upload(buf, host, offset)
     else:
-        cl.enqueue_copy(queue, buf, host, is_blocking=True)
+        cl.enqueue_copy(queue, buf, host, dst_offset=offset, is_blocking=True)
 
 
-def download(cl: Any, queue: Any, host: np.ndarray, buf: Any) -> None:
-    """``buf`` into ``host``, blocking."""
+def download(cl: Any, queue: Any, host: np.ndarray, buf: Any, offset: int = 0) -> None:
+    """``buf`` from byte ``offset`` into ``host``, blocking."""
     if host.nbytes == 0:
         return
     st = staging_of(cl, queue, host)
     if st is not None:
-        st.download(host, buf)
+        st.download(host, buf, offset)
     else:
-        cl.enqueue_copy(queue, host, buf, is_blocking=True)
+        cl.enqueue_copy(queue, host, buf, src_offset=offset, is_blocking=True)
 
 
 def staging_of(cl: Any, queue: Any, host: np.ndarray) -> Staging | None:
     """The staging area for copying ``host`` on ``queue``, or None to copy directly (small,
     already page-locked, or an out-of-order queue)."""
-    if host.nbytes < STAGE_MIN or not _in_order(cl, queue) or is_pinned(host):
+    if host.nbytes < STAGE_MIN or type(host) is not np.ndarray:  # a DeviceArray view: no
+        return None
+    if not _in_order(cl, queue) or is_pinned(host):
         return None
     return staging_for(cl, queue)
 
@@ -291,14 +298,14 @@ class ArrayMover:
         if out is None:
             out = np.empty(arr.shape, arr.dtype)
         if arr.nbytes:
-            download(cl, arr.queue, out, arr.base_data)
+            download(cl, arr.queue, out, arr.base_data, arr.offset)
         return out
 
     def write(self, arr: Any, host: np.ndarray) -> None:
         import pyopencl as cl
 
         if arr.nbytes:
-            upload(cl, arr.queue, arr.base_data, np.ascontiguousarray(host))
+            upload(cl, arr.queue, arr.base_data, np.ascontiguousarray(host), arr.offset)
 
 
 MOVER = ArrayMover()
