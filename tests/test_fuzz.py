@@ -175,3 +175,28 @@ def test_generated_atomics_are_order_independent():
             if "tickets" in a.outputs:
                 reordered += not (a.outputs["tickets"] == b.outputs["tickets"]).all()
     assert seen >= 10 and reordered >= 3  # the shuffle did reorder the tickets
+
+
+def test_printed_nan_sign_is_not_a_mismatch():
+    """C99 §7.19.6.1 / OpenCL C §6.15.14 leave the sign a NaN prints with to the
+    implementation (NVIDIA: "-nan", the simulator and PoCL: "nan"): only that is equal."""
+    import numpy as np
+
+    from clpy.fuzz.compare import differences, printed_line
+    from clpy.fuzz.runner import Outcome
+
+    def outcome(device: str, prints: list[str]) -> Outcome:
+        return Outcome(device, outputs={"o": np.zeros(1, np.int32)}, prints=prints)
+
+    sim = outcome("sim", ["p1 0 7 nan", "p2 1 nan,-1.5,NAN", "p3 2 -inf"])
+    nv = outcome("nv", ["p2 1 -nan,-1.5,-NAN", "p1 0 7 -nan", "p3 2 -inf"])
+    assert differences(sim, nv) == []
+    for a, b in [
+        ("p3 2 -inf", "p3 2 inf"),  # the sign of an infinity is pinned
+        ("p1 0 -1.5", "p1 0 1.5"),
+        ("p1 0 nan", "p1 0 0"),
+        ("p1 0 nan", "p1 0 -nana"),
+        ("p1 0 nan", "p1 0 --nan"),
+    ]:
+        assert differences(outcome("sim", [a]), outcome("nv", [b])), (a, b)
+    assert printed_line("x -nan -nan(1) -nanx") == "x nan nan(1) -nanx"
