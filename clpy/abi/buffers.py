@@ -254,6 +254,8 @@ class Buffer(_Pointer):
                 host = a.sim_array
                 if host is None:
                     return conv(a.cl_array, deferred)
+                if a.base is not None:
+                    a.check_kernel_view(self.where())
                 self.check_array(host)
                 if written:  # in place; a failing launch restores the snapshot
                     saved = host.copy()

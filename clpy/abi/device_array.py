@@ -382,7 +382,11 @@ class DeviceArray:
 
     def check_kernel_view(self, where: str) -> None:
         """A view a kernel takes must be one contiguous region."""
-        if self._lay is not None and not self._lay.c_contiguous:
+        if self._host is not None:
+            contiguous = bool(self._host.flags.c_contiguous)
+        else:
+            contiguous = self._layout().c_contiguous
+        if not contiguous:
             raise ValueError(
                 f"{where}: this DeviceArray view (shape {self.shape}) is not contiguous in "
                 "memory; a kernel takes one contiguous region: pass view.copy(), or index "

@@ -1,0 +1,300 @@
+"""``clpy.DeviceArray`` indexing (clpy/abi/device_array.py, clpy/abi/array_index.py): one-element
+reads, views that share the buffer (as kernel arguments too: sub-buffers where aligned, copies
+where not), region writes, NumPy's errors for what a device region cannot be; the same results
+on the simulator and on PoCL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import clpy
+from clpy import Global, float32, int32
+from clpy.runtime import transfers
+
+
+@clpy.kernel
+def add_one(x: Global[float32], y: Global[float32], n: int32):
+    i = clpy.get_global_id(0)
+    if i < n:
+        y[i] = x[i] + 1.0
+
+
+@clpy.kernel
+def write_then_read(x: Global[float32], y: Global[float32], out: Global[float32], k: int32):
+    # y[i] is x[i + k] when y is the view starting k elements into x: one memory
+    i = clpy.get_global_id(0)
+    y[i] = 5.0
+    out[i] = x[i + k]
+
+
+@clpy.kernel
+def scale(x: Global[float32]):
+    i = clpy.get_global_id(0)
+    x[i] = x[i] * 2.0
+
+
+@clpy.kernel
+def write_past_end(y: Global[float32], n: int32):
+    i = clpy.get_global_id(0)
+    y[i] = 7.0
+    y[i + n] = 1.0  # out of the view's bounds: the simulator stops the launch
+
+
+@pytest.fixture(params=["sim", "pocl"])
+def dev(request: Any) -> Any:
+    if request.param == "sim":
+        return clpy.get_device("sim")
+    return clpy.get_device(request.getfixturevalue("cl_device"))
+
+
+def _align(dev: Any) -> int:
+    """Elements of float32 per base-address alignment (any view is aligned on the sim)."""
+    return 1 if dev.is_sim else dev.cl_device.mem_base_addr_align // 32
+
+
+def test_one_element_reads_are_numpy_scalars(dev: Any) -> None:
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)
+    d = clpy.to_device(h, dev)
+    for key in [(1, 2), (-1, -1), (0, 5), (3, -6)]:
+        got = d[key]
+        assert type(got) is np.float32 and got == h[key]
+    v = clpy.to_device(np.arange(10, dtype=np.int64), dev)
+    assert type(v[3]) is np.int64 and v[3] == 3 and v[-1] == 9
+    assert float(v[2:5][1]) == 3.0  # a view's element
+    assert d[2][4] == h[2, 4]
+
+
+def test_views_read_write_and_share_memory(dev: Any) -> None:
+    h = np.arange(100, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    v = d[10:20]
+    assert isinstance(v, clpy.DeviceArray) and v.base is d and v.shape == (10,)
+    assert v.device == d.device and len(v) == 10 and v.dtype == np.float32
+    np.testing.assert_array_equal(v.get(), h[10:20])
+    np.testing.assert_array_equal(np.asarray(v), h[10:20])
+    w = v[2:5]  # a view of a view
+    assert w.base is d
+    np.testing.assert_array_equal(w.get(), h[12:15])
+    v.set(np.full(10, -1, np.float32))
+    want = h.copy()
+    want[10:20] = -1
+    np.testing.assert_array_equal(d.get(), want)
+    np.testing.assert_array_equal(d[...].get(), want)
+    np.testing.assert_array_equal(d[None].get(), want[None])
+    np.testing.assert_array_equal(d[95:1000].get(), want[95:])  # clipped, as in NumPy
+    assert d[5:5].shape == (0,) and d[5:5].get().shape == (0,)
+    out = np.empty(10, np.float32)
+    assert v.get(out=out) is out
+    np.testing.assert_array_equal(out, -1)
+
+
+def test_region_writes(dev: Any) -> None:
+    h = np.arange(40, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    want = h.copy()
+    for key, val in [
+        (slice(3, 7), np.array([9, 8, 7, 6])),  # converted to float32, as NumPy does
+        (slice(33, 40), 0.5),  # a scalar fills
+        (11, -3),
+        (Ellipsis, want * 0 + 2),
+    ]:
+        d[key] = val
+        want[key] = val
+        np.testing.assert_array_equal(d.get(), want)
+    d[0:10] = d[5:15]  # overlapping source: NumPy's result
+    want[0:10] = want[5:15].copy()
+    np.testing.assert_array_equal(d.get(), want)
+    e = clpy.to_device(np.arange(10, dtype=np.float32), dev)
+    d[20:30] = e  # device to device
+    want[20:30] = np.arange(10)
+    np.testing.assert_array_equal(d.get(), want)
+
+
+def test_multidimensional_views(dev: Any) -> None:
+    h = np.arange(5 * 6 * 4, dtype=np.float32).reshape(5, 6, 4)
+    d = clpy.to_device(h, dev)
+    keys: list[Any] = [
+        1,
+        (slice(1, 3),),
+        (2, slice(1, 4)),
+        (slice(1, 4), slice(2, 5)),  # rectangular, not contiguous
+        (slice(None), 1),  # a column of rows: strided rows
+        (slice(None), slice(None), 2),  # one element per row: stride 16 bytes
+        (Ellipsis, slice(1, 3)),
+        (1, None, slice(2, 4), slice(0, 3)),
+    ]
+    for key in keys:
+        v = d[key]
+        np.testing.assert_array_equal(v.get(), h[key], err_msg=str(key))
+        assert v.shape == h[key].shape and v.flags.c_contiguous == h[key].flags.c_contiguous
+        np.testing.assert_array_equal(v.copy().get(), h[key])
+    want = h.copy()
+    for k, key in enumerate(keys):
+        val = np.arange(h[key].size, dtype=np.float32).reshape(h[key].shape) - 100 * k
+        d[key] = val
+        want[key] = val
+        np.testing.assert_array_equal(d.get(), want, err_msg=str(key))
+    d[1:4, 2:5] = 7.0  # scalar into a rectangle
+    want[1:4, 2:5] = 7.0
+    d[:, 0] = np.arange(4, dtype=np.float32)  # broadcast a row
+    want[:, 0] = np.arange(4)
+    np.testing.assert_array_equal(d.get(), want)
+
+
+@pytest.mark.parametrize(
+    ("key", "exc", "msg"),
+    [
+        (slice(0, 10, 2), ValueError, "step 1, got step 2 on axis 0"),
+        ((slice(None), slice(None, None, -1)), ValueError, "step -1 on axis 1"),
+        ([1, 2], TypeError, "fancy indexing, on axis 0"),
+        (np.array([0, 1]), TypeError, "fancy indexing"),
+        (True, TypeError, "boolean index on axis 0"),
+        ((0, 1.5), IndexError, "got float 1.5 on axis 1"),
+        (6, IndexError, "index 6 is out of bounds for axis 0 with size 6"),
+        ((0, -5), IndexError, "index -5 is out of bounds for axis 1 with size 4"),
+        ((0, 0, 0), IndexError, "2-dimensional, but 3 were indexed"),
+        ((Ellipsis, Ellipsis), IndexError, "single ellipsis"),
+        (slice("a", 3), TypeError, "slice bounds must be integers"),
+    ],
+)
+def test_index_errors_name_what_is_wrong(dev: Any, key: Any, exc: type, msg: str) -> None:
+    h = np.arange(24, dtype=np.float32).reshape(6, 4)
+    d = clpy.to_device(h, dev)
+    with pytest.raises(exc, match=msg.replace("(", "\\(").replace(")", "\\)").replace(".", "\\.")):
+        d[key]
+    with pytest.raises(exc):
+        d[key] = 0.0
+    np.testing.assert_array_equal(d.get(), h)  # nothing written
+
+
+def test_bad_writes_leave_the_array_untouched(dev: Any) -> None:
+    h = np.arange(10, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    with pytest.raises(ValueError, match=r"broadcast values of shape \(3,\) into .* \(4,\)"):
+        d[0:4] = np.ones(3)
+    with pytest.raises(ValueError, match="expected shape"):
+        d[2:5].set(np.ones(4))
+    np.testing.assert_array_equal(d.get(), h)
+
+
+def test_kernels_take_aligned_views_in_place(dev: Any) -> None:
+    a = _align(dev)
+    n = 4 * a
+    d = clpy.to_device(np.arange(n, dtype=np.float32), dev)
+    y = clpy.zeros((n,), np.float32, dev)
+    add_one[a](d[a : 2 * a], y[2 * a : 3 * a], np.int32(a), device=dev)
+    want = np.zeros(n, np.float32)
+    want[2 * a : 3 * a] = np.arange(a, 2 * a) + 1
+    np.testing.assert_array_equal(y.get(), want)
+    rows = clpy.to_device(np.ones((4, a), np.float32), dev)
+    scale[a](rows[2], device=dev)  # a row of a 2-D array
+    np.testing.assert_array_equal(rows.get()[:, 0], [1, 1, 2, 1])
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_kernels_take_misaligned_views_through_a_copy(dev: Any, wait: bool) -> None:
+    h = np.arange(100, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    y = clpy.zeros((100,), np.float32, dev)
+    x_view, y_view = d[1:11], y[3:13]
+    assert dev.is_sim or (x_view.staged and y_view.staged)
+    got = add_one[10](x_view, y_view, np.int32(10), device=dev, wait=wait)
+    if got is not None:
+        got.wait()
+    want = np.zeros(100, np.float32)
+    want[3:13] = h[1:11] + 1
+    np.testing.assert_array_equal(y.get(), want)
+    np.testing.assert_array_equal(d.get(), h)  # read only: not copied back
+    scale[5](d[7:12], device=dev)  # written in place, only there
+    h2 = h.copy()
+    h2[7:12] *= 2
+    np.testing.assert_array_equal(d.get(), h2)
+
+
+def test_overlapping_views_are_one_memory(dev: Any) -> None:
+    a = _align(dev)
+    d = clpy.to_device(np.zeros(3 * a, np.float32), dev)
+    out = clpy.zeros((a,), np.float32, dev)
+    write_then_read[a](d[0 : 2 * a], d[a : 2 * a], out, np.int32(a), device=dev)
+    np.testing.assert_array_equal(out.get(), 5)  # y's write seen through x
+
+
+def test_overlapping_copied_views_are_an_error(cl_device: Any) -> None:
+    # (on the simulator every view is bound in place: the test above)
+    dev = clpy.get_device(cl_device)
+    d = clpy.to_device(np.zeros(300, np.float32), dev)
+    out = clpy.zeros((10,), np.float32, dev)
+    with pytest.raises(ValueError, match="'x' and 'y' are overlapping parts of one DeviceArray"):
+        write_then_read[10](d[0:20], d[3:13], out, np.int32(3), device=dev)
+    np.testing.assert_array_equal(d.get(), 0)
+    np.testing.assert_array_equal(out.get(), 0)
+
+
+def test_views_that_are_not_contiguous_are_no_kernel_arguments(dev: Any) -> None:
+    d = clpy.to_device(np.ones((4, 8), np.float32), dev)
+    with pytest.raises(ValueError, match="parameter 'x'.*not contiguous.*view.copy"):
+        scale[8](d[:, 0:2], device=dev)
+    np.testing.assert_array_equal(d.get(), 1)
+
+
+def test_failed_launch_leaves_views_untouched_on_the_simulator() -> None:
+    dev = clpy.get_device("sim")
+    h = np.arange(20, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    with pytest.raises(clpy.sim.SimulationError):
+        write_past_end[4](d[2:6], np.int32(4), device=dev)
+    np.testing.assert_array_equal(d.get(), h)
+
+
+def test_failed_launch_leaves_copied_views_untouched(cl_device: Any, monkeypatch: Any) -> None:
+    import pyopencl as cl
+
+    dev = clpy.get_device(cl_device)
+    h = np.arange(20, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    scale[4](d[1:5], device=dev)  # built and run once
+    h[1:5] *= 2
+
+    record = cl._cl._ErrorRecord(
+        "clEnqueueNDRangeKernel failed (injected)",
+        cl.status_code.OUT_OF_HOST_MEMORY,
+        "clEnqueueNDRangeKernel",
+    )
+
+    def refuse(*a: Any, **k: Any) -> Any:
+        raise cl.RuntimeError(record)
+
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel", refuse)
+    with pytest.raises(clpy.LaunchError, match="injected"):
+        scale[4](d[1:5], device=dev)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(d.get(), h)
+
+
+@pytest.fixture
+def small_staging(monkeypatch: Any) -> Any:
+    """Pinned staging with 1 MiB chunks from 1 MiB up, so offsets meet ragged chunks fast."""
+    monkeypatch.setattr(transfers, "CHUNK", 1 << 20)
+    monkeypatch.setattr(transfers, "STAGE_MIN", 1 << 20)
+    transfers.clear_pools()
+    yield
+    transfers.clear_pools()  # the next staging area gets the real chunk size
+
+
+def test_large_views_move_through_pinned_staging(cl_device: Any, small_staging: Any) -> None:
+    import pyopencl as cl
+
+    dev = clpy.get_device(cl_device)
+    n = (5 << 20) // 8 + 11  # 2.5 chunks of float32 and a ragged end
+    h = np.random.default_rng(3).random(n + 100, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    v = d[37 : 37 + n]
+    assert transfers.staging_of(cl, dev.queue, h) is not None
+    np.testing.assert_array_equal(v.get(), h[37 : 37 + n])
+    v.set(h[:n] * 2)
+    want = h.copy()
+    want[37 : 37 + n] = h[:n] * 2
+    np.testing.assert_array_equal(d.get(), want)
