@@ -275,7 +275,8 @@ def run_clpy(inp: dict[str, Any], device: Any, *, resident: bool, events: Any = 
         h(prepare_kernel, g, loc, ne, img, sums, sums2)
         for blocks, no, mul in _reduce_passes(ne):
             h(reduce_kernel, (blocks * NT,), loc, ne, no, mul, sums, sums2, blocks)
-        q0 = _q0sqr(float(h.head(sums)[0]), float(h.head(sums2)[0]), ne)
+        # one element each (a DeviceArray reads just it; the original host's blocking reads)
+        q0 = _q0sqr(float(sums[0]), float(sums2[0]), ne)
         h(srad_kernel, g, loc, LAMBDA, nr, nc, ne, *tabs, dn, ds, de, dw, q0, c, img)
         h(srad2_kernel, g, loc, LAMBDA, nr, nc, ne, *tabs, dn, ds, de, dw, c, img)
     h(compress_kernel, g, loc, ne, img)

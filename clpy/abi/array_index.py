@@ -14,6 +14,7 @@ dimensions, the first in bytes, with row and slice pitches).
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ class Layout:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:

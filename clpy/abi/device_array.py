@@ -32,6 +32,7 @@ views and every contiguous one is bound in place.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -100,7 +101,7 @@ class DeviceArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
