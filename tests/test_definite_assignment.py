@@ -183,6 +183,14 @@ def constexpr_branch_not_taken(out: Global[float32], flag: clpy.constexpr):
     out[0] = y  # read
 
 
+@clpy.kernel
+def fence_flags_in_a_branch(x: Global[float32], n: int32):
+    if n > 0:  # construct
+        flags = clpy.CLK_LOCAL_MEM_FENCE  # assign
+    clpy.barrier(flags)  # read
+    x[0] = 1.0
+
+
 @clpy.func
 def sign_of(v: float32) -> float32:
     if v > 0:  # construct
@@ -224,6 +232,7 @@ REJECTED = [
     Rejected(print_reads_it, "y", "y)"),
     Rejected(later_iteration_test_is_not_first, "acc", "acc + x[k]"),
     Rejected(first_iteration_needs_constant_step, "acc", "acc + x[k]"),
+    Rejected(fence_flags_in_a_branch, "flags", "flags)"),
     Rejected(calls_sign_of, "r", "r  # read", where=sign_of),
 ]
 
@@ -518,6 +527,13 @@ def loop_variable_reused(out: Global[int32], n: int32):
     out[i] = out[i] + k
 
 
+@clpy.kernel
+def fence_flags_first(x: Global[float32]):
+    flags = clpy.CLK_LOCAL_MEM_FENCE | clpy.CLK_GLOBAL_MEM_FENCE
+    x[0] = 1.0
+    clpy.barrier(flags)
+
+
 @clpy.func
 def clamp01(v: float32) -> float32:
     if v < 0:
@@ -548,6 +564,7 @@ ACCEPTED = [
     assigned_before_continue,
     arrays_are_storage,
     loop_variable_reused,
+    fence_flags_first,
     calls_clamp01,
 ]
 

@@ -130,7 +130,7 @@ def build_function(
         written=frozenset(_close_written(state.written, state.aliases)),
         callees=tuple(state.callees),
     )
-    check_definite_assignment(fn, state.annotated)
+    check_definite_assignment(fn, state.annotated, state.folded_reads)
     fn = _with_structs(fn)
     finish_kernel(self_ref, fn)
     return fn

@@ -188,10 +188,14 @@ class CallBuilder:
         arguments to its parameter types, notes the pointers it writes and uniform calls."""
         # a local assigned once from a constant is that constant (flags = A | B; barrier(flags))
         known = self.state.const_values
-        args = [
-            known[a.var] if i in b.const_args and isinstance(a, VarRef) and a.var in known else a
-            for i, a in enumerate(args)
-        ]
+        folded: list[VarRef] = []
+        args = list(args)
+        for i, a in enumerate(args):
+            if i in b.const_args and isinstance(a, VarRef) and a.var in known:
+                folded.append(a)  # still a read of the variable (definite assignment)
+                args[i] = known[a.var]
+        if folded:
+            self.state.folded_reads.setdefault(self.state.loc(node), []).extend(folded)
         infos = [
             ArgInfo(a.type, is_weak(a), a.value if isinstance(a, (Const, NamedConst)) else None)
             for a in args

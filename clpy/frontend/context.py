@@ -66,6 +66,9 @@ class FuncState:
     # them assigned a constant: a compile-time constant where one is needed (barrier flags)
     assigned_once: frozenset[str] = frozenset()
     const_values: dict[Var, Expr] = field(default_factory=dict)
+    # the reads of those locals that became the constant, by the location of the built-in
+    # call they are arguments of: the definite-assignment check (definite.py) checks them
+    folded_reads: dict[Loc, list[VarRef]] = field(default_factory=dict)
     callees: list[Function] = field(default_factory=list)
     ret_type: Type | None = None
     ret_annotated: bool = False

@@ -39,7 +39,7 @@ not part of the kernel language (the statement builder rejects them).
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
 from clpy.errors import UndefinedNameError
@@ -47,6 +47,7 @@ from clpy.ir.nodes import (
     Assert,
     Assign,
     Break,
+    CallBuiltin,
     Compare,
     Const,
     Continue,
@@ -79,11 +80,17 @@ _State = frozenset[Var] | None
 _Compound = If | For | While
 
 
-def check_definite_assignment(fn: Function, annotated: Set[str] = frozenset()) -> None:
+def check_definite_assignment(
+    fn: Function,
+    annotated: Set[str] = frozenset(),
+    folded: Mapping[Loc, list[VarRef]] | None = None,
+) -> None:
     """Raise ``UndefinedNameError`` at the first read of a local of ``fn`` that some path
     reaches before the variable is assigned (see the module docstring). ``annotated``: the
-    names the function annotates (``y: float``), for the message."""
-    _Checker(fn.body, annotated).block(fn.body, frozenset())
+    names the function annotates (``y: float``), for the message; ``folded``: reads the
+    frontend replaced by the variable's constant value (``flags = CLK_LOCAL_MEM_FENCE`` then
+    ``barrier(flags)``), by the location of the built-in call whose argument they are."""
+    _Checker(fn.body, annotated, folded or {}).block(fn.body, frozenset())
 
 
 @dataclass
@@ -109,8 +116,11 @@ def _meet(a: _State, b: _State) -> _State:
 
 
 class _Checker:
-    def __init__(self, body: tuple[Stmt, ...], annotated: Set[str]) -> None:
+    def __init__(
+        self, body: tuple[Stmt, ...], annotated: Set[str], folded: Mapping[Loc, list[VarRef]]
+    ) -> None:
         self.annotated = annotated
+        self.folded = folded
         # Variables declared without a value (the only ones that can be read unassigned).
         self.checked: set[Var] = set()
         self.sites: dict[Var, list[_Site]] = {}
@@ -332,6 +342,8 @@ class _Checker:
                 if taken is not True:
                     stack.append(n.if_false)
             elif isinstance(n, Expr):
+                if isinstance(n, CallBuiltin) and n.loc in self.folded:
+                    stack.extend(self.folded[n.loc])
                 stack.extend(children(n))
 
     def truth(self, cond: Expr) -> bool | None:
