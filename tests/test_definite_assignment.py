@@ -481,6 +481,18 @@ def first_iteration_of_both_loops(x: Global[float32], out: Global[float32]):
 
 
 @clpy.kernel
+def first_iteration_after_reused_variable(x: Global[float32], out: Global[float32], n: int32):
+    for k in range(n):
+        out[k] = 0.0
+    for k in range(4):
+        if k == 0:
+            acc = x[0]
+        else:
+            acc = acc + x[k]
+    out[0] = acc + k
+
+
+@clpy.kernel
 def declared_then_assigned(out: Global[float32]):
     y: float32
     y = 2.0
@@ -559,6 +571,7 @@ ACCEPTED = [
     while_true_assigns_before_break,
     first_iteration_idioms,
     first_iteration_of_both_loops,
+    first_iteration_after_reused_variable,
     declared_then_assigned,
     assigned_every_iteration_used_in_it,
     assigned_before_continue,

@@ -136,7 +136,7 @@ class _Checker:
         self._collect(body, ())
         loops = {id(loop): loop for found in self.counters.values() for loop in found}
         for loop in loops.values():
-            if any(self._counter_test(n) is loop for n in walk(loop.body)):
+            if any(t is loop for n in walk(loop.body) for t in self._counter_test(n)):
                 self.tested.add(id(loop))
 
     def _collect(self, stmts: tuple[Stmt, ...], enclosing: tuple[_Compound, ...]) -> None:
@@ -183,17 +183,16 @@ class _Checker:
             if len(stores) == 1:
                 self.counters.setdefault(user, []).append(st)
 
-    def _counter_test(self, n: object) -> For | None:
-        """The loop whose first iteration ``n`` tests (``k == start``, ``k != start``)."""
+    def _counter_test(self, n: object) -> list[For]:
+        """The loops whose first iteration ``n`` tests (``k == start``, ``k != start``)."""
         if not (isinstance(n, Compare) and n.op in ("==", "!=")):
-            return None
+            return []
         for var_side, const_side in ((n.left, n.right), (n.right, n.left)):
             value = _int_const(const_side)
             if isinstance(var_side, VarRef) and value is not None:
-                for loop in self.counters.get(var_side.var, ()):
-                    if _int_const(loop.start) == value:
-                        return loop
-        return None
+                loops = self.counters.get(var_side.var, [])
+                return [loop for loop in loops if _int_const(loop.start) == value]
+        return []
 
     # ------------------------------------------------------------------ statements
 
@@ -360,10 +359,10 @@ class _Checker:
             if a is short or b is short:
                 return short
             return None if a is None or b is None else not short
-        loop = self._counter_test(cond)
-        if loop is not None and id(loop) in self.first:
-            assert isinstance(cond, Compare)
-            return self.first[id(loop)] == (cond.op == "==")
+        for loop in self._counter_test(cond):  # (a variable reused by loops one after another)
+            if id(loop) in self.first:
+                assert isinstance(cond, Compare)
+                return self.first[id(loop)] == (cond.op == "==")
         return None
 
     def check(self, ref: VarRef, s: _State, partial: Expr | None = None) -> None:
