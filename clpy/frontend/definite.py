@@ -73,8 +73,10 @@ from clpy.ir.nodes import (
 from clpy.ir.walk import children, walk
 from clpy.types.core import ArrayType
 
-# The variables assigned on every path to a point; None where no path reaches it (after a
-# return, break or continue), which is the neutral element of the meet.
+# The checked variables that some path reaches a point without assigning (declared, and
+# not assigned since, on that path); None where no path reaches it (after a return, break or
+# continue), the neutral element of the join. (The complement of the set of variables
+# definitely assigned, kept small: a variable usually leaves it a few statements later.)
 _State = frozenset[Var] | None
 
 _Compound = If | For | While
@@ -107,12 +109,13 @@ class _Site:
     enclosing: tuple[_Compound, ...]
 
 
-def _meet(a: _State, b: _State) -> _State:
+def _join(a: _State, b: _State) -> _State:
+    """Where paths with states ``a`` and ``b`` meet."""
     if a is None:
         return b
     if b is None:
         return a
-    return a & b
+    return a | b
 
 
 class _Checker:
@@ -196,9 +199,8 @@ class _Checker:
 
     # ------------------------------------------------------------------ statements
 
-    def add(self, s: _State, v: Var) -> _State:
-        """``s`` with ``v`` assigned (states hold only the variables checked)."""
-        return s | {v} if s is not None and v in self.checked else s
+    def assigned(self, s: _State, v: Var) -> _State:
+        return s - {v} if s and v in s else s
 
     def block(self, stmts: tuple[Stmt, ...], state: _State) -> _State:
         for st in stmts:
@@ -211,7 +213,7 @@ class _Checker:
                 self.read(st.init, s)
                 return s
             # y: float (or a declaration hoisted before the branch that assigns y)
-            return None if s is None else s - {st.var}
+            return s | {st.var} if s is not None and st.var in self.checked else s
         if isinstance(st, Assign):
             return self.assign(st, s)
         if isinstance(st, ExprStmt):
@@ -247,7 +249,7 @@ class _Checker:
             if st.op is not None:  # y += 1 reads y
                 self.read(target, s)
             self.read(st.value, s)
-            return self.add(s, target.var)
+            return self.assigned(s, target.var)
         # v.x = ..., s.f = ..., p[i] = ...: the base is read (a pointer's value) or partly
         # changed (a vector or struct, which must have a value already, as in Python).
         base: Expr = target
@@ -266,16 +268,16 @@ class _Checker:
         body = self.block(st.body, s if taken is not False else None)
         orelse = self.block(st.orelse, s if taken is not True else None)
         self.enclosing.pop()
-        return _meet(body, orelse)
+        return _join(body, orelse)
 
     def while_stmt(self, st: While, s: _State) -> _State:
         self.read(st.cond, s)
         taken = self.truth(st.cond)
         if taken is False:
             return s
-        head, back, breaks = self.loop(st, s, None)
+        head, back, breaks = self.loop(st, s)
         exits = breaks if taken else [head, *breaks]
-        return _meet_all(exits)
+        return _join_all(exits)
 
     def for_stmt(self, st: For, s: _State) -> _State:
         for e in (st.start, st.stop, st.step):
@@ -284,22 +286,22 @@ class _Checker:
             # The first iteration starts from the entry, every later one from the end of
             # the one before it.
             self.first[id(st)] = True
-            _, back_first, breaks = self.loop(st, s, st.var, first=True)
+            _, back_first, breaks = self.loop(st, s, first=True)
             self.first[id(st)] = False
-            head, back, more = self.loop(st, back_first, st.var)
+            head, back, more = self.loop(st, back_first)
             del self.first[id(st)]
-            back = _meet(back_first, back)
+            back = _join(back_first, back)
             breaks = [*breaks, *more]
-            head = _meet(s, back)
+            head = _join(s, back)
         else:
-            head, back, breaks = self.loop(st, s, st.var)
+            head, back, breaks = self.loop(st, s)
         # Python's loop variable keeps its last value after the loop (the frontend copies it
         # to the user's variable in the body); an empty range leaves it as it was.
         exits = [back, *breaks] if _surely_runs(st) else [head, *breaks]
-        return _meet_all(exits)
+        return _join_all(exits)
 
     def loop(
-        self, st: For | While, entry: _State, counter: Var | None, first: bool = False
+        self, st: For | While, entry: _State, first: bool = False
     ) -> tuple[_State, _State, list[_State]]:
         """The state at the loop's test, at the end of an iteration (body end and continues),
         and at each break. The test is reached from the entry and from every iteration's end
@@ -309,10 +311,10 @@ class _Checker:
         self.enclosing.append(st)
         while True:
             self.loops.append(_Loop())
-            end = self.block(st.body, head if counter is None else self.add(head, counter))
+            end = self.block(st.body, head)
             lp = self.loops.pop()
-            back = _meet_all([end, *lp.continues])
-            new_head = entry if first else _meet(entry, back)
+            back = _join_all([end, *lp.continues])
+            new_head = entry if first else _join(entry, back)
             if new_head == head:
                 break
             head = new_head
@@ -322,8 +324,8 @@ class _Checker:
     # ------------------------------------------------------------------ expressions
 
     def read(self, e: Expr, s: _State) -> None:
-        if s is None:
-            return  # unreachable code reads nothing
+        if not s:
+            return  # every variable has a value here, or no path reaches here
         stack: list[object] = [e]
         while stack:
             n = stack.pop()
@@ -367,7 +369,7 @@ class _Checker:
 
     def check(self, ref: VarRef, s: _State, partial: Expr | None = None) -> None:
         v = ref.var
-        if s is None or v not in self.checked or v in s:
+        if not s or v not in s:
             return
         raise UndefinedNameError(self.message(v, ref, partial), ref.loc)
 
@@ -428,10 +430,10 @@ class _Checker:
         )
 
 
-def _meet_all(states: list[_State]) -> _State:
+def _join_all(states: list[_State]) -> _State:
     out: _State = None
     for s in states:
-        out = _meet(out, s)
+        out = _join(out, s)
     return out
 
 
