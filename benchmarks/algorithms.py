@@ -19,6 +19,7 @@ benchmarks/results). On the GPU host: scripts/gpu_algorithms.sh (same arguments)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -63,6 +64,7 @@ def _cupy() -> Any:
         return None
 
 
+TILE_KEYS = ("scan_wg", "scan_vecs", "scan_wgscan", "scan_lb")
 BATCH_NOTE = (
     "10 back-to-back calls without reading the result, between two synchronizations "
     "(the device's time, the host's launch cost hidden)"
@@ -132,14 +134,17 @@ def bench_size(
         want = float(host.sum(dtype=np.float64))
         assert abs(got - want) <= 1e-3 * abs(want) + 1, (got, want)
         row("reduce", "clpy", timed(lambda: alg.reduce(x, "+"), sync, repeat), 4 * n)
-        for path in ("poll", "map"):  # the other ways for the result to come back
-            default, reductions.RESULT_PATH = reductions.RESULT_PATH, path
+        for name, bound, pinned, path in REDUCE_PATHS:  # the other ways, same run
+            saved = (reductions.BOUND_LAUNCH, reductions.PINNED_RESULT, reductions.RESULT_PATH)
+            reductions.BOUND_LAUNCH, reductions.PINNED_RESULT = bound, pinned
+            reductions.RESULT_PATH = path
             try:
                 assert abs(float(alg.reduce(x, "+")) - want) <= 1e-3 * abs(want) + 1
                 sec = timed(lambda: alg.reduce(x, "+"), sync, repeat)
             finally:
-                reductions.RESULT_PATH = default
-            row("reduce", f"clpy result by {path}", sec, 4 * n)
+                reductions.BOUND_LAUNCH, reductions.PINNED_RESULT = saved[:2]
+                reductions.RESULT_PATH = saved[2]
+            row("reduce", f"clpy {name}", sec, 4 * n)
         row(
             "reduce",
             "clpy device only",
@@ -172,6 +177,13 @@ def bench_size(
             "scan",
             "clpy device only",
             device_only(lambda: scans.scan_on(inp, y, f32, plus, True), sync),
+            8 * n,
+        )
+        old_tile = dataclasses.replace(tuning(dev), scan_vecs=0)  # session 2's tile kernel
+        row(
+            "scan",
+            "clpy local-memory tile, device only",
+            device_only(lambda: scans.scan_on(inp, y, f32, plus, True, old_tile), sync),
             8 * n,
         )
         isk = InclusiveScanKernel(ctx, np.float32, "a+b", neutral="0")
@@ -250,25 +262,96 @@ def bench_size(
     return rows
 
 
-def sweep(dev: Any, n: int, repeat: int) -> list[dict[str, Any]]:
-    """Scan throughput (device only) over work-group sizes and items per work-item, and sort
-    over its tile's local-memory budget (for the tuning)."""
+# Reduce's other host paths, measured beside the default (bound launch, blocking read into
+# page-locked memory): (row name, BOUND_LAUNCH, PINNED_RESULT, RESULT_PATH).
+REDUCE_PATHS = (
+    ("launcher + pageable read (session 2)", False, False, "read"),
+    ("bound + pageable read", True, False, "read"),
+    ("bound + pinned, read then wait", True, True, "wait"),
+    ("bound + pinned, poll", True, True, "poll"),
+    ("bound + mapped result", True, False, "map"),
+)
+SWEEP_WG = (128, 256, 512)
+SWEEP_VECS = (2, 3, 4, 6, 8)
+SWEEP_LB = (1, 2, 8)
+
+
+def _scan_ok(dev: Any, tn: Tuning, x: Any, y: Any, ref: np.ndarray) -> str:
+    """'' when the scan with ``tn`` is right (float32 at sampled places, int32 exactly at an
+    odd length), else what is wrong."""
+    import pyopencl.array as cla
+
+    inp = as_input(x, None)
+    t = element_type(inp.dtype, inp.shape, "+")
+    scans.scan_on(inp, y, t, resolve_op("+", t), True, tn)
+    got = y.get()
+    idx = np.unique(np.r_[np.arange(min(4096, len(ref))), np.linspace(0, len(ref) - 1, 4096)])
+    idx = idx.astype(np.int64)
+    if not np.allclose(got[idx], ref[idx], rtol=1e-3, atol=1e-2):
+        return "float32 scan differs from NumPy"
+    hi = np.random.default_rng(2).integers(-9, 10, (1 << 20) + 3).astype(np.int32)
+    xi = cla.to_device(dev.queue, hi)
+    yi = cla.empty_like(xi)
+    ii = as_input(xi, None)
+    ti = element_type(ii.dtype, ii.shape, "+")
+    for incl in (True, False):
+        scans.scan_on(ii, yi, ti, resolve_op("+", ti), incl, tn)
+        want = np.cumsum(hi, dtype=np.int32)
+        if not incl:
+            want = np.r_[np.int32(0), want[:-1]]
+        if not np.array_equal(yi.get(), want):
+            return f"int32 {'inclusive' if incl else 'exclusive'} scan of 2^20 + 3 differs"
+    return ""
+
+
+def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
+    """The single-pass scan's tile (device only, float32 +, n elements) over work-group
+    size, 4-vectors per work-item and work-group scan ("native" collective or "local"),
+    then the look-back width for the best; each configuration checked against NumPy first.
+    Prints the best (the tuning to put in _core.SCAN_TILES); sort's tile budget when
+    ``do_sort``."""
     import pyopencl.array as cla
 
     q = dev.queue
-    x = cla.to_device(q, np.random.default_rng(0).random(n, dtype=np.float32))
+    host = np.random.default_rng(0).random(n, dtype=np.float32)
+    ref = np.cumsum(host, dtype=np.float64)
+    x = cla.to_device(q, host)
     y = cla.empty_like(x)
     inp = as_input(x, None)
     t = element_type(inp.dtype, inp.shape, "+")
     o = resolve_op("+", t)
     base = tuning(dev)
-    out = []
-    for wg in (128, 256, 512):
-        for items in (5, 7, 9, 11, 13, 15):
-            tn = Tuning(wg, base.groups, items, base.lookback, base.vec)
-            sec = device_only(lambda tn=tn: scans.scan_on(inp, y, t, o, True, tn), q.finish)
-            out.append({"wg": wg, "items": items, "GBps": 8 * n / sec / 1e9})
-            print(f"  scan sweep wg={wg} items={items}: {8 * n / sec / 1e9:.0f} GB/s", flush=True)
+    out: list[dict[str, Any]] = []
+
+    def one(**kw: Any) -> None:
+        tn = dataclasses.replace(base, lookback=True, **kw)
+        rec: dict[str, Any] = {"n": n, **kw}
+        try:
+            bad = _scan_ok(dev, tn, x, y, ref)
+            sec = device_only(lambda: scans.scan_on(inp, y, t, o, True, tn), q.finish)
+            rec.update(GBps=8 * n / sec / 1e9, error=bad or None)
+        except Exception as e:  # noqa: BLE001 - a configuration the device rejects
+            rec.update(GBps=0.0, error=f"{type(e).__name__}: {str(e)[:200]}")
+        out.append(rec)
+        print(
+            f"  scan sweep {' '.join(f'{k}={v}' for k, v in kw.items())}: "
+            f"{rec['GBps']:.0f} GB/s{' ' + rec['error'] if rec['error'] else ''}",
+            flush=True,
+        )
+
+    for wgscan in ("native", "local"):
+        for wg in SWEEP_WG:
+            for vecs in SWEEP_VECS:
+                one(scan_wg=wg, scan_vecs=vecs, scan_wgscan=wgscan, scan_lb=base.scan_lb)
+    good = [r for r in out if not r["error"]]
+    if good:
+        best = max(good, key=lambda r: r["GBps"])
+        for lb in SWEEP_LB:
+            one(**{**{k: best[k] for k in TILE_KEYS}, "scan_lb": lb})
+        best = max((r for r in out if not r["error"]), key=lambda r: r["GBps"])
+        print(f"  scan sweep best: {best}", flush=True)
+    if not do_sort:
+        return out
     ns = min(n, 1 << 24)
     keys = cla.to_device(q, np.random.default_rng(1).integers(0, 2**32, ns, dtype=np.uint32))
     default = sorting.TILE_BYTES
@@ -285,6 +368,52 @@ def sweep(dev: Any, n: int, repeat: int) -> list[dict[str, Any]]:
     finally:
         sorting.TILE_BYTES = default
     return out
+
+
+def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
+    """The default float32 scan tile kernel as the driver built it (PTX on NVIDIA) into
+    out/scan_tiles.ptx, with counts of the instructions that matter (vector accesses,
+    spills to local memory, barriers, atomics) and the kernel's private/local memory."""
+    import pyopencl as cl
+
+    from clpy.algorithms.scan_tiles import regs_kernel
+    from clpy.types import catalog as C
+
+    tn = tuning(dev)
+    plus = resolve_op("+", C.float_)
+    k = regs_kernel(
+        C.float_, plus, C.int_, tn.scan_wg, tn.scan_vecs, True, True, tn.scan_wgscan, tn.scan_lb
+    )
+    plans = [p for p in k.launches.plans.values() if hasattr(p, "kernel")]
+    if not plans:
+        print("  ptx: the default scan kernel was not launched", flush=True)
+        return {}
+    knl = plans[0].kernel
+    text = knl.program.get_info(cl.program_info.BINARIES)[0].decode(errors="replace")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scan_tiles.ptx").write_text(text)
+    pats = (
+        "ld.global.v4",
+        "st.global.v4",
+        "ld.global.f32",
+        "st.global.f32",
+        "ld.local",
+        "st.local",
+        "bar.sync",
+        "atom.",
+        "shfl",
+        "ld.shared",
+        "st.shared",
+    )
+    rep: dict[str, Any] = {p: text.count(p) for p in pats}
+    info = cl.kernel_work_group_info
+    for name in ("PRIVATE_MEM_SIZE", "LOCAL_MEM_SIZE"):
+        try:
+            rep[name] = int(knl.get_work_group_info(getattr(info, name), dev.cl_device))
+        except Exception as e:  # noqa: BLE001 - a query the driver does not answer
+            rep[name] = repr(e)[:80]
+    print(f"  ptx of the default scan kernel ({tn}): {rep}", flush=True)
+    return rep
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -319,6 +448,9 @@ def main() -> int:
         help=f"comma-separated subset of {','.join(ALGORITHMS)} (copy always runs)",
     )
     ap.add_argument("--sweep", action="store_true", help="also sweep the scan's tuning")
+    ap.add_argument(
+        "--ptx", action="store_true", help="write the scan kernel's device code, with counts"
+    )
     results = str(Path(__file__).parent / "results")
     ap.add_argument(
         "--out-dir",
@@ -354,8 +486,12 @@ def main() -> int:
         "tuning": repr(tuning(dev)),
         "rows": rows,
     }
+    if a.ptx and "scan" in only:
+        result["scan_ptx"] = ptx_report(dev, Path(a.out_dir))
     if a.sweep:
-        result["scan_sweep"] = sweep(dev, 1 << max(int(s) for s in a.sizes.split(",")), a.repeat)
+        result["scan_sweep"] = sweep(
+            dev, 1 << max(int(s) for s in a.sizes.split(",")), a.repeat, "sort" in only
+        )
     slug = re.sub(r"[^a-z0-9]+", "_", dev.name.lower()).strip("_")[:60]
     out = Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,9 @@
 #     OUT=/some/dir PYTHON=/opt/torch/.venv/bin/python bash scripts/gpu_algorithms.sh \
 #         --only reduce,scan,sort --sizes 20,24,28
 #
-# Arguments go to `python -m benchmarks.algorithms` (--only, --sizes, --repeat, --sweep);
-# results (algorithms_<device>.json/.md and the log) go to $OUT (default /tmp/clpy-bench).
+# Arguments go to `python -m benchmarks.algorithms` (--only, --sizes, --repeat, --sweep,
+# --ptx); results (algorithms_<device>.json/.md and the log) go to $OUT (default
+# /tmp/clpy-bench). ALG_TESTS=<seconds> also runs tests/test_algorithms.py on the device.
 # CLPY_GPU_PLATFORM=portable dry-runs the same steps on PoCL.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +31,14 @@ gpu_icd
 export PYTHONUNBUFFERED=1
 "$PY" -m benchmarks.algorithms --device "opencl:$PLATFORM" --out-dir "$OUTDIR" "$@" 2>&1 \
     | tee "$OUTDIR/gpu_algorithms.log"
-exit "${PIPESTATUS[0]}"
+rc=${PIPESTATUS[0]}
+
+# 4. ALG_TESTS=<seconds>: then tests/test_algorithms.py on this device (the simulator's
+# half left out), within that many seconds; the summary to stdout, the log to $OUT.
+if [ -n "${ALG_TESTS:-}" ]; then
+    CLPY_TEST_PLATFORM=$PLATFORM timeout "$ALG_TESTS" "$PY" -m pytest -q -x -o addopts= \
+        -p no:cacheprovider -p no:warnings tests/test_algorithms.py -k "not sim" \
+        > "$OUTDIR/gpu_algorithms_tests.log" 2>&1
+    echo "tests/test_algorithms.py on $PLATFORM: rc=$? $(tail -n 1 "$OUTDIR/gpu_algorithms_tests.log")"
+fi
+exit "$rc"

@@ -274,16 +274,24 @@ def test_pyopencl_arrays(cl_device):
     np.testing.assert_array_equal(v.get(), np.argsort(x, kind="stable"))
 
 
-@pytest.mark.parametrize("scheme", ["lookback", "reduce-then-scan"])
+SCHEMES = {  # small tiles, so that many tiles wait on each other
+    "lookback": dict(scan_wg=64, scan_vecs=1, scan_wgscan="native", scan_lb=4),
+    "lookback-local-scan": dict(scan_wg=32, scan_vecs=2, scan_wgscan="local", scan_lb=2),
+    "lookback-local-memory-tile": dict(scan_vecs=0),
+    "reduce-then-scan": {},
+}
+
+
+@pytest.mark.parametrize("scheme", list(SCHEMES))
 @pytest.mark.parametrize("dt,op", [(np.int32, "+"), (np.float32, "max"), (np.uint32, "^"),
                                    (np.float32, "+")])
 def test_scan_schemes_on_opencl(cl_device, scheme, dt, op):
-    """Both schemes on the OpenCL device, with small tiles so that many tiles wait on each
-    other (the look-back is forced even where the tuning would not pick it)."""
+    """Every scheme on the OpenCL device (the look-back is forced even where the tuning
+    would not pick it); lengths that are and are not whole 4-vectors, in place too."""
     dev = clpy.get_device(cl_device)
     lookback = scheme.startswith("lookback")
-    tn = Tuning(wg=64, groups=8, items=3, lookback=lookback, vec=4)
-    for n in (1, 191, 192, 193, 100003, BIG):
+    tn = Tuning(wg=64, groups=8, items=3, lookback=lookback, vec=4, **SCHEMES[scheme])
+    for n in (1, 191, 192, 193, 100003, 100004, BIG):
         x = _data(n, dt, "+", n)
         inp = as_input(x, dev)
         t = element_type(inp.dtype, inp.shape, op)
@@ -296,19 +304,33 @@ def test_scan_schemes_on_opencl(cl_device, scheme, dt, op):
             if not incl:
                 want = np.concatenate([[_identity(op, dt)], want[:-1]]).astype(dt)
             np.testing.assert_array_equal(y.get(), want, err_msg=f"n={n} incl={incl}")
+        if n in (100004, BIG):  # in place: x and y one buffer
+            scans.scan_on(inp, inp.data, t, o, True, tn)
+            np.testing.assert_array_equal(inp.data.get(), _ref_accumulate(op, x))
 
 
-@pytest.mark.parametrize("path", ["read", "poll", "map"])
-def test_reduce_result_paths(cl_device, path, monkeypatch):
-    """Every way a reduction's result comes back (reductions.RESULT_PATH) gives the result."""
+@pytest.mark.parametrize("path", ["read", "wait", "poll", "map"])
+@pytest.mark.parametrize("bound,pinned", [(True, True), (False, False)])
+def test_reduce_result_paths(cl_device, path, bound, pinned, monkeypatch):
+    """Every way a reduction is launched (bound or through the launcher) and its result
+    comes back (reductions.RESULT_PATH, page-locked or not) gives the result, call after
+    call, with the input buffer changing between calls."""
+    import pyopencl.array as cla
+
     from clpy.algorithms import reductions
 
     monkeypatch.setattr(reductions, "RESULT_PATH", path)
+    monkeypatch.setattr(reductions, "BOUND_LAUNCH", bound)
+    monkeypatch.setattr(reductions, "PINNED_RESULT", pinned)
     dev = clpy.get_device(cl_device)
     for n in (1, 1031, BIG):
         x = _data(n, np.int32, "+", n)
         assert alg.reduce(x, "+", device=dev) == x.sum()
         assert alg.argmax(x, device=dev) == np.argmax(x)
+        a, b = cla.to_device(dev.queue, x), cla.to_device(dev.queue, x[::-1] * 2)
+        for _ in range(2):  # the second calls take the bound launch
+            assert alg.reduce(a, "+") == x.sum() and alg.reduce(b, "+") == 2 * x.sum()
+            assert alg.argmax(a) == np.argmax(x)
 
 
 def test_errors():

@@ -302,6 +302,23 @@ class Input:
         return a
 
 
+# The Place of a pyopencl queue (id -> (queue, place)): the queue -> device lookup once per
+# queue, not once per call (~4 µs). The entry holds the queue, so its id is not reused.
+_QUEUE_PLACES: dict[int, tuple[Any, Place]] = {}
+
+
+def _queue_place(q: Any) -> Place:
+    hit = _QUEUE_PLACES.get(id(q))
+    if hit is not None and hit[0] is q:
+        return hit[1]
+    p = Place(RUNTIME.find(q), q)
+    with _SCRATCH_LOCK:
+        if len(_QUEUE_PLACES) > 64:
+            _QUEUE_PLACES.clear()
+        _QUEUE_PLACES[id(q)] = (q, p)
+    return p
+
+
 def as_input(x: Any, device: Any, where: str = "x", place: Place | None = None) -> Input:
     """Accept a NumPy array (or anything ``np.asarray`` takes), a ``clpy.DeviceArray`` or a
     ``pyopencl.array.Array``. ``place``: the device of the call's first array."""
@@ -320,7 +337,7 @@ def as_input(x: Any, device: Any, where: str = "x", place: Place | None = None) 
             raise TypeError(f"{where}: expected an array, got a {type(x).__name__}")
         if not x.flags.c_contiguous:
             raise ValueError(f"{where}: the pyopencl array is not contiguous")
-        p = place or Place(RUNTIME.find(x.queue), x.queue)
+        p = place or _queue_place(x.queue)
         return Input(x, p, "pyopencl", x.dtype, tuple(x.shape))
     try:
         host = np.ascontiguousarray(x)
@@ -344,9 +361,29 @@ class Tuning:
     items: int
     lookback: bool
     vec: int  # lanes per load in reductions of scalars (1: scalar loads)
+    # The single-pass scan of 4-byte scalars (scan_tiles.py): work-group size, 4-vectors per
+    # work-item (0: the local-memory tile kernel of scans.py), work-group scan of the
+    # work-items' totals ("native" collective or "local" two-level) and status words read
+    # per look-back step.
+    scan_wg: int = 256
+    scan_vecs: int = 4
+    scan_wgscan: str = "native"
+    scan_lb: int = 4
 
 
-_tune_lock = threading.Lock()
+# The single-pass scan's tile per GPU vendor (platform name substring), measured with
+# `python -m benchmarks.algorithms --sweep` (benchmarks/results/algorithms_h100.json).
+SCAN_TILES: dict[str, dict[str, Any]] = {
+    "nvidia": {"scan_wg": 256, "scan_vecs": 4, "scan_wgscan": "native", "scan_lb": 4},
+}
+
+
+def _scan_tiles(info: Any) -> dict[str, Any]:
+    hay = f"{info.platform} {info.platform_vendor}".lower()
+    for key, tile in SCAN_TILES.items():
+        if key in hay:
+            return {**tile, "scan_wg": min(tile["scan_wg"], info.max_work_group_size)}
+    return {"scan_wg": min(256, info.max_work_group_size)}
 
 
 @functools.cache
@@ -359,7 +396,14 @@ def _tuning_for(target: Any, info: Any) -> Tuning:
         groups = info.max_compute_units * max(1, 2048 // wg)
         # Look-back waits only on groups that took an earlier ticket, i.e. that already run:
         # safe on GPUs, whose resident work-groups keep being scheduled (module docstring).
-        return Tuning(wg=wg, groups=groups, items=15, lookback=True, vec=4)
+        return Tuning(
+            wg=wg,
+            groups=groups,
+            items=15,
+            lookback=True,
+            vec=4,
+            **_scan_tiles(info),
+        )
     return Tuning(
         wg=min(wg, 64), groups=max(4, info.max_compute_units * 2), items=8, lookback=False, vec=4
     )

@@ -21,6 +21,7 @@ from clpy.algorithms.reductions import (
     acq_rel,
     index_type,
     last_ticket,
+    launch_prepared,
     prepared,
     read_result,
     ticket_counter,
@@ -224,7 +225,7 @@ def _arg(x: Any, device: Any, want_max: bool) -> np.int64:
         n,
     )
     pr = prepared(key, lambda: _prepare_arg(inp, t, want_max))
-    pr.launch(inp.data, *pr.args, device=place.launch_on, wait=False)
+    launch_prepared(pr, inp)
     if pr.two_pass is not None:
         last, args = pr.two_pass
         last(*args, device=place.launch_on, wait=False)

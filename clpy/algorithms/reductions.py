@@ -32,6 +32,8 @@ import numpy as np
 import clpy
 from clpy import Global, Local, int32
 from clpy.algorithms._core import Input, Op, as_input, element_type, resolve_op, tuning
+from clpy.algorithms.bound import BoundLaunch
+from clpy.runtime.transfers import pinned_array
 from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type
 from clpy.vectors import vector
@@ -273,6 +275,7 @@ class _Prepared:
     out: Any
     host: np.ndarray
     two_pass: Any = None  # the simulator's second launch (and its arguments)
+    bound: Any = None  # the BoundLaunch, after the first launch (OpenCL, BOUND_LAUNCH)
 
 
 _PREPARED: dict[Any, _Prepared] = {}
@@ -304,6 +307,10 @@ def _prepare(inp: Input, t: Type, op: Op, tn: Any) -> _Prepared:
     out = place.scratch("reduce.out", (1, *inp.shape[1:]), inp.dtype)
     host = np.empty((1, *inp.shape[1:]), inp.dtype)
     if not place.is_sim:  # one launch (see last_ticket)
+        if PINNED_RESULT:  # one DMA into page-locked memory, no staging copy by the driver
+            import pyopencl as cl
+
+            host = pinned_array(cl, place.cl_queue, host.shape, host.dtype)
         out = _result_buffer(place, (1, *inp.shape[1:]), inp.dtype)
         once = _once_kernel(t, op, idx, vec, wg, acq_rel(place.dev))
         args = (part, out, ticket_counter(place), idx.dtype.type(n), ident, np.int32(groups))
@@ -324,6 +331,20 @@ def _prepare(inp: Input, t: Type, op: Op, tn: Any) -> _Prepared:
     )
 
 
+def launch_prepared(pr: _Prepared, inp: Input) -> None:
+    """Enqueue ``pr``'s launch on ``inp``: through its BoundLaunch when it has one and the
+    input is a whole pyopencl buffer (no offset), else through the launcher (which makes
+    the BoundLaunch on OpenCL when BOUND_LAUNCH is set)."""
+    data = inp.data
+    if pr.bound is not None and getattr(data, "offset", 1) == 0:
+        pr.bound(data.base_data)
+        return
+    place = inp.place
+    pr.launch(data, *pr.args, device=place.launch_on, wait=False)
+    if BOUND_LAUNCH and pr.bound is None and not place.is_sim and pr.two_pass is None:
+        pr.bound = BoundLaunch(pr.launch, (data, *pr.args), place)
+
+
 def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
     """Enqueue the reduction of ``inp`` (no wait); returns its ``_Prepared`` (the result is
     in ``.out``, a one-element device array of ``t``)."""
@@ -337,9 +358,11 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
         inp.count,
         tune,
         RESULT_PATH,
+        BOUND_LAUNCH,
+        PINNED_RESULT,
     )
     pr = prepared(key, lambda: _prepare(inp, t, op, tune or tuning(place.dev)))
-    pr.launch(inp.data, *pr.args, device=place.launch_on, wait=False)
+    launch_prepared(pr, inp)
     if pr.two_pass is not None:
         last, args = pr.two_pass
         last(*args, device=place.launch_on, wait=False)
@@ -353,6 +376,11 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
 # (no copy command where the driver maps host memory directly). CPU devices never "poll".
 RESULT_PATH = "read"
 POLL_S = 0.005
+# "wait": a non-blocking read, then a wait on its event. BOUND_LAUNCH: later launches of a
+# prepared reduction skip the launcher (bound.py). PINNED_RESULT: the result is read into
+# page-locked host memory (one DMA; a pageable destination costs the driver a staging copy).
+BOUND_LAUNCH = True
+PINNED_RESULT = True
 
 
 def _result_buffer(place: Any, shape: tuple[int, ...], dtype: Any) -> Any:
@@ -393,6 +421,8 @@ def read_result(place: Any, pr: _Prepared) -> Any:
             while evt.command_execution_status > 0 and time.perf_counter() < end:
                 pass  # CL_COMPLETE is 0; errors are negative (evt.wait() raises them)
             evt.wait()
+        elif path == "wait":
+            cl.enqueue_copy(q, pr.host, pr.out.data, is_blocking=False).wait()
         else:
             cl.enqueue_copy(q, pr.host, pr.out.data, is_blocking=True)
         v = pr.host[0]

@@ -58,11 +58,11 @@ import clpy
 from clpy import Global, Local, int32, int64, uint, ulong
 from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
 from clpy.algorithms.reductions import index_type
-from clpy.types import catalog as C
+from clpy.algorithms.scan_tiles import FROM_BITS, regs_kernel
 from clpy.types.core import ScalarType, Type
 
 WINDOW = 32  # predecessors a look-back step reads at once
-_FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
+_FROM_BITS = FROM_BITS
 
 
 @functools.cache
@@ -309,6 +309,11 @@ def _state(place: Place) -> _LookbackState:
         return _STATES.setdefault(key, _LookbackState())
 
 
+def _whole_vectors(a: Any) -> bool:
+    """A pyopencl array whose buffer can be passed as 4-vectors: no offset, 16-byte size."""
+    return bool(getattr(a, "offset", 1) == 0 and a.base_data.size % 16 == 0)
+
+
 def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
     return bool(tune.lookback) and not place.is_sim and t in _FROM_BITS
 
@@ -339,6 +344,20 @@ def scan_on(
     ident = op.host_identity(t)
     if lookback_applies(place, t, tn):
         assert isinstance(t, ScalarType)
+        xa, ya = inp.data, y
+        if tn.scan_vecs > 0:  # the register tile (scan_tiles.py)
+            wg = tn.scan_wg
+            tile = wg * 4 * tn.scan_vecs
+            idx = index_type(n, tile)
+            vecptr = n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
+            if vecptr:  # the buffers themselves, typed as 4-vectors (16-byte accesses)
+                xa, ya = xa.base_data, ya.base_data
+            k = regs_kernel(
+                t, op, idx, wg, tn.scan_vecs, inclusive, vecptr, tn.scan_wgscan, tn.scan_lb
+            )
+        else:
+            k = _lookback_kernel(t, op, idx, wg, items, inclusive)
+        ntiles = -(-n // tile)
         st = _state(place)
         with st.lock:
             if st.status is None or st.status.shape[0] < ntiles:
@@ -348,16 +367,15 @@ def scan_on(
             st.epoch = st.epoch + 1 if st.epoch < 2**30 else 1
             if st.epoch == 1:
                 st.status.fill(0)
-            k = _lookback_kernel(t, op, idx, wg, items, inclusive)
             k[(ntiles * wg,), (wg,)](
-                inp.data,
-                y,
-                n,
+                xa,
+                ya,
+                idx.dtype.type(n),
                 ident,
                 st.status,
                 st.counter,
                 np.uint32(st.epoch),
-                ntiles,
+                np.int32(ntiles),
                 device=place.launch_on,
                 wait=False,
             )

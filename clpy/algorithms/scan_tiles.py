@@ -1,0 +1,335 @@
+# mypy: disable-error-code="valid-type,no-redef"
+"""The single-pass scan's tile kernel for 4-byte scalars, CUB-style (scans.py says how the
+tiles learn their prefix and why waiting is safe; this module is only the kernel).
+
+A tile is ``wg * 4 * vecs`` elements. Work-item ``l`` owns the contiguous run of ``4 * vecs``
+elements from ``tile * TILE + l * 4 * vecs``: it loads them straight into a private array
+(registers: every index is a constant once the compiler unrolls the loops) with ``vecs``
+16-byte vector loads, so neighbouring work-items read neighbouring 16-byte chunks and a
+warp's loads cover whole cache lines; it scans them serially in registers; one work-group
+exclusive scan of the per-work-item totals follows; one work-item publishes the tile's
+aggregate and looks back (``look_back``); after one barrier every work-item adds the tile's
+prefix to its run and stores it with vector stores. No tile is staged in local memory.
+
+The work-group scan of the totals is either the collective ``work_group_scan_exclusive``
+("native": the driver's own on NVIDIA, lowered by clpy elsewhere) or a two-level scan in
+local memory ("local": 32 work-items each scan ``wg / 32`` totals serially, one scans the
+32 partial sums with four 4-vector loads, three barriers, ``wg + wg / 32 + 32`` elements of
+local memory, padded so the 32 strided reads hit 32 banks). Which one is faster is measured
+(``python -m benchmarks.algorithms --sweep``) and set in the device tuning (_core.py).
+
+The elements move as ``vector(t, 4)``: through a pointer to 4-vectors ("vecptr": the array's
+buffer passed as ``Global[float4]``, 16-byte aligned, possible when the length and buffer
+are multiples of 16 bytes), else with ``vload4``/``vstore4`` on the scalar pointer and
+element-wise loads at the array's end.
+"""
+
+# No `from __future__ import annotations`: kernel annotations such as Global[t] name closure
+# variables, which Python captures only when the annotations are evaluated eagerly.
+
+import functools
+from typing import Any, no_type_check
+
+import clpy
+from clpy import Global, Private, int32, uint, ulong
+from clpy.algorithms._core import Op
+from clpy.types import catalog as C
+from clpy.types.core import ScalarType
+from clpy.vectors import vector
+
+FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
+WGSCANS = ("native", "local")
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def look_back(t: ScalarType, op: Op, lb: int) -> Any:
+    """``look_back(status, tile, agg, f_agg, f_pfx, ident)``: publish ``agg`` (tile 0: as
+    its inclusive prefix), then combine predecessors' words from the nearest back, ``lb``
+    independent atomic reads at a time, until an inclusive prefix; publish this tile's
+    inclusive prefix and return the exclusive one. Run by one work-item of the group."""
+    combine, LB, FROM = op.combine, lb, FROM_BITS[t]  # noqa: N806
+
+    @clpy.func
+    def pack(flag: uint, v: t) -> ulong:
+        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
+
+    @clpy.func
+    def look_back(
+        status: Global[ulong], tile: int32, agg: t, f_agg: uint, f_pfx: uint, ident: t
+    ) -> t:
+        if tile == 0:
+            clpy.atom_xchg(status, 0, pack(f_pfx, agg))
+            return ident
+        clpy.atom_xchg(status, tile, pack(f_agg, agg))
+        prefix = ident
+        j = tile - 1
+        done = 0
+        w = clpy.private_array(ulong, LB)
+        while done == 0:
+            for k in range(LB):  # independent reads: one round trip for LB words
+                w[k] = clpy.atom_or(status, j - k, ulong(0)) if j - k >= 0 else ulong(0)
+            for k in range(LB):
+                if done == 0:  # j - k >= 0 here: tile 0 always holds a prefix
+                    s = w[k]
+                    while uint(s >> 32) < f_agg:  # spin on this predecessor only
+                        s = clpy.atom_or(status, j - k, ulong(0))
+                    prefix = combine(FROM(uint(s & 0xFFFFFFFF)), prefix)
+                    if uint(s >> 32) == f_pfx:
+                        done = 1
+            j -= LB
+        clpy.atom_xchg(status, tile, pack(f_pfx, combine(prefix, agg)))
+        return prefix
+
+    return look_back
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _vector_io(t: ScalarType, idx: ScalarType, vecptr: bool) -> Any:
+    """(load, load_tail, store, store_tail) of the ``q``-th 4-vector of an array of ``n``
+    elements: ``_tail`` ones check ``n`` (missing elements load as ``ident``)."""
+    VT, I = vector(t, 4), idx  # noqa: N806
+    if vecptr:
+
+        @clpy.func
+        def load(x: Global[VT], q: I) -> VT:
+            return x[q]
+
+        @clpy.func
+        def load_tail(x: Global[VT], q: I, n: I, ident: t) -> VT:
+            return x[q] if q * 4 < n else VT(ident)  # n is a multiple of 4
+
+        @clpy.func
+        def store(y: Global[VT], q: I, v: VT) -> None:
+            y[q] = v
+
+        @clpy.func
+        def store_tail(y: Global[VT], q: I, n: I, v: VT) -> None:
+            if q * 4 < n:
+                y[q] = v
+
+        return load, load_tail, store, store_tail
+
+    @clpy.func
+    def load(x: Global[t], q: I) -> VT:
+        return clpy.vload4(q, x)
+
+    @clpy.func
+    def load_tail(x: Global[t], q: I, n: I, ident: t) -> VT:
+        b = q * 4
+        return VT(
+            x[b] if b < n else ident,
+            x[b + 1] if b + 1 < n else ident,
+            x[b + 2] if b + 2 < n else ident,
+            x[b + 3] if b + 3 < n else ident,
+        )
+
+    @clpy.func
+    def store(y: Global[t], q: I, v: VT) -> None:
+        clpy.vstore4(v, q, y)
+
+    @clpy.func
+    def store_tail(y: Global[t], q: I, n: I, v: VT) -> None:
+        b = q * 4
+        if b < n:
+            y[b] = v.x
+        if b + 1 < n:
+            y[b + 1] = v.y
+        if b + 2 < n:
+            y[b + 2] = v.z
+        if b + 3 < n:
+            y[b + 3] = v.w
+
+    return load, load_tail, store, store_tail
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _local_scan(t: ScalarType, op: Op, wg: int) -> Any:
+    """The "local" work-group scan (module docstring): ``wg_scan(run, tot, part, ident)``
+    stores this work-item's exclusive prefix within the tile in ``tot`` and the 32 partial
+    sums' exclusive scan in ``part``; returns the tile's aggregate (valid in work-item 0);
+    two barriers inside, the caller's barrier makes ``part`` readable."""
+    combine, S, VT = op.combine, wg // 32, vector(t, 4)  # noqa: N806
+
+    @clpy.func
+    def pad(a: int32) -> int32:
+        return a + (a >> 5)
+
+    @clpy.func
+    def wg_scan(run: t, tot: clpy.Local[t], part: clpy.Local[t], ident: t) -> t:
+        lid = clpy.get_local_id(0)
+        tot[pad(lid)] = run
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+        if lid < 32:
+            acc = ident
+            for k in range(S):
+                a = pad(lid * S + k)
+                v = tot[a]
+                tot[a] = acc
+                acc = combine(acc, v)
+            part[lid] = acc
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+        agg = ident
+        if lid == 0:
+            for k in range(8):
+                q = clpy.vload4(k, part)
+                e0 = agg
+                e1 = combine(e0, q.x)
+                e2 = combine(e1, q.y)
+                e3 = combine(e2, q.z)
+                agg = combine(e3, q.w)
+                clpy.vstore4(VT(e0, e1, e2, e3), k, part)
+        return agg
+
+    return wg_scan
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _run_io(t: ScalarType, op: Op, idx: ScalarType, wg: int, vecs: int, vecptr: bool) -> Any:
+    """``load_run(x, v, q0, n, ident)``: this work-item's run of ``4 * vecs`` elements from
+    4-vector ``q0`` into the private array ``v``, scanned (inclusive) in place; returns its
+    total. ``store_run(y, v, q0, n, pre, incl)``: ``pre`` combined into the run (shifted by
+    one for an exclusive scan) and stored."""
+    combine, V, ITEMS = op.combine, vecs, 4 * vecs  # noqa: N806
+    PT, VT, I = (vector(t, 4) if vecptr else t), vector(t, 4), idx  # noqa: N806
+    load, load_tail, store, store_tail = _vector_io(t, idx, vecptr)
+
+    @clpy.func
+    def load_run(x: Global[PT], v: Private[t], q0: I, n: I, ident: t) -> t:
+        if (q0 + V) * 4 <= n:
+            for k in range(V):
+                a = load(x, q0 + k)
+                v[4 * k] = a.x
+                v[4 * k + 1] = a.y
+                v[4 * k + 2] = a.z
+                v[4 * k + 3] = a.w
+        else:
+            for k in range(V):
+                a = load_tail(x, q0 + k, n, ident)
+                v[4 * k] = a.x
+                v[4 * k + 1] = a.y
+                v[4 * k + 2] = a.z
+                v[4 * k + 3] = a.w
+        for j in range(1, ITEMS):
+            v[j] = combine(v[j - 1], v[j])
+        return v[ITEMS - 1]
+
+    @clpy.func
+    def store_run(y: Global[PT], v: Private[t], q0: I, n: I, pre: t, incl: int32) -> None:
+        if incl != 0:
+            for j in range(ITEMS):
+                v[j] = combine(pre, v[j])
+        else:
+            for j in range(ITEMS - 1, 0, -1):
+                v[j] = combine(pre, v[j - 1])
+            v[0] = pre
+        if (q0 + V) * 4 <= n:
+            for k in range(V):
+                store(y, q0 + k, VT(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]))
+        else:
+            for k in range(V):
+                store_tail(y, q0 + k, n, VT(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]))
+
+    return load_run, store_run
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def regs_kernel(
+    t: ScalarType,
+    op: Op,
+    idx: ScalarType,
+    wg: int,
+    vecs: int,
+    incl: bool,
+    vecptr: bool,
+    wgscan: str,
+    lb: int,
+) -> Any:
+    """The tile kernel (module docstring). Arguments: ``(x, y, n, ident, status, counter,
+    epoch, ntiles)``, ``x``/``y`` as ``Global[vector(t, 4)]`` when ``vecptr``."""
+    combine, OP, I, WG, V = op.combine, op.op, idx, wg, vecs  # noqa: N806
+    ITEMS, TILE4, INCL = 4 * vecs, wg * vecs, int(incl)  # noqa: N806
+    PT = vector(t, 4) if vecptr else t  # noqa: N806
+    if wgscan not in WGSCANS:
+        raise ValueError(f"wgscan: expected one of {WGSCANS}, got {wgscan!r}")
+    load_run, store_run = _run_io(t, op, idx, wg, vecs, vecptr)
+    lookback = look_back(t, op, lb)
+
+    @clpy.func
+    def take_ticket(counter: Global[int32], ticket: clpy.Local[int32], ntiles: int32) -> int32:
+        if clpy.get_local_id(0) == 0:
+            ticket[0] = clpy.atomic_inc(counter, 0)
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+        tile = ticket[0]
+        if clpy.get_local_id(0) == 0 and tile == ntiles - 1:
+            clpy.atomic_xchg(counter, 0, 0)  # every ticket is taken: ready for the next launch
+        return tile
+
+    if wgscan == "native":
+
+        @clpy.kernel
+        def scan_tiles(
+            x: Global[PT],
+            y: Global[PT],
+            n: I,
+            ident: t,
+            status: Global[ulong],
+            counter: Global[int32],
+            epoch: uint,
+            ntiles: int32,
+        ):
+            lid = clpy.get_local_id(0)
+            sh = clpy.local_array(t, 1)
+            ticket = clpy.local_array(int32, 1)
+            tile = take_ticket(counter, ticket, ntiles)
+            v = clpy.private_array(t, ITEMS)
+            q0 = I(tile) * TILE4 + lid * V
+            run = load_run(x, v, q0, n, ident)
+            p = clpy.work_group_scan_exclusive(run, OP)
+            if lid == WG - 1:  # knows the aggregate without another barrier
+                sh[0] = lookback(status, tile, combine(p, run), epoch * 2 + 1, epoch * 2 + 2, ident)
+            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+            store_run(y, v, q0, n, combine(sh[0], p), INCL)
+
+        return scan_tiles
+
+    if wg % 32 or wg < 32:
+        raise ValueError(f"the local work-group scan needs a multiple of 32 work-items, not {wg}")
+    wg_scan = _local_scan(t, op, wg)
+    TOT, S = wg + wg // 32, wg // 32  # noqa: N806
+
+    @clpy.kernel
+    def scan_tiles_local(
+        x: Global[PT],
+        y: Global[PT],
+        n: I,
+        ident: t,
+        status: Global[ulong],
+        counter: Global[int32],
+        epoch: uint,
+        ntiles: int32,
+    ):
+        lid = clpy.get_local_id(0)
+        sh = clpy.local_array(t, 1)
+        ticket = clpy.local_array(int32, 1)
+        tot = clpy.local_array(t, TOT)
+        part = clpy.local_array(t, 32)
+        tile = take_ticket(counter, ticket, ntiles)
+        v = clpy.private_array(t, ITEMS)
+        q0 = I(tile) * TILE4 + lid * V
+        run = load_run(x, v, q0, n, ident)
+        agg = wg_scan(run, tot, part, ident)
+        if lid == 0:
+            sh[0] = lookback(status, tile, agg, epoch * 2 + 1, epoch * 2 + 2, ident)
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+        pre = combine(combine(sh[0], part[lid // S]), tot[lid + (lid >> 5)])
+        store_run(y, v, q0, n, pre, INCL)
+
+    return scan_tiles_local
+
+
+__all__ = ["regs_kernel", "look_back", "FROM_BITS", "WGSCANS"]
