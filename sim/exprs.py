@@ -253,11 +253,17 @@ class ExprCompiler:
                 r = ib(op, a, b, elem)
                 if getattr(r, "dtype", None) != dt:
                     r = ops.fix_dtype(r, elem)
-                # runs of consecutive ids stay runs: tmp[lid + 1] is a column slice
-                if isinstance(a, np.ndarray) and a.ndim and not isinstance(b, np.ndarray):
-                    first = fr.batch.run_of(a)
+                # runs of consecutive ids stay runs: tmp[lid + 1] is a column slice, and so
+                # is x[i * n + gid] (unless the sum wrapped around)
+                if type(a) is np.ndarray:
+                    if a.ndim and type(b) is not np.ndarray:
+                        first = fr.batch.run_of(a)
+                        if first is not None:
+                            _note_shifted(fr, r, first + sign * int(b))
+                elif sign == 1 and type(b) is np.ndarray and b.ndim:
+                    first = fr.batch.run_of(b)
                     if first is not None:
-                        fr.batch.note_run(r, first + sign * int(b))
+                        _note_shifted(fr, r, first + int(a))
                 return r
 
             return iop_run
@@ -504,6 +510,13 @@ def _fast_cast(src: Type, dst: Type, fits: bool = False) -> Callable[[Value, Fra
         return r
 
     return cast
+
+
+def _note_shifted(fr: Frame, r: Value, first: int) -> None:
+    """Note ``r`` (a run shifted by a uniform amount) as the run starting at ``first``,
+    unless the shift wrapped around the integer type somewhere (its ends tell)."""
+    if type(r) is np.ndarray and r.item(0) == first and r.item(-1) == first + r.size - 1:
+        fr.batch.note_run(r, first)
 
 
 def _opname(op: str) -> str:

@@ -10,6 +10,7 @@ and recorded in the shadow memory (``sim.races``).
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Any
 
@@ -38,6 +39,14 @@ def _from_raw(raw: np.ndarray, t: Type) -> Value:
     return raw
 
 
+def full(a: Value, shape: tuple[int, ...]) -> Value:
+    """``a`` broadcast to ``shape`` (a read-only view), or ``a`` itself when it has that shape
+    already (``np.broadcast_to`` costs ~10 µs even then)."""
+    if type(a) is np.ndarray and a.shape == shape:
+        return a
+    return np.broadcast_to(a, shape)
+
+
 def _to_raw(v: Value, t: Type, shape: tuple[int, ...], trail: tuple[int, ...]) -> Any:
     if getattr(v, "shape", None) == shape and not isinstance(t, VectorType):
         return v
@@ -46,7 +55,7 @@ def _to_raw(v: Value, t: Type, shape: tuple[int, ...], trail: tuple[int, ...]) -
         if t.n == 3 and trail == (4,):
             vv = np.concatenate([vv, np.zeros((*shape, 1), vv.dtype)], axis=-1)
         return vv
-    return np.broadcast_to(v, shape)
+    return full(v, shape)
 
 
 class Where:
@@ -144,6 +153,9 @@ class Memory:
     """A buffer of elements of type ``elem``; ``space`` is global, constant or local."""
 
     space = "global"
+    # a flat ``data`` array read and written through ``where`` as defined here (subclasses
+    # with their own layout or ``where`` set False): loads may skip the ``Where``
+    direct = False
 
     def __init__(self, name: str, elem: Type, data: np.ndarray, launch: Launch) -> None:
         self.name = name
@@ -190,7 +202,7 @@ class Memory:
         ):
             return Where("run", fr.shape, sl=first)
         a = self._check(fr, addr, loc, write)
-        return Where("flat", fr.shape, idx=np.broadcast_to(a, fr.shape))
+        return Where("flat", fr.shape, idx=full(a, fr.shape))
 
     def element_indices(self, fr: Frame, addr: Value, loc: Loc, write: bool = True) -> np.ndarray:
         """Bounds-checked indices, one per lane (shape ``fr.shape``), into ``flat_data()``.
@@ -202,6 +214,8 @@ class Memory:
         return self.data
 
     def load(self, fr: Frame, addr: Value, loc: Loc, copy: bool = True) -> Value:
+        if self.direct and (self.shadow is None or not fr.batch.watch):
+            return self._load_direct(fr, addr, loc, copy)
         w = self.where(fr, addr, loc, False)
         if self.shadow is not None and fr.batch.watch:
             self.shadow.read(fr, w, loc)
@@ -209,8 +223,40 @@ class Memory:
             return _from_raw(self.data[int(w.idx.flat[0])], self.elem)  # uniform address
         return _from_raw(w.gather(self.data, copy), self.elem)
 
+    def _load_direct(self, fr: Frame, addr: Value, loc: Loc, copy: bool) -> Value:
+        """``load`` of a flat buffer that no shadow watches, without a ``Where``: a uniform
+        address reads one element, a run of consecutive addresses a slice, any other a
+        ``take`` in the address's own (possibly broadcast) shape."""
+        if type(addr) is np.ndarray and addr.ndim:
+            first = fr.batch.run_of(addr)
+            n = addr.size
+            if first is not None and first >= 0 and first + n <= self.count:
+                v = self.data[first : first + n].reshape(*addr.shape, *self.trail)
+                return _from_raw(v.copy() if copy else v, self.elem)
+            a = self._check(fr, addr, loc, False)
+            return _from_raw(np.take(self.data, a, axis=0), self.elem)
+        i = int(addr)
+        if not 0 <= i < self.count:
+            i = int(self._check(fr, addr, loc, False))
+        return _from_raw(self.data[i], self.elem)
+
     def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
         fr.batch.stores += 1
+        if (
+            self.direct
+            and type(addr) is not np.ndarray
+            and self.shadow is None
+            and type(self.elem) is ScalarType
+        ):
+            # a uniform address: every lane writes the same element, the last lane (in the
+            # order a scatter would write them) wins
+            i = int(addr)
+            if not 0 <= i < self.count:
+                i = int(self._check(fr, addr, loc, True))
+            if type(v) is np.ndarray and v.ndim:
+                v = v[(-1,) * v.ndim]
+            self.data[i] = v
+            return
         w = self.where(fr, addr, loc, True)
         if self.shadow is not None and fr.batch.watch:
             self.shadow.write(fr, w, loc)
@@ -237,10 +283,12 @@ def _put_raw(data: np.ndarray, w: Where, v: Value, t: Type, shape: tuple[int, in
 
 class GlobalMem(Memory):
     space = "global"
+    direct = True
 
 
 class ConstantMem(Memory):
     space = "constant"
+    direct = True
 
 
 class LocalMem(Memory):
@@ -318,6 +366,23 @@ class LocalMem(Memory):
             return Where(
                 "slice", fr.shape, rows=rows0, sl=slice(first, first + addr.shape[1]), local_count=c
             )
+        if (
+            type(addr) is np.ndarray
+            and addr.ndim == 2
+            and addr.shape[0] == 1
+            and 0 < addr.shape[1] <= _ROW_MEMO_MAX
+            and type(gs) is np.ndarray
+            and gs.ndim == 2
+            and gs.shape[1] == 1
+        ):
+            # the same indices in every group (``tmp[ty * 16 + tx]``): the index row's bounds
+            # and shape are remembered by its contents, which repeat across trips and launches
+            lo, hi, sl, idx = _row_info(addr.dtype.str, addr.tobytes())
+            if lo >= 0 and hi < c:
+                rows1: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
+                if sl is not None:
+                    return Where("slice", fr.shape, rows=rows1, sl=sl, local_count=c)
+                return Where("take", fr.shape, rows=rows1, idx=idx, local_count=c)
         a = self._check(fr, addr, loc, write)
         if isinstance(gs, np.ndarray) and gs.ndim == 2 and gs.shape[1] == 1:
             rows: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
@@ -341,6 +406,17 @@ class LocalMem(Memory):
 
 
 _ALL = slice(None)
+_ROW_MEMO_MAX = 1024  # index rows up to this many lanes are remembered (``_row_info``)
+
+
+@functools.lru_cache(maxsize=1024)
+def _row_info(dtype: str, raw: bytes) -> tuple[int, int, slice | None, np.ndarray]:
+    """(least, greatest, the run as a slice or None, the indices as intp) of an index row
+    given by its dtype and bytes."""
+    row = np.frombuffer(raw, dtype=np.dtype(dtype))
+    idx = row.astype(np.intp)
+    idx.flags.writeable = False
+    return int(row.min()), int(row.max()), _row_slice(row), idx
 
 
 def _calibrate_attr() -> int:
