@@ -17,6 +17,7 @@ selection keep the broadcast structure where they can:
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -88,22 +89,50 @@ class Cols(Sel):
 
 
 class Flat(Sel):
+    """Any subset of the lanes, in work-item (C) order, by their flat indices: ``take`` and
+    ``put`` with integer indices are several times faster than boolean-mask indexing."""
+
     def __init__(self, mask: np.ndarray, parent_shape: tuple[int, int]) -> None:
         self.mask = mask
         self.parent_shape = parent_shape
-        self.shape = (1, int(np.count_nonzero(mask)))
+        self.idx = np.flatnonzero(mask)
+        self.shape = (1, len(self.idx))
+        self._rc: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _rows_cols(self) -> tuple[np.ndarray, np.ndarray]:
+        """The selected lanes' group slots and columns (for values broadcast along one)."""
+        if self._rc is None:
+            self._rc = divmod(self.idx, self.parent_shape[1])
+        return self._rc
 
     def gather(self, v: Value) -> Value:
         if not isinstance(v, np.ndarray) or v.ndim < 2:
             return v
-        if v.shape[-2:] == (1, 1):
+        g, w = v.shape[-2:]
+        if g == 1 and w == 1:
             return v
-        b = np.broadcast_to(v, (*v.shape[:-2], *self.parent_shape))
-        return b[..., self.mask][..., None, :]
+        lead = v.shape[:-2]
+        if (g, w) == self.parent_shape:
+            out = np.take(v.reshape(*lead, g * w), self.idx, axis=-1)
+        elif g == 1 and w == self.parent_shape[1]:
+            out = np.take(v[..., 0, :], self._rows_cols()[1], axis=-1)
+        elif w == 1 and g == self.parent_shape[0]:
+            out = np.take(v[..., 0], self._rows_cols()[0], axis=-1)
+        else:
+            out = np.broadcast_to(v, (*lead, *self.parent_shape))[..., self.mask]
+        return out[..., None, :]
 
     def scatter(self, full: np.ndarray, v: Value) -> None:
         lead = full.shape[:-2]
-        full[..., self.mask] = np.broadcast_to(v, (*lead, *self.shape))[..., 0, :]
+        vals = np.broadcast_to(v, (*lead, *self.shape))[..., 0, :]
+        if full.flags.c_contiguous and full.shape[-2:] == self.parent_shape:
+            flat = full.reshape(*lead, -1)  # a view: writes land in ``full``
+            if lead:
+                flat[..., self.idx] = vals
+            else:
+                flat[self.idx] = vals
+            return
+        full[..., self.mask] = vals
 
 
 def gather(sel: Sel, v: Value) -> Value:
@@ -193,13 +222,9 @@ def select_lanes(c: Value, shape: tuple[int, int]) -> Sel | bool:
     if cg == 1 and cw == 1:
         return bool(c[0, 0])
     if cg == 1:
-        row = c[0]
-        cols = np.flatnonzero(row)
-        if len(cols) == cw:
-            return True
-        if len(cols) == 0:
-            return False
-        return Cols(cols, g)
+        if cw <= _COLS_MEMO_MAX:  # conditions on local ids repeat: remembered by contents
+            return _cols_of(c.dtype.str, c.tobytes(), g)
+        return _cols(c[0], g)
     if cw == 1:
         col = c[:, 0]
         rows = np.flatnonzero(col)
@@ -214,6 +239,25 @@ def select_lanes(c: Value, shape: tuple[int, int]) -> Sel | bool:
     if n == 0:
         return False
     return Flat(c, (g, w))
+
+
+def _cols(row: np.ndarray, g: int) -> Cols | bool:
+    cols = np.flatnonzero(row)
+    if len(cols) == len(row):
+        return True
+    if len(cols) == 0:
+        return False
+    return Cols(cols, g)
+
+
+_COLS_MEMO_MAX = 1024
+
+
+@functools.lru_cache(maxsize=1024)
+def _cols_of(dtype: str, raw: bytes, g: int) -> Cols | bool:
+    """``select_lanes`` of a ``(1, w)`` condition given by its dtype and bytes (a ``Cols``
+    is never changed once made, so frames may share one)."""
+    return _cols(np.frombuffer(raw, dtype=np.dtype(dtype)), g)
 
 
 class Frame:
