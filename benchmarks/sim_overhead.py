@@ -1,8 +1,9 @@
 """Simulator fixed costs: per launch, per IR node, per barrier, and private-array compute.
 
 Four micro-benchmarks, each launched through the user path (``k[g, l](..., device="sim")``),
-checks off and on, median time per launch over ``--repeat`` timed rounds (of 20, 5, 1 and
-100 launches):
+checks off and on, the least CPU time per launch over ``--repeat`` timed rounds (of 20, 5, 1
+and 100 launches; CPU time of the process, so threads add up, and other processes on the machine
+count less than in wall time):
 
 - ``launch10``: one work-group of 64 running a 10-statement straight-line kernel (what a
   launch costs when there is almost no work: plan lookup, argument checks, frame set-up);
@@ -24,7 +25,6 @@ import json
 import os
 import platform
 import pstats
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -147,14 +147,16 @@ def _cases() -> dict[str, tuple[Callable[[], None], Callable[[], bool], int]]:
 
 
 def _time(fn: Callable[[], None], repeat: int) -> float:
+    """The least CPU time of this process over ``repeat`` rounds (``time.process_time``:
+    on a machine shared with other work, wall time mostly measures the others)."""
     fn()
     fn()  # warm-up: plans, specializations, allocator
     ts = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+        ts.append(time.process_time() - t0)
+    return min(ts)
 
 
 def run(repeat: int, names: list[str] | None = None) -> dict[str, Any]:

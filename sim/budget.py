@@ -13,9 +13,11 @@ the biggest part and how to make the launch smaller, instead of failing deep ins
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,25 +76,47 @@ def estimate(
     checks: frozenset[str],
 ) -> list[tuple[str, int]]:
     """The launch's memory needs in bytes, by part (largest first)."""
-    W = int(np.prod(ls, dtype=object))
-    groups = int(np.prod([-(-g // loc) for g, loc in zip(gs, ls)], dtype=object))
+    parts = [
+        (label(), n)
+        for label, n in _parts(fn, gs, ls, params, args, max_lanes, lambda: threads, checks)
+    ]
+    parts.sort(key=lambda x: -x[1])
+    return parts
+
+
+def _parts(
+    fn: Function,
+    gs: tuple[int, ...],
+    ls: tuple[int, ...],
+    params: Sequence[Any],
+    args: Sequence[Any],
+    max_lanes: int,
+    threads: Callable[[], int],
+    checks: frozenset[str],
+) -> list[tuple[Callable[[], str], int]]:
+    """``estimate``'s parts with their names still to format (a launch within the budget,
+    the usual case, never needs them) and ``threads`` asked only when there are batches to
+    share: this runs on every launch."""
+    W = math.prod(ls)
+    groups = math.prod([-(-g // loc) for g, loc in zip(gs, ls)])
     per_batch = min(max(1, max_lanes // W), max(groups, 1))
     lanes = per_batch * W
     batches = -(-groups // per_batch) if groups else 0
-    at_once = max(1, min(threads, batches))
+    at_once = max(1, min(threads(), batches)) if batches > 1 else 1
     shadow = bool(checks & {"races", "uninit"})
     nvars, private, local_bytes, local_elems = _variables(fn)
     local = local_bytes + (local_elems * _LOCAL_SHADOW if shadow else 0)
-    parts: list[tuple[str, int]] = [
+    parts: list[tuple[Callable[[], str], int]] = [
         (
-            f"variables of {lanes} work-items per batch",
+            lambda: f"variables of {lanes} work-items per batch",
             at_once * lanes * 8 * (nvars + _LANE_VALUES),
         )
     ]
     if private:
-        parts.append(("private arrays", at_once * lanes * private))
+        parts.append((lambda: "private arrays", at_once * lanes * private))
     if local:
-        parts.append(("local arrays", at_once * per_batch * local))
+        parts.append((lambda: "local arrays", at_once * per_batch * local))
+    races = "races" in checks
     for p, a in zip(params, args):
         kind = getattr(p, "kind", "")
         if kind == "local":
@@ -101,18 +125,19 @@ def estimate(
             size = count * (elem + (_LOCAL_SHADOW if shadow else 0))
             parts.append(
                 (
-                    f"local memory {p.name!r} ({count} elements per work-group)",
+                    functools.partial(
+                        "local memory {!r} ({} elements per work-group)".format, p.name, count
+                    ),
                     at_once * per_batch * size,
                 )
             )
-        elif kind == "buffer" and isinstance(a, np.ndarray) and "races" in checks:
+        elif races and kind == "buffer" and isinstance(a, np.ndarray):
             parts.append(
                 (
-                    f"race-checker shadow of {p.name!r}",
+                    functools.partial("race-checker shadow of {!r}".format, p.name),
                     (a.size // max(1, _lanes_of(a, p))) * _GLOBAL_SHADOW,
                 )
             )
-    parts.sort(key=lambda x: -x[1])
     return parts
 
 
@@ -162,12 +187,13 @@ def check(
     limit = cfg.max_memory if cfg.max_memory is not None else default_max_memory()
     if limit is None:
         return
-    parts = estimate(
-        fn, gs, ls, params, args, cfg.max_lanes, cfg.thread_count(), frozenset(cfg.checks)
+    checks = frozenset(cfg.checks)
+    need = sum(
+        n for _, n in _parts(fn, gs, ls, params, args, cfg.max_lanes, cfg.thread_count, checks)
     )
-    need = sum(n for _, n in parts)
     if need <= limit:
         return
+    parts = estimate(fn, gs, ls, params, args, cfg.max_lanes, cfg.thread_count(), checks)
     where = (
         "clpy.sim.config(max_memory=...)"
         if cfg.max_memory is not None
