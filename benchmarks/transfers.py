@@ -1,22 +1,36 @@
-"""Host<->device transfers of NumPy arguments, against the link (issue 18).
+"""Host<->device transfers of NumPy arguments, against the link and the host's memory (issue 18).
 
-Measures, on one OpenCL device, in one run: the link (``enqueue_copy`` host->device and
-device->host, from pageable NumPy memory and from pinned ``ALLOC_HOST_PTR`` memory), the old
-per-launch path (a fresh ``Buffer(COPY_HOST_PTR)``), and clpy launches whose NumPy arguments
-are copied in and out: a kernel that reads ``x`` and writes ``y`` (n float32 each), so each
-launch moves 2·n·4 bytes over the link. Median of ``--reps`` after warm-up.
+Measures, on one OpenCL device, in one run (median of ``--reps`` after warm-up), per size:
 
-    python -m benchmarks.transfers [--platform nvidia] [--mib 64,256] [--reps 20] [--out DIR]
+- the link: ``enqueue_copy`` host->device and device->host from pageable NumPy memory and from
+  pinned ``ALLOC_HOST_PTR`` memory; the old per-launch path (a fresh ``Buffer(COPY_HOST_PTR)``);
+- clpy launches whose NumPy arguments are copied in and out: ``touch`` reads ``x`` and writes
+  ``y`` (2·size over the link), ``mix3`` reads three arrays and writes two (5·size), with NumPy
+  arguments and with ``clpy.pinned_empty`` arrays; the staging knobs (threads x chunk size);
+- what bounds a NumPy-argument transfer: the host's memory copy rate with 1..16 threads
+  (NumPy ``copyto`` pageable->pageable, pageable->pinned and pinned->pageable, the copies
+  clpy's staging makes), and the link both ways at once (pinned upload on one queue while a
+  pinned download runs on another; a staged upload while a staged download runs);
+- the split path of ``clpy/runtime/transfers.py`` (``DIRECT_SHARE``: part of each copy goes
+  by the driver's own pageable path on a second queue while clpy stages the rest), for both
+  launches, against the all-staged path.
+
+    python -m benchmarks.transfers [--platform nvidia] [--mib 16,256] [--reps 20] [--out DIR]
+        [--parts link,launch,sweep,host,duplex,split,resident]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
+import threading
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +40,8 @@ import clpy
 from clpy import Global, float32, int32
 from clpy.runtime import transfers
 
+PARTS = ("link", "launch", "sweep", "host", "duplex", "split", "resident")
+
 
 @clpy.kernel
 def touch(x: Global[float32], y: Global[float32], n: int32):
@@ -34,7 +50,22 @@ def touch(x: Global[float32], y: Global[float32], n: int32):
         y[i] = x[i] + 1.0
 
 
-def _median(fn: Callable[[], None], reps: int) -> float:
+@clpy.kernel
+def mix3(
+    a: Global[float32],
+    b: Global[float32],
+    c: Global[float32],
+    y: Global[float32],
+    z: Global[float32],
+    n: int32,
+):
+    i = clpy.get_global_id(0)
+    if i < n:
+        y[i] = a[i] + b[i]
+        z[i] = b[i] * c[i]
+
+
+def _median(fn: Callable[[], Any], reps: int) -> float:
     fn()
     fn()
     ts = []
@@ -45,95 +76,272 @@ def _median(fn: Callable[[], None], reps: int) -> float:
     return statistics.median(ts)
 
 
-def run(platform: str, sizes_mib: list[int], reps: int) -> dict[str, Any]:
+def run(platform: str, sizes_mib: list[int], reps: int, parts: set[str]) -> dict[str, Any]:
     import pyopencl as cl
 
     dev = [d for p in cl.get_platforms() if platform in p.name.lower() for d in p.get_devices()][0]
     cdev = clpy.get_device(dev)
-    rows = [_measure(cl, cdev, mib << 20, reps) for mib in sizes_mib]
-    return {"device": dev.name, "driver": dev.driver_version, "rows": rows}
+    rows = [_measure(cl, cdev, mib << 20, reps, parts) for mib in sizes_mib]
+    return {
+        "device": dev.name,
+        "driver": dev.driver_version,
+        "cpus": os.cpu_count(),
+        "mem_base_addr_align_bytes": dev.mem_base_addr_align // 8,
+        "rows": rows,
+    }
 
 
-def _measure(cl: Any, cdev: Any, nbytes: int, reps: int) -> dict[str, Any]:
+def _gbps(t: float, nb: int) -> float:
+    return nb / t / 1e9
+
+
+def _measure(cl: Any, cdev: Any, nbytes: int, reps: int, parts: set[str]) -> dict[str, Any]:
     ctx, q = cdev.context, cdev.queue
     mf = cl.mem_flags
     n = nbytes // 4
     host = np.random.default_rng(0).random(n, dtype=np.float32)
     back = np.empty_like(host)
     dbuf = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
-    pinned = cl.Buffer(ctx, mf.READ_WRITE | mf.ALLOC_HOST_PTR, nbytes)
-    pin_host, _ = cl.enqueue_map_buffer(
-        q, pinned, cl.map_flags.READ | cl.map_flags.WRITE, 0, (n,), np.float32
-    )
+    pin_host = transfers.pinned_array(cl, q, (n,), np.float32)
     pin_host[:] = host
     r: dict[str, Any] = {"MiB": nbytes >> 20}
+    few = max(3, reps // 3)
 
     def gbps(t: float, nb: int = nbytes) -> float:
-        return nb / t / 1e9
+        return _gbps(t, nb)
 
-    r["h2d_pageable"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, host).wait(), reps))
-    r["d2h_pageable"] = gbps(_median(lambda: cl.enqueue_copy(q, back, dbuf).wait(), reps))
-    r["h2d_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, pin_host).wait(), reps))
-    r["d2h_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, pin_host, dbuf).wait(), reps))
+    if "link" in parts:
+        r["h2d_pageable"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, host).wait(), reps))
+        r["d2h_pageable"] = gbps(_median(lambda: cl.enqueue_copy(q, back, dbuf).wait(), reps))
+        r["h2d_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, dbuf, pin_host).wait(), reps))
+        r["d2h_pinned"] = gbps(_median(lambda: cl.enqueue_copy(q, pin_host, dbuf).wait(), reps))
 
-    def use_host_ptr() -> None:
-        b = cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=host)
-        cl.enqueue_copy(q, dbuf, b).wait()
-        del b
+        def use_host_ptr() -> None:
+            b = cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=host)
+            cl.enqueue_copy(q, dbuf, b).wait()
+            del b
 
-    r["h2d_use_host_ptr"] = gbps(_median(use_host_ptr, reps))
+        r["h2d_use_host_ptr"] = gbps(_median(use_host_ptr, reps))
 
-    def fresh() -> None:
-        b = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
-        q.finish()
-        del b
+        def fresh() -> None:
+            b = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host)
+            q.finish()
+            del b
 
-    r["h2d_fresh_copy_host_ptr"] = gbps(_median(fresh, reps))
-    y = np.zeros_like(host)
+        r["h2d_fresh_copy_host_ptr"] = gbps(_median(fresh, few))
     nn = np.int32(n)
+    y = np.zeros_like(host)
 
     def launch() -> None:
         touch[n](host, y, nn, device=cdev)
 
-    t = _median(launch, reps)
-    assert np.array_equal(y, host + 1)
-    r["clpy_numpy_launch"] = gbps(t, 2 * nbytes)  # x in, y out
-    xp = clpy.pinned_empty((n,), np.float32, cdev)
-    yp = clpy.pinned_empty((n,), np.float32, cdev)
-    xp[:] = host
+    arrays = [np.random.default_rng(k).random(n, dtype=np.float32) for k in range(3)]
+    outs = [np.zeros_like(host) for _ in range(2)]
 
-    def launch_pinned() -> None:
-        touch[n](xp, yp, nn, device=cdev)
+    def launch_mix() -> None:
+        mix3[n](*arrays, *outs, nn, device=cdev)
 
-    r["clpy_pinned_launch"] = gbps(_median(launch_pinned, reps), 2 * nbytes)
-    assert np.array_equal(yp, host + 1)
-    link = 1 / (
-        1 / max(r["h2d_pageable"], r["h2d_pinned"]) + 1 / max(r["d2h_pageable"], r["d2h_pinned"])
-    )
-    r["link_in_plus_out"] = link * 2  # the same 2·nbytes at the best link rates
-    r["clpy_vs_link"] = r["clpy_numpy_launch"] / r["link_in_plus_out"]
-    r["pinned_vs_link"] = r["clpy_pinned_launch"] / r["link_in_plus_out"]
-    # the staging knobs (clpy/runtime/transfers.py): host-copy threads x chunk size
-    sweep = {}
-    saved = (transfers.COPY_THREADS, transfers.CHUNK)
-    for threads in (1, 4, 8, 16):
-        for chunk_mib in (8, 16, 64):
-            transfers.COPY_THREADS, transfers.CHUNK = threads, chunk_mib << 20
-            transfers._COPIER = None
-            transfers.clear_pools()
-            sweep[f"t{threads}_c{chunk_mib}"] = gbps(_median(launch, max(3, reps // 3)), 2 * nbytes)
-    transfers.COPY_THREADS, transfers.CHUNK = saved
+    if "launch" in parts:
+        r["clpy_numpy_launch"] = gbps(_median(launch, reps), 2 * nbytes)  # x in, y out
+        assert np.array_equal(y, host + 1)
+        r["clpy_numpy_mix"] = gbps(_median(launch_mix, reps), 5 * nbytes)  # 3 in, 2 out
+        assert np.array_equal(outs[0], arrays[0] + arrays[1])
+        assert np.array_equal(outs[1], arrays[1] * arrays[2])
+        xp = clpy.pinned_empty((n,), np.float32, cdev)
+        yp = clpy.pinned_empty((n,), np.float32, cdev)
+        xp[:] = host
+        r["clpy_pinned_launch"] = gbps(
+            _median(lambda: touch[n](xp, yp, nn, device=cdev), reps), 2 * nbytes
+        )
+        assert np.array_equal(yp, host + 1)
+        del xp, yp
+        if "link" in parts:
+            link = 1 / (
+                1 / max(r["h2d_pageable"], r["h2d_pinned"])
+                + 1 / max(r["d2h_pageable"], r["d2h_pinned"])
+            )
+            r["link_in_plus_out"] = link * 2  # the same 2·nbytes at the best link rates
+            r["clpy_vs_link"] = r["clpy_numpy_launch"] / r["link_in_plus_out"]
+            r["pinned_vs_link"] = r["clpy_pinned_launch"] / r["link_in_plus_out"]
+    if "sweep" in parts:  # the staging knobs (clpy/runtime/transfers.py): threads x chunk size
+        sweep = {}
+        for threads in (1, 4, 8, 16):
+            for chunk_mib in (8, 16, 64):
+                with _knobs(COPY_THREADS=threads, CHUNK=chunk_mib << 20, STAGE_CPU_DEVICES=True):
+                    sweep[f"t{threads}_c{chunk_mib}"] = gbps(_median(launch, few), 2 * nbytes)
+        r["staging_sweep"] = sweep
+    if "host" in parts:
+        r["host_copy"] = _host_copies(cl, q, host, pin_host, few)
+    if "duplex" in parts:
+        with _knobs(STAGE_CPU_DEVICES=True):
+            r["duplex"] = _duplex(cl, cdev, host, pin_host, few)
+    if "split" in parts:  # all staged, part by the driver on a second queue, none staged
+        split: dict[str, float] = {}
+        paths: dict[str, dict[str, Any]] = {
+            "staged": dict(DIRECT_SHARE=0.0),
+            "split0.25": dict(DIRECT_SHARE=0.25),
+            "split0.4": dict(DIRECT_SHARE=0.4),
+            "direct": dict(DIRECT_SHARE=0.0, STAGE_MIN=1 << 62),
+        }
+        for name, knobs in paths.items():
+            with _knobs(STAGE_CPU_DEVICES=True, **knobs):
+                y[:] = 0
+                split[f"touch_{name}"] = gbps(_median(launch, few), 2 * nbytes)
+                assert np.array_equal(y, host + 1)
+                outs[1][:] = 0
+                split[f"mix3_{name}"] = gbps(_median(launch_mix, few), 5 * nbytes)
+                assert np.array_equal(outs[1], arrays[1] * arrays[2])
+        r["split"] = split
+    if "resident" in parts:
+        dx = clpy.to_device(host, cdev)
+        dy = clpy.zeros_like(dx)
+        t_res = _median(lambda: (touch[n](dx, dy, nn, device=cdev), q.finish()), reps)
+        r["kernel_resident_ms"] = t_res * 1e3
+        r["to_device_GBps"] = gbps(_median(lambda: clpy.to_device(host, cdev), reps))
+        r["get_GBps"] = gbps(_median(dx.get, reps))
+        r["element_read_us"] = _median(lambda: dy[n // 2], reps) * 1e6
+        assert dy[n // 2] == host[n // 2] + 1
+    return r
+
+
+@contextlib.contextmanager
+def _knobs(**values: Any) -> Iterator[None]:
+    """clpy/runtime/transfers.py's settings changed for a measurement (fresh staging areas and
+    copy threads on both sides)."""
+    saved = {k: getattr(transfers, k) for k in values}
+    for k, v in values.items():
+        setattr(transfers, k, v)
     transfers._COPIER = None
     transfers.clear_pools()
-    r["staging_sweep"] = sweep
-    dx = clpy.to_device(host, cdev)
-    dy = clpy.zeros_like(dx)
-    t_res = _median(lambda: (touch[n](dx, dy, nn, device=cdev), q.finish()), reps)
-    r["kernel_resident_ms"] = t_res * 1e3
-    r["to_device_GBps"] = gbps(_median(lambda: clpy.to_device(host, cdev), reps))
-    r["get_GBps"] = gbps(_median(dx.get, reps))
-    cl.enqueue_copy(q, host, pinned)
-    return r
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(transfers, k, v)
+        transfers._COPIER = None
+        transfers.clear_pools()
+
+
+def _host_copies(cl: Any, q: Any, host: np.ndarray, pinned: np.ndarray, reps: int) -> Any:
+    """GB/s of ``np.copyto`` split over k threads (what clpy's staging does, clpy/runtime/
+    transfers.py ``_copy``), for the three copies a NumPy-argument transfer can make."""
+    src = host.view(np.uint8)
+    dst = np.empty_like(src)
+    dst[:] = 0  # touched: page faults are not what is measured
+    pin = pinned.view(np.uint8)
+    out: dict[str, float] = {}
+    for threads in (1, 2, 4, 8, 16):
+        with ThreadPoolExecutor(threads) as pool:
+
+            def copy(d: np.ndarray, s: np.ndarray, pool: Any = pool, k: int = threads) -> None:
+                step = -(-s.size // k)
+                futs = [
+                    pool.submit(np.copyto, d[i : i + step], s[i : i + step])
+                    for i in range(0, s.size, step)
+                ]
+                for f in futs:
+                    f.result()
+
+            out[f"pageable_to_pageable_t{threads}"] = _gbps(
+                _median(lambda: copy(dst, src), reps), src.size
+            )
+            out[f"pageable_to_pinned_t{threads}"] = _gbps(
+                _median(lambda: copy(pin, src), reps), src.size
+            )
+            out[f"pinned_to_pageable_t{threads}"] = _gbps(
+                _median(lambda: copy(dst, pin), reps), src.size
+            )
+    return out
+
+
+def _duplex(cl: Any, cdev: Any, host: np.ndarray, pinned: np.ndarray, reps: int) -> Any:
+    """The link both ways at once: a pinned upload on the device's queue while a pinned
+    download runs on a second queue; and clpy's staged upload while a staged download runs
+    (two staging areas, two threads), against the two one after the other."""
+    q = cdev.queue
+    ctx = cdev.context
+    q2 = cl.CommandQueue(ctx, q.device)
+    nbytes = host.nbytes
+    mf = cl.mem_flags
+    a = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
+    b = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
+    cl.enqueue_copy(q, b, host).wait()
+    pin2 = transfers.pinned_array(cl, q, host.shape, host.dtype)
+    out: dict[str, float] = {}
+
+    def both_pinned() -> None:
+        e1 = cl.enqueue_copy(q, a, pinned, is_blocking=False)
+        e2 = cl.enqueue_copy(q2, pin2, b, is_blocking=False)
+        e1.wait()
+        e2.wait()
+
+    out["pinned_h2d_and_d2h_at_once"] = _gbps(_median(both_pinned, reps), 2 * nbytes)
+    back = np.empty_like(host)
+    st1, st2 = transfers.staging_for(cl, q), transfers.staging_for(cl, q2)
+    if st1 is None or st2 is None:
+        return out
+
+    def staged_sequential() -> None:
+        st1.upload(a, host)
+        q.finish()
+        st2.download(back, b)
+
+    def staged_at_once() -> None:
+        t = threading.Thread(target=st2.download, args=(back, b))
+        t.start()
+        st1.upload(a, host)
+        q.finish()
+        t.join()
+
+    out["staged_h2d_then_d2h"] = _gbps(_median(staged_sequential, reps), 2 * nbytes)
+    out["staged_h2d_and_d2h_at_once"] = _gbps(_median(staged_at_once, reps), 2 * nbytes)
+    assert np.array_equal(back, host)
+    return out
+
+
+def _print(res: dict[str, Any]) -> None:
+    rows = res["rows"]
+    nested = {k for r in rows for k, v in r.items() if isinstance(v, dict)}
+    cols = [k for k in rows[0] if k != "MiB" and k not in nested]
+    print(
+        f"# transfers on {res['device']} (driver {res['driver']}, {res['cpus']} CPUs, base "
+        f"address alignment {res['mem_base_addr_align_bytes']} bytes); GB/s unless noted"
+    )
+    print("| MiB | " + " | ".join(cols) + " |")
+    print("|" + "---|" * (len(cols) + 1))
+    for r in rows:
+        print(f"| {r['MiB']} | " + " | ".join(f"{r.get(c, float('nan')):.2f}" for c in cols) + " |")
+    for key in sorted(nested):
+        print(f"\n## {key} (GB/s)")
+        names = list(rows[0].get(key, {}))
+        print("| MiB | " + " | ".join(names) + " |")
+        print("|" + "---|" * (len(names) + 1))
+        for r in rows:
+            d = r.get(key, {})
+            vals = " | ".join(f"{d.get(k, float('nan')):.2f}" for k in names)
+            print(f"| {r['MiB']} | {vals} |")
+    for r in rows:
+        print("\n" + _bound_note(r))
+
+
+def _bound_note(r: dict[str, Any]) -> str:
+    """What bounds a NumPy-argument launch at this size: the link or the host's copy."""
+    hc = r.get("host_copy")
+    if not hc or "h2d_pinned" not in r:
+        return f"{r['MiB']} MiB: (run the link and host parts for the bound)"
+    to_pin = max(v for k, v in hc.items() if k.startswith("pageable_to_pinned"))
+    from_pin = max(v for k, v in hc.items() if k.startswith("pinned_to_pageable"))
+    up = min(r["h2d_pinned"], to_pin)
+    down = min(r["d2h_pinned"], from_pin)
+    bound = 2 / (1 / up + 1 / down)
+    got = r.get("clpy_numpy_launch", float("nan"))
+    return (
+        f"{r['MiB']} MiB: staged upload <= min(link {r['h2d_pinned']:.1f}, host copy into "
+        f"pinned {to_pin:.1f}) = {up:.1f} GB/s; staged download <= min(link "
+        f"{r['d2h_pinned']:.1f}, host copy out of pinned {from_pin:.1f}) = {down:.1f} GB/s; "
+        f"x in + y out, one after the other, <= {bound:.1f} GB/s; clpy NumPy launch "
+        f"{got:.1f} GB/s ({got / bound:.2f} of that bound)"
+    )
 
 
 def main() -> None:
@@ -141,18 +349,16 @@ def main() -> None:
     ap.add_argument("--platform", default=os.environ.get("CLPY_TEST_PLATFORM", "portable"))
     ap.add_argument("--mib", default="16,64,256")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated: " + ",".join(PARTS))
     ap.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results"))
     a = ap.parse_args()
-    res = run(a.platform.lower(), [int(s) for s in a.mib.split(",")], a.reps)
-    cols = [k for k in res["rows"][0] if k not in ("MiB", "staging_sweep")]
-    print(f"# transfers on {res['device']} (driver {res['driver']}); GB/s unless noted")
-    print("| MiB | " + " | ".join(cols) + " |")
-    print("|" + "---|" * (len(cols) + 1))
-    for r in res["rows"]:
-        print(f"| {r['MiB']} | " + " | ".join(f"{r[c]:.2f}" for c in cols) + " |")
-    for r in res["rows"]:
-        best = max(r["staging_sweep"].items(), key=lambda kv: kv[1])
-        print(f"{r['MiB']} MiB staging sweep (GB/s in+out): {r['staging_sweep']}; best {best}")
+    parts = set(a.parts.split(","))
+    if parts - set(PARTS):
+        ap.error(f"unknown parts {sorted(parts - set(PARTS))}; choose from {PARTS}")
+    with warnings.catch_warnings():  # the repeated-upload hint is what this measures
+        warnings.simplefilter("ignore", transfers.PerformanceHint)
+        res = run(a.platform.lower(), [int(s) for s in a.mib.split(",")], a.reps, parts)
+    _print(res)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     name = "transfers_" + res["device"].split()[1 if "NVIDIA" in res["device"] else 0].lower()

@@ -276,7 +276,9 @@ def test_failed_launch_leaves_copied_views_untouched(cl_device: Any, monkeypatch
 
 @pytest.fixture
 def small_staging(monkeypatch: Any) -> Any:
-    """Pinned staging with 1 MiB chunks from 1 MiB up, so offsets meet ragged chunks fast."""
+    """Pinned staging (on PoCL too) with 1 MiB chunks from 1 MiB up, so offsets meet ragged
+    chunks fast."""
+    monkeypatch.setattr(transfers, "STAGE_CPU_DEVICES", True)
     monkeypatch.setattr(transfers, "CHUNK", 1 << 20)
     monkeypatch.setattr(transfers, "STAGE_MIN", 1 << 20)
     transfers.clear_pools()

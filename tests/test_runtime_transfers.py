@@ -83,7 +83,32 @@ def test_resident_launches_need_no_wait(cl_device: Any, steps: int) -> None:
     np.testing.assert_array_equal(a.get(), 2 * steps)
 
 
-def test_large_arrays_through_pinned_staging(cl_device: Any) -> None:
+@pytest.fixture
+def staged(monkeypatch: Any) -> Any:
+    """Pinned staging on PoCL too (a CPU device copies directly by default), with 1 MiB chunks
+    from 1 MiB up: the chunked, double-buffered paths with small arrays."""
+    monkeypatch.setattr(transfers, "STAGE_CPU_DEVICES", True)
+    monkeypatch.setattr(transfers, "CHUNK", 1 << 20)
+    monkeypatch.setattr(transfers, "STAGE_MIN", 1 << 20)
+    transfers.clear_pools()
+    yield
+    transfers.clear_pools()  # the next staging area gets the real settings
+
+
+def test_cpu_devices_copy_directly(cl_device: Any, monkeypatch: Any) -> None:
+    import pyopencl as cl
+
+    dev = get_device(cl_device)
+    transfers.clear_pools()
+    is_cpu = bool(cl_device.type & cl.device_type.CPU)
+    assert (transfers.staging_for(cl, dev.queue) is None) == is_cpu
+    monkeypatch.setattr(transfers, "STAGE_CPU_DEVICES", True)
+    transfers.clear_pools()
+    assert transfers.staging_for(cl, dev.queue) is not None
+    transfers.clear_pools()
+
+
+def test_large_arrays_through_pinned_staging(cl_device: Any, staged: Any) -> None:
     # 2.5 chunks each way: double-buffered uploads and downloads, a ragged last chunk
     dev = get_device(cl_device)
     n = (5 * transfers.CHUNK) // 8 + 7
@@ -95,7 +120,7 @@ def test_large_arrays_through_pinned_staging(cl_device: Any) -> None:
         np.testing.assert_array_equal(y, x + 1)
 
 
-def test_device_arrays_move_large_data_through_staging(cl_device: Any) -> None:
+def test_device_arrays_move_large_data_through_staging(cl_device: Any, staged: Any) -> None:
     dev = get_device(cl_device)
     n = (5 * transfers.CHUNK) // 8 + 3
     x = np.random.default_rng(2).random(n, dtype=np.float32)
@@ -111,9 +136,11 @@ def test_device_arrays_move_large_data_through_staging(cl_device: Any) -> None:
     assert z.get().shape == (0,)
 
 
-def test_pinned_host_arrays_skip_the_staging_copy(cl_device: Any, monkeypatch: Any) -> None:
+def test_pinned_host_arrays_skip_the_staging_copy(
+    cl_device: Any, monkeypatch: Any, staged: Any
+) -> None:
     dev = get_device(cl_device)
-    n = transfers.STAGE_MIN // 4 * 3  # 12 MiB of float32: large enough to be staged
+    n = transfers.STAGE_MIN // 4 * 3  # 3 MiB of float32: large enough to be staged
     x = clpy.pinned_empty((n,), np.float32, dev)
     y = clpy.pinned_empty((n,), np.float32, dev)
     assert transfers.is_pinned(x) and transfers.is_pinned(x[10:20])
@@ -134,3 +161,28 @@ def test_pinned_host_arrays_skip_the_staging_copy(cl_device: Any, monkeypatch: A
     with pytest.raises(ValueError, match="get\\(out=...\\)"):
         d.get(out=np.empty(3, np.float32))
     assert type(clpy.pinned_empty((4,), np.int32, "sim")) is np.ndarray
+
+
+@pytest.mark.parametrize("share", [0.25, 0.5])
+def test_split_path_moves_the_same_bytes(
+    cl_device: Any, staged: Any, monkeypatch: Any, share: float
+) -> None:
+    """Part of each copy by the driver's pageable path on a second queue (DIRECT_SHARE), the
+    rest staged: launches, device arrays and views see exactly the data."""
+    import pyopencl as cl
+
+    monkeypatch.setattr(transfers, "DIRECT_SHARE", share)
+    dev = get_device(cl_device)
+    st = transfers.staging_for(cl, dev.queue)
+    assert st is not None and st._staged_bytes(3 << 20) < (3 << 20)
+    n = (3 << 20) // 4 + 5  # 3 chunks and a ragged end
+    x = np.random.default_rng(4).random(n, dtype=np.float32)
+    for _ in range(2):
+        y = np.full(n, -1, np.float32)
+        add_one[n](x, y, np.int32(n), device=dev)
+        np.testing.assert_array_equal(y, x + 1)
+    d = clpy.to_device(x, dev)
+    add_one[n](d, d, np.int32(n), device=dev)  # then read on the second queue: after it
+    np.testing.assert_array_equal(d.get(), x + 1)
+    d[3 : n - 2] = x[: n - 5]
+    np.testing.assert_array_equal(d[3 : n - 2].get(), x[: n - 5])

@@ -133,6 +133,14 @@ CHUNK = 64 << 20
 COPY_THREADS = min(8, os.cpu_count() or 1)
 
 
+# A share of each staged copy's bytes may go by the driver's own path from pageable memory, on
+# a second queue of the context, while clpy's threads stage the rest: the two host copies run
+# at once (the driver copies into its own pinned buffers). 0 turns it off. Whether it pays is
+# a property of the host's memory bandwidth: benchmarks/transfers.py measures both ("split").
+DIRECT_SHARE = 0.0
+_PAGE = 1 << 12
+
+
 class Staging:
     """Two pinned host chunks of one queue, mapped once, and the events of their last use."""
 
@@ -151,37 +159,65 @@ class Staging:
         ]
         self.busy: list[Any] = [None, None]
         self.lock = threading.Lock()
+        self._side: Any = None  # the second queue of the split path
+
+    def _staged_bytes(self, nbytes: int) -> int:
+        """How many leading bytes of a copy go through staging (the rest: the split path)."""
+        share = DIRECT_SHARE
+        if share <= 0 or nbytes < 2 * CHUNK:
+            return nbytes
+        return int(nbytes * (1 - min(share, 1.0))) // _PAGE * _PAGE
+
+    def _direct(self, dst: Any, src: Any, **kw: Any) -> Any:
+        """An ``enqueue_copy`` of the split path on the second queue, after everything
+        enqueued on the main queue so far (a pooled buffer's last kernel, a launch whose
+        output this reads)."""
+        cl = self._cl
+        if self._side is None:
+            self._side = cl.CommandQueue(self.queue.context, self.queue.device)
+        marker = cl.enqueue_marker(self.queue)
+        return cl.enqueue_copy(self._side, dst, src, wait_for=[marker], is_blocking=False, **kw)
 
     def upload(self, dst: Any, host: np.ndarray, offset: int = 0) -> None:
         """``host`` into device buffer ``dst`` from byte ``offset``; returns once the last
         DMA is enqueued (the host array may change afterwards: every byte is in pinned memory
-        by then)."""
+        or, on the split path, on the device by then)."""
         cl = self._cl
         src = host.reshape(-1).view(np.uint8)
+        cut = self._staged_bytes(src.size)
         with self.lock:
-            for k, off in enumerate(range(0, src.size, CHUNK)):
+            side = None
+            if cut < src.size:
+                side = self._direct(dst, src[cut:], dst_offset=offset + cut)
+            for k, off in enumerate(range(0, cut, CHUNK)):
                 s = k & 1
-                n = min(CHUNK, src.size - off)
+                n = min(CHUNK, cut - off)
                 if self.busy[s] is not None:
                     self.busy[s].wait()
                 _copy(self.slots[s][:n], src[off : off + n])
                 self.busy[s] = cl.enqueue_copy(
                     self.queue, dst, self.slots[s][:n], dst_offset=offset + off, is_blocking=False
                 )
+            if side is not None:
+                side.wait()  # the main queue's next command (the kernel) reads these bytes
 
     def download(self, host: np.ndarray, src: Any, offset: int = 0) -> None:
         """Device buffer ``src`` from byte ``offset`` into ``host`` (blocking): the DMA of
         chunk k+1 runs while chunk k is copied out of pinned memory."""
         cl = self._cl
         dst = host.reshape(-1).view(np.uint8)
-        offs = list(range(0, dst.size, CHUNK))
+        cut = self._staged_bytes(dst.size)
+        offs = list(range(0, cut, CHUNK))
         with self.lock:
             for s in (0, 1):
                 if self.busy[s] is not None:
                     self.busy[s].wait()
+            side = None
+            if cut < dst.size:
+                side = self._direct(dst[cut:], src, src_offset=offset + cut)
             evts: list[Any] = []
             for k, off in enumerate(offs[:2]):
-                n = min(CHUNK, dst.size - off)
+                n = min(CHUNK, cut - off)
                 evts.append(
                     cl.enqueue_copy(
                         self.queue,
@@ -193,12 +229,12 @@ class Staging:
                 )
             for k, off in enumerate(offs):
                 s = k & 1
-                n = min(CHUNK, dst.size - off)
+                n = min(CHUNK, cut - off)
                 evts[k].wait()
                 _copy(dst[off : off + n], self.slots[s][:n])
                 if k + 2 < len(offs):
                     off2 = offs[k + 2]
-                    n2 = min(CHUNK, dst.size - off2)
+                    n2 = min(CHUNK, cut - off2)
                     evts.append(
                         cl.enqueue_copy(
                             self.queue,
@@ -209,6 +245,8 @@ class Staging:
                         )
                     )
             self.busy = [None, None]
+            if side is not None:
+                side.wait()
 
 
 _COPIER: Any = None
@@ -236,17 +274,26 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
 _STAGING: dict[int, tuple[Any, Staging | None]] = {}
 
 
+# Staging pays where device memory sits across a link. A CPU device (PoCL) works in host
+# memory, where the staging copy only doubles the work: a launch with NumPy arguments measured
+# 0.9-1.2 GB/s direct against 0.6-0.7 staged on PoCL (2 loaded cores, 160 MiB; benchmarks/
+# transfers.py "split" rows). True stages on CPU devices too (tests of the staging code).
+STAGE_CPU_DEVICES = False
+
+
 def staging_for(cl: Any, queue: Any) -> Staging | None:
     """The pinned staging area of an in-order ``queue`` (None where pinned memory could not
-    be had: then copies go straight from NumPy memory)."""
+    be had, or on a CPU device: then copies go straight from NumPy memory)."""
     key = int(queue.int_ptr)
     with _pools_lock:
         entry = _STAGING.get(key)
         if entry is None or entry[0] != queue:
-            try:
-                st: Staging | None = Staging(cl, queue)
-            except cl.Error:
-                st = None
+            st: Staging | None = None
+            if STAGE_CPU_DEVICES or not queue.device.type & cl.device_type.CPU:
+                try:
+                    st = Staging(cl, queue)
+                except cl.Error:
+                    st = None
             entry = _STAGING[key] = (queue, st)
     return entry[1]
 
