@@ -22,6 +22,7 @@ from clpy.types.structs import StructType
 from clpy_sim.frame import Frame
 from clpy_sim.races import GlobalShadow, LocalShadow
 from clpy_sim.state import Launch
+from clpy_sim.values import full
 
 Value = Any
 
@@ -37,14 +38,6 @@ def _from_raw(raw: np.ndarray, t: Type) -> Value:
     if isinstance(raw, np.ndarray) and raw.ndim == 0:
         return raw[()]
     return raw
-
-
-def full(a: Value, shape: tuple[int, ...]) -> Value:
-    """``a`` broadcast to ``shape`` (a read-only view), or ``a`` itself when it has that shape
-    already (``np.broadcast_to`` costs ~10 µs even then)."""
-    if type(a) is np.ndarray and a.shape == shape:
-        return a
-    return np.broadcast_to(a, shape)
 
 
 def _to_raw(v: Value, t: Type, shape: tuple[int, ...], trail: tuple[int, ...]) -> Any:

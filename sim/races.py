@@ -23,6 +23,7 @@ import numpy as np
 
 from clpy.ir.nodes import Loc
 from clpy_sim.state import Launch, frame_wids
+from clpy_sim.values import full
 
 if TYPE_CHECKING:
     from clpy_sim.frame import Frame
@@ -387,25 +388,28 @@ class GlobalShadow(_Shadow):
         me_hi, grp1, ep, mine = self._ids(fr)
         self.any_read = True
         wv = w.gather(self.w, False)
-        if wv.any():
+        # (the ``== mine`` tests: a loop's read-modify-write of its own elements, every trip;
+        # the record is then exactly this access's, so the full test would find nothing and
+        # the update would change nothing)
+        if wv.any() and not (wv == mine).all():
             bad = self._conflict_single(wv, me_hi, grp1, ep)
             if bad.any():
                 self._race(
                     fr, w, bad, loc, "read", "write", self.w, self._line_of, self._wid_of(self.w)
                 )
         rv = w.gather(self.r, False)
-        if not rv.any() and w.kind in ("run", "slice"):
-            new = np.broadcast_to(mine, fr.shape)
-        else:
+        if w.kind in _UNIQUE and not rv.any():
+            w.put(self.r, full(mine, fr.shape))
+        elif not (rv == mine).all():  # the last reader of each element is this work-item
             new = self._merge_readers(rv, me_hi, grp1, ep, mine)
-        w.put(self.r, new)
-        if w.kind not in ("run", "slice"):
-            dup = w.gather(self.r, False) != new
-            if dup.any():
-                flat = np.broadcast_to(w.flat(), fr.shape)[np.broadcast_to(dup, fr.shape)]
-                grp = np.broadcast_to(grp1, fr.shape)[np.broadcast_to(dup, fr.shape)]
-                e = np.broadcast_to(ep, fr.shape)[np.broadcast_to(dup, fr.shape)]
-                self.r[flat] = -((grp << _SHIFT) | e)
+            w.put(self.r, new)
+            if w.kind not in _UNIQUE:
+                dup = w.gather(self.r, False) != new
+                if dup.any():
+                    shape = fr.shape
+                    d = full(dup, shape)
+                    flat = full(w.flat(), shape)[d]
+                    self.r[flat] = -((full(grp1, shape)[d] << _SHIFT) | full(ep, shape)[d])
         self._note("read", loc, w, fr)
 
     def _merge_readers(
@@ -420,19 +424,23 @@ class GlobalShadow(_Shadow):
         fresh = (rv == 0) | stale | (single & (other1 == (me_hi >> _SHIFT)))
         group_multi = -((grp1 << _SHIFT) | ep)
         out = np.where(fresh, mine, np.where(same_g & (rv != _MULTI), group_multi, _MULTI))
+        if out.shape == np.shape(mine):
+            return out
         return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(mine)))
 
     def _write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me_hi, grp1, ep, mine = self._ids(fr)
         wv = w.gather(self.w, False)
+        mine_all = False  # this work-item wrote each of these elements last, in this interval
         if wv.any():
-            bad = self._conflict_single(wv, me_hi, grp1, ep)
-            if bad.any():
+            mine_all = bool((wv == mine).all())
+            bad = None if mine_all else self._conflict_single(wv, me_hi, grp1, ep)
+            if bad is not None and bad.any():
                 self._race(
                     fr, w, bad, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
                 )
         rv = w.gather(self.r, False) if self.any_read else None
-        if rv is not None and rv.any():
+        if rv is not None and rv.any() and not ((rv == mine) | (rv == 0)).all():
             single = self._conflict_single(rv, me_hi, grp1, ep)
             g1 = (-rv) >> _SHIFT
             multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
@@ -441,10 +449,14 @@ class GlobalShadow(_Shadow):
                 self._race(
                     fr, w, bad, loc, "write", "read", self.r, self._line_of, self._wid_of(self.r)
                 )
-        w.put(self.w, np.broadcast_to(mine, fr.shape))
         self._note("write", loc, w, fr)
-        if w.kind not in ("run", "slice"):
-            dup = w.gather(self.w, False) != np.broadcast_to(mine, fr.shape)
+        if mine_all:
+            # the record stays as it is; and no two lanes share an element (the record of
+            # each is one work-item's)
+            return
+        w.put(self.w, full(mine, fr.shape))
+        if w.kind not in _UNIQUE:
+            dup = w.gather(self.w, False) != full(mine, fr.shape)
             if dup.any():
                 self._race(
                     fr, w, dup, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from clpy_sim import ops
 
 Value = Any
@@ -21,3 +23,11 @@ def struct_zero(t: Any) -> dict[str, Value]:
     for name, ft in t.fields:
         out[name] = struct_zero(ft) if hasattr(ft, "fields") else ops.zeros(ft)
     return out
+
+
+def full(a: Value, shape: tuple[int, ...]) -> Value:
+    """``a`` broadcast to ``shape`` (a read-only view), or ``a`` itself when it has that shape
+    already (``np.broadcast_to`` costs ~10 µs even then)."""
+    if type(a) is np.ndarray and a.shape == shape:
+        return a
+    return np.broadcast_to(a, shape)
