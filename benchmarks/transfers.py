@@ -76,19 +76,34 @@ def _median(fn: Callable[[], Any], reps: int) -> float:
     return statistics.median(ts)
 
 
-def run(platform: str, sizes_mib: list[int], reps: int, parts: set[str]) -> dict[str, Any]:
+def run(
+    platform: str, sizes_mib: list[int], reps: int, parts: set[str], out: Path | None = None
+) -> dict[str, Any]:
+    """Measure every size; with ``out``, the JSON is rewritten after each size (a run cut
+    short by a time limit keeps what it measured)."""
     import pyopencl as cl
 
     dev = [d for p in cl.get_platforms() if platform in p.name.lower() for d in p.get_devices()][0]
     cdev = clpy.get_device(dev)
-    rows = [_measure(cl, cdev, mib << 20, reps, parts) for mib in sizes_mib]
-    return {
+    res: dict[str, Any] = {
         "device": dev.name,
         "driver": dev.driver_version,
         "cpus": os.cpu_count(),
         "mem_base_addr_align_bytes": dev.mem_base_addr_align // 8,
-        "rows": rows,
+        "parts": sorted(parts),
+        "rows": [],
     }
+    for mib in sizes_mib:
+        res["rows"].append(_measure(cl, cdev, mib << 20, reps, parts))
+        print(f"measured {mib} MiB", flush=True)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / _file_name(res["device"])).write_text(json.dumps(res, indent=1))
+    return res
+
+
+def _file_name(device: str) -> str:
+    return "transfers_" + device.split()[1 if "NVIDIA" in device else 0].lower() + ".json"
 
 
 def _gbps(t: float, nb: int) -> float:
@@ -357,12 +372,9 @@ def main() -> None:
         ap.error(f"unknown parts {sorted(parts - set(PARTS))}; choose from {PARTS}")
     with warnings.catch_warnings():  # the repeated-upload hint is what this measures
         warnings.simplefilter("ignore", transfers.PerformanceHint)
-        res = run(a.platform.lower(), [int(s) for s in a.mib.split(",")], a.reps, parts)
+        sizes = [int(s) for s in a.mib.split(",")]
+        res = run(a.platform.lower(), sizes, a.reps, parts, Path(a.out))
     _print(res)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    name = "transfers_" + res["device"].split()[1 if "NVIDIA" in res["device"] else 0].lower()
-    (out / f"{name}.json").write_text(json.dumps(res, indent=1))
 
 
 if __name__ == "__main__":
