@@ -6,7 +6,9 @@ Measures, on one OpenCL device, in one run (median of ``--reps`` after warm-up),
   pinned ``ALLOC_HOST_PTR`` memory; the old per-launch path (a fresh ``Buffer(COPY_HOST_PTR)``);
 - clpy launches whose NumPy arguments are copied in and out: ``touch`` reads ``x`` and writes
   ``y`` (2·size over the link), ``mix3`` reads three arrays and writes two (5·size), with NumPy
-  arguments and with ``clpy.pinned_empty`` arrays; the staging knobs (threads x chunk size);
+  arguments and with ``clpy.pinned_empty`` arrays; ``touch`` over 8 chunks, launch after
+  launch or all enqueued at once (``wait=False``: the copy back of one chunk overlaps the
+  staging of the next); the staging knobs (threads x chunk size);
 - what bounds a NumPy-argument transfer: the host's memory copy rate with 1..16 threads
   (NumPy ``copyto`` pageable->pageable, pageable->pinned and pinned->pageable, the copies
   clpy's staging makes), and the link both ways at once (pinned upload on one queue while a
@@ -162,6 +164,23 @@ def _measure(cl: Any, cdev: Any, nbytes: int, reps: int, parts: set[str]) -> dic
         r["clpy_numpy_mix"] = gbps(_median(launch_mix, reps), 5 * nbytes)  # 3 in, 2 out
         assert np.array_equal(outs[0], arrays[0] + arrays[1])
         assert np.array_equal(outs[1], arrays[1] * arrays[2])
+        # the same x -> y in 8 chunks: one launch after the other, or all enqueued (wait=False:
+        # chunk k's copy back runs on the queue while chunk k+1 is staged on the host)
+        m = n // 8
+        chunks = [(host[k * m : (k + 1) * m], y[k * m : (k + 1) * m]) for k in range(8)]
+        mm = np.int32(m)
+
+        def chunked(wait: bool) -> None:
+            hs = [touch[m](xc, yc, mm, device=cdev, wait=wait) for xc, yc in chunks]
+            for h in hs:
+                if h is not None:
+                    h.wait()
+
+        y[:] = 0
+        r["clpy_numpy_chunked_wait"] = gbps(_median(lambda: chunked(True), reps), 2 * 8 * m * 4)
+        y[:] = 0
+        r["clpy_numpy_chunked_async"] = gbps(_median(lambda: chunked(False), reps), 2 * 8 * m * 4)
+        assert np.array_equal(y[: 8 * m], host[: 8 * m] + 1)
         xp = clpy.pinned_empty((n,), np.float32, cdev)
         yp = clpy.pinned_empty((n,), np.float32, cdev)
         xp[:] = host
