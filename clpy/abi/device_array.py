@@ -209,7 +209,17 @@ class DeviceArray:
             if not lay.shape and not isinstance(got, np.ndarray):
                 return got  # NumPy scalar
             return self._view_of(got, None)
-        lay = index_layout(self._layout(), key)
+        base = self._layout()
+        if type(key) is int and len(base.shape) == 1 and -base.shape[0] <= key < base.shape[0]:
+            # the common d[i] of a reduction's result: straight to the one-element read
+            import pyopencl as cl
+
+            out = np.empty(1, self.dtype)
+            queue, buf = self._buffer()
+            offset = base.offset + (key % base.shape[0]) * base.strides[0]
+            transfers.download(cl, queue, out, buf, offset)
+            return out[0]
+        lay = index_layout(base, key)
         if not lay.shape:
             out = np.empty(1, self.dtype)
             self._read(lay, out)
