@@ -40,12 +40,15 @@ import numpy as np
 from clpy.abi.array_index import Layout, index_layout, rect_blocks
 from clpy.runtime import regions, transfers
 
+# Sub-buffer views one array keeps (for views of the same regions made again and again).
+_SUB_CACHE = 64
+
 
 class DeviceArray:
     """An array that lives on one device (``device``); ``get()`` copies it to the host,
     ``d[i]`` reads one element, ``d[a:b]`` is a view of the same memory."""
 
-    __slots__ = ("device", "_host", "_cl", "_io", "_root", "_lay", "staged")
+    __slots__ = ("device", "_host", "_cl", "_io", "_root", "_lay", "staged", "_subs")
 
     def __init__(self, device: Any, host: np.ndarray | None, cl_array: Any, io: Any = None) -> None:
         self.device = device
@@ -59,6 +62,9 @@ class DeviceArray:
         # True for a view a kernel cannot take in place (not a sub-buffer): launches copy it
         # (clpy/abi/buffers.py); plain attribute, read on every launch
         self.staged = False
+        # a root's cache for its views: sub-buffer arrays by (offset, shape), the alignment;
+        # views of one region then bind the same memory object launch after launch
+        self._subs: dict[Any, Any] | None = None
 
     # ------------------------------------------------------------------ description
 
@@ -279,10 +285,18 @@ class DeviceArray:
             v.staged = not (lay.c_contiguous and lay.offset % root._align() == 0)
         return v
 
+    def _cache(self) -> dict[Any, Any]:
+        if self._subs is None:
+            self._subs = {}
+        return self._subs
+
     def _align(self) -> int:
         """The device's base address alignment in bytes (sub-buffer origins)."""
-        dev = self._cl.queue.device
-        return max(int(dev.mem_base_addr_align) // 8, 1)
+        cache = self._cache()
+        got = cache.get("align")
+        if got is None:
+            got = cache["align"] = max(int(self._cl.queue.device.mem_base_addr_align) // 8, 1)
+        return int(got)
 
     def _view_array(self) -> Any:
         import pyopencl.array as cla
@@ -296,8 +310,16 @@ class DeviceArray:
         if not self.staged:
             import pyopencl as cl
 
-            sub = buf.get_sub_region(lay.offset, lay.nbytes, cl.mem_flags.READ_WRITE)
-            return cla.Array(queue, lay.shape, dtype, data=sub)
+            assert self._root is not None
+            cache = self._root._cache()
+            key = (lay.offset, lay.shape)
+            arr = cache.get(key)
+            if arr is None:
+                if len(cache) > _SUB_CACHE:
+                    cache.clear()
+                sub = buf.get_sub_region(lay.offset, lay.nbytes, cl.mem_flags.READ_WRITE)
+                arr = cache[key] = cla.Array(queue, lay.shape, dtype, data=sub)
+            return arr
         return cla.Array(queue, lay.shape, dtype, strides=lay.strides, data=buf, offset=lay.offset)
 
     # ------------------------------------------------------------------ region copies (OpenCL)
