@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import clpy  # noqa: E402
 import clpy.algorithms as alg  # noqa: E402
-from clpy.algorithms import scans, sorting  # noqa: E402
+from clpy.algorithms import _core, scans, sorting  # noqa: E402
 from clpy.algorithms._core import Tuning, as_input, element_type, resolve_op, tuning  # noqa: E402
 
 
@@ -64,7 +64,7 @@ def _cupy() -> Any:
         return None
 
 
-TILE_KEYS = ("scan_wg", "scan_vecs", "scan_wgscan", "scan_lb")
+TILE_KEYS = ("scan_wg", "scan_vecs", "scan_wgscan", "scan_lb", "scan_loop")
 BATCH_NOTE = (
     "10 back-to-back calls without reading the result, between two synchronizations "
     "(the device's time, the host's launch cost hidden)"
@@ -271,8 +271,15 @@ REDUCE_PATHS = (
     ("bound + pinned, poll", True, True, "poll"),
     ("bound + mapped result", True, False, "map"),
 )
-SWEEP_WG = (128, 256, 512)
-SWEEP_VECS = (2, 3, 4, 6, 8)
+# (scan_wgscan, scan_loop, work-group sizes, 4-vectors per work-item) swept, then SWEEP_LB
+# for the best.
+SWEEP_GRID = (
+    ("native", 0, (256, 512, 1024), (3, 4, 6)),
+    ("local", 0, (256, 512), (4,)),
+    ("native", 1, (256, 512, 1024), (4, 6)),
+    ("native", 2, (256, 512), (4, 6, 8)),
+    ("native", 4, (256,), (4, 6)),
+)
 SWEEP_LB = (1, 2, 8)
 
 
@@ -339,10 +346,16 @@ def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
             flush=True,
         )
 
-    for wgscan in ("native", "local"):
-        for wg in SWEEP_WG:
-            for vecs in SWEEP_VECS:
-                one(scan_wg=wg, scan_vecs=vecs, scan_wgscan=wgscan, scan_lb=base.scan_lb)
+    for wgscan, loop, wgs, vecss in SWEEP_GRID:
+        for wg in wgs:
+            for vecs in vecss:
+                one(
+                    scan_wg=wg,
+                    scan_vecs=vecs,
+                    scan_wgscan=wgscan,
+                    scan_lb=base.scan_lb,
+                    scan_loop=loop,
+                )
     good = [r for r in out if not r["error"]]
     if good:
         best = max(good, key=lambda r: r["GBps"])
@@ -370,6 +383,21 @@ def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
     return out
 
 
+def adopt_best(dev: Any, swept: list[dict[str, Any]]) -> None:
+    """Use the fastest correct tile of the sweep as ``dev``'s scan tuning in this process
+    (_core.SCAN_TILES, the entry for its vendor), and say so: the value to commit there."""
+    good = [r for r in swept if "scan_wg" in r and not r["error"]]
+    if not good:
+        return
+    best = max(good, key=lambda r: r["GBps"])
+    info = dev.info
+    hay = f"{info.platform} {info.platform_vendor}".lower()
+    key = next((k for k in _core.SCAN_TILES if k in hay), info.platform.lower())
+    _core.SCAN_TILES[key] = {k: best[k] for k in TILE_KEYS}
+    _core._tuning_for.cache_clear()
+    print(f"  scan tile for {key!r} in this run: {_core.SCAN_TILES[key]}", flush=True)
+
+
 def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
     """The default float32 scan tile kernel as the driver built it (PTX on NVIDIA) into
     out/scan_tiles.ptx, with counts of the instructions that matter (vector accesses,
@@ -381,8 +409,18 @@ def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
 
     tn = tuning(dev)
     plus = resolve_op("+", C.float_)
+    loop = tn.scan_loop > 0 and tn.scan_wgscan == "native"
     k = regs_kernel(
-        C.float_, plus, C.int_, tn.scan_wg, tn.scan_vecs, True, True, tn.scan_wgscan, tn.scan_lb
+        C.float_,
+        plus,
+        C.int_,
+        tn.scan_wg,
+        tn.scan_vecs,
+        True,
+        True,
+        tn.scan_wgscan,
+        tn.scan_lb,
+        loop,
     )
     plans = [p for p in k.launches.plans.values() if hasattr(p, "kernel")]
     if not plans:
@@ -393,7 +431,7 @@ def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     (out / "scan_tiles.ptx").write_text(text)
     pats = (
-        "ld.global.v4",
+        "ld.global.nc.v4",
         "st.global.v4",
         "ld.global.f32",
         "st.global.f32",
@@ -473,6 +511,12 @@ def main() -> int:
         f"CuPy: {'yes' if cp is not None else 'no'}",
         flush=True,
     )
+    result: dict[str, Any] = {"device": dev.name, "description": dev.description}
+    if a.sweep:  # first, so that the tables below use the tile it picks
+        result["scan_sweep"] = sweep(
+            dev, 1 << max(int(s) for s in a.sizes.split(",")), a.repeat, "sort" in only
+        )
+        adopt_best(dev, result["scan_sweep"])
     rows: list[dict[str, Any]] = []
     for s in a.sizes.split(","):
         n = 1 << int(s)
@@ -480,18 +524,9 @@ def main() -> int:
         do_sort = "sort" in only and (int(s) <= 24 or a.only != ",".join(ALGORITHMS))
         rows += bench_size(dev, n, a.repeat, cp, only, do_sort)
         print(table([r for r in rows if r["n"] == n]), flush=True)
-    result: dict[str, Any] = {
-        "device": dev.name,
-        "description": dev.description,
-        "tuning": repr(tuning(dev)),
-        "rows": rows,
-    }
+    result.update(tuning=repr(tuning(dev)), rows=rows)
     if a.ptx and "scan" in only:
         result["scan_ptx"] = ptx_report(dev, Path(a.out_dir))
-    if a.sweep:
-        result["scan_sweep"] = sweep(
-            dev, 1 << max(int(s) for s in a.sizes.split(",")), a.repeat, "sort" in only
-        )
     slug = re.sub(r"[^a-z0-9]+", "_", dev.name.lower()).strip("_")[:60]
     out = Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)

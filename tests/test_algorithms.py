@@ -277,6 +277,7 @@ def test_pyopencl_arrays(cl_device):
 SCHEMES = {  # small tiles, so that many tiles wait on each other
     "lookback": dict(scan_wg=64, scan_vecs=1, scan_wgscan="native", scan_lb=4),
     "lookback-local-scan": dict(scan_wg=32, scan_vecs=2, scan_wgscan="local", scan_lb=2),
+    "lookback-looping-groups": dict(scan_wg=32, scan_vecs=1, scan_lb=4, scan_loop=1),
     "lookback-local-memory-tile": dict(scan_vecs=0),
     "reduce-then-scan": {},
 }

@@ -369,12 +369,19 @@ class Tuning:
     scan_vecs: int = 4
     scan_wgscan: str = "native"
     scan_lb: int = 4
+    scan_loop: int = 0  # > 0: that many looping groups per compute unit (scan_tiles.py)
 
 
 # The single-pass scan's tile per GPU vendor (platform name substring), measured with
 # `python -m benchmarks.algorithms --sweep` (benchmarks/results/algorithms_h100.json).
 SCAN_TILES: dict[str, dict[str, Any]] = {
-    "nvidia": {"scan_wg": 256, "scan_vecs": 4, "scan_wgscan": "native", "scan_lb": 4},
+    "nvidia": {
+        "scan_wg": 512,
+        "scan_vecs": 4,
+        "scan_wgscan": "native",
+        "scan_lb": 4,
+        "scan_loop": 0,
+    },
 }
 
 

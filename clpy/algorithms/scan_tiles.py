@@ -198,7 +198,7 @@ def _run_io(t: ScalarType, op: Op, idx: ScalarType, wg: int, vecs: int, vecptr: 
     load, load_tail, store, store_tail = _vector_io(t, idx, vecptr)
 
     @clpy.func
-    def load_run(x: Global[PT], v: Private[t], q0: I, n: I, ident: t) -> t:
+    def fetch_run(x: Global[PT], v: Private[t], q0: I, n: I, ident: t) -> None:
         if (q0 + V) * 4 <= n:
             for k in range(V):
                 a = load(x, q0 + k)
@@ -213,9 +213,17 @@ def _run_io(t: ScalarType, op: Op, idx: ScalarType, wg: int, vecs: int, vecptr: 
                 v[4 * k + 1] = a.y
                 v[4 * k + 2] = a.z
                 v[4 * k + 3] = a.w
+
+    @clpy.func
+    def scan_run(v: Private[t]) -> t:
         for j in range(1, ITEMS):
             v[j] = combine(v[j - 1], v[j])
         return v[ITEMS - 1]
+
+    @clpy.func
+    def load_run(x: Global[PT], v: Private[t], q0: I, n: I, ident: t) -> t:
+        fetch_run(x, v, q0, n, ident)
+        return scan_run(v)
 
     @clpy.func
     def store_run(y: Global[PT], v: Private[t], q0: I, n: I, pre: t, incl: int32) -> None:
@@ -233,7 +241,7 @@ def _run_io(t: ScalarType, op: Op, idx: ScalarType, wg: int, vecs: int, vecptr: 
             for k in range(V):
                 store_tail(y, q0 + k, n, VT(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]))
 
-    return load_run, store_run
+    return load_run, store_run, fetch_run, scan_run
 
 
 @functools.cache
@@ -248,15 +256,19 @@ def regs_kernel(
     vecptr: bool,
     wgscan: str,
     lb: int,
+    persistent: bool = False,
 ) -> Any:
     """The tile kernel (module docstring). Arguments: ``(x, y, n, ident, status, counter,
-    epoch, ntiles)``, ``x``/``y`` as ``Global[vector(t, 4)]`` when ``vecptr``."""
+    epoch, ntiles)``, ``x``/``y`` as ``Global[vector(t, 4)]`` when ``vecptr``. With
+    ``persistent`` (native work-group scan only) a group loops over tiles, taking the next
+    tile's ticket and issuing its loads before this tile's look-back; one more argument,
+    ``groups`` (the number launched)."""
     combine, OP, I, WG, V = op.combine, op.op, idx, wg, vecs  # noqa: N806
     ITEMS, TILE4, INCL = 4 * vecs, wg * vecs, int(incl)  # noqa: N806
     PT = vector(t, 4) if vecptr else t  # noqa: N806
     if wgscan not in WGSCANS:
         raise ValueError(f"wgscan: expected one of {WGSCANS}, got {wgscan!r}")
-    load_run, store_run = _run_io(t, op, idx, wg, vecs, vecptr)
+    load_run, store_run, fetch_run, scan_run = _run_io(t, op, idx, wg, vecs, vecptr)
     lookback = look_back(t, op, lb)
 
     @clpy.func
@@ -268,6 +280,59 @@ def regs_kernel(
         if clpy.get_local_id(0) == 0 and tile == ntiles - 1:
             clpy.atomic_xchg(counter, 0, 0)  # every ticket is taken: ready for the next launch
         return tile
+
+    if wgscan == "native" and persistent:
+
+        @clpy.kernel
+        def scan_tiles_loop(
+            x: Global[PT],
+            y: Global[PT],
+            n: I,
+            ident: t,
+            status: Global[ulong],
+            counter: Global[int32],
+            epoch: uint,
+            ntiles: int32,
+            groups: int32,
+        ):
+            lid = clpy.get_local_id(0)
+            sh = clpy.local_array(t, 1)
+            ticket = clpy.local_array(int32, 2)
+            last = ntiles + groups - 1  # every group takes one ticket past the tiles
+            if lid == 0:
+                ticket[0] = clpy.atomic_inc(counter, 0)
+                if ticket[0] == last:
+                    clpy.atomic_xchg(counter, 0, 0)
+            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+            tile = ticket[0]
+            v = clpy.private_array(t, ITEMS)
+            nx = clpy.private_array(t, ITEMS)
+            if tile < ntiles:
+                fetch_run(x, v, I(tile) * TILE4 + lid * V, n, ident)
+            while tile < ntiles:
+                if lid == 0:  # the next tile's ticket, in flight during this tile's scan
+                    nt = clpy.atomic_inc(counter, 0)
+                    ticket[1] = nt
+                    if nt == last:
+                        clpy.atomic_xchg(counter, 0, 0)
+                q0 = I(tile) * TILE4 + lid * V
+                run = scan_run(v)
+                p = clpy.work_group_scan_exclusive(run, OP)
+                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+                nxt = ticket[1]
+                if nxt < ntiles:  # the next tile's loads, in flight during the look-back
+                    fetch_run(x, nx, I(nxt) * TILE4 + lid * V, n, ident)
+                if lid == WG - 1:
+                    sh[0] = lookback(
+                        status, tile, combine(p, run), epoch * 2 + 1, epoch * 2 + 2, ident
+                    )
+                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+                store_run(y, v, q0, n, combine(sh[0], p), INCL)
+                for j in range(ITEMS):
+                    v[j] = nx[j]
+                tile = nxt
+
+        return scan_tiles_loop
 
     if wgscan == "native":
 

@@ -352,12 +352,20 @@ def scan_on(
             vecptr = n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
             if vecptr:  # the buffers themselves, typed as 4-vectors (16-byte accesses)
                 xa, ya = xa.base_data, ya.base_data
+            loop = tn.scan_loop > 0 and tn.scan_wgscan == "native"
             k = regs_kernel(
-                t, op, idx, wg, tn.scan_vecs, inclusive, vecptr, tn.scan_wgscan, tn.scan_lb
+                t, op, idx, wg, tn.scan_vecs, inclusive, vecptr, tn.scan_wgscan, tn.scan_lb, loop
             )
         else:
+            loop = False
             k = _lookback_kernel(t, op, idx, wg, items, inclusive)
         ntiles = -(-n // tile)
+        groups = ntiles
+        extra: tuple[Any, ...] = ()
+        if loop:  # looping groups: as many as stay resident together, at most one per tile
+            cus = place.dev.info.max_compute_units if place.dev.info else 1
+            groups = max(1, min(ntiles, cus * tn.scan_loop))
+            extra = (np.int32(groups),)
         st = _state(place)
         with st.lock:
             if st.status is None or st.status.shape[0] < ntiles:
@@ -367,7 +375,7 @@ def scan_on(
             st.epoch = st.epoch + 1 if st.epoch < 2**30 else 1
             if st.epoch == 1:
                 st.status.fill(0)
-            k[(ntiles * wg,), (wg,)](
+            k[(groups * wg,), (wg,)](
                 xa,
                 ya,
                 idx.dtype.type(n),
@@ -376,6 +384,7 @@ def scan_on(
                 st.counter,
                 np.uint32(st.epoch),
                 np.int32(ntiles),
+                *extra,
                 device=place.launch_on,
                 wait=False,
             )
