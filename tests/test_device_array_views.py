@@ -361,3 +361,13 @@ def test_views_of_four_unmergeable_axes(dev: Any) -> None:
     want = h.copy()
     want[key] = -h[key]
     np.testing.assert_array_equal(d.get(), want)
+
+
+def test_scalar_fill_of_records(dev: Any) -> None:
+    rec = np.dtype([("a", np.int32), ("b", np.float32), ("c", np.int32)])  # 12 bytes
+    h = np.zeros(6, rec)
+    d = clpy.to_device(h, dev)
+    d[1:4] = np.array((1, 2.5, 3), rec)  # no 12-byte fill pattern: written as values
+    h[1:4] = np.array((1, 2.5, 3), rec)
+    assert d.get().tobytes() == h.tobytes()
+    assert d[2] == h[2]

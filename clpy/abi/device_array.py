@@ -257,7 +257,8 @@ class DeviceArray:
                 return
             value = value.get()
         src = np.asarray(value, dtype=self.dtype)
-        if src.ndim == 0 and lay.c_contiguous:
+        size = self.dtype.itemsize  # fill patterns are 1, 2, 4 ... 128 bytes (spec §5.2.3)
+        if src.ndim == 0 and lay.c_contiguous and size <= 128 and not size & (size - 1):
             import pyopencl as cl
 
             queue, buf = self._buffer()
