@@ -200,3 +200,95 @@ def test_printed_nan_sign_is_not_a_mismatch():
     ]:
         assert differences(outcome("sim", [a]), outcome("nv", [b])), (a, b)
     assert printed_line("x -nan -nan(1) -nanx") == "x nan nan(1) -nanx"
+
+
+def test_generation_leaves_out_what_a_target_cannot_emit(tmp_path):
+    """A target with real sub-groups (like PoCL on an AVX-512 host) cannot take sub-group
+    collectives with * & | ^ && || (clpy lowers those only where one sub-group spans the
+    work-group): the probe finds exactly those, and programs generated avoiding them emit for
+    that target, while some generated without the limits do not."""
+    from dataclasses import replace
+
+    from clpy.emit.targets import target_of
+    from clpy.errors import FeatureError
+    from clpy.fuzz.limits import COLLECTIVE_OPS, key, unsupported
+
+    fake = replace(target_of("opencl-c-3.0+cl_khr_subgroups"), name="fake-real-sub-groups")
+    avoid = unsupported(fake)
+    modes = ("reduce", "scan_inclusive", "scan_exclusive")
+    assert avoid == {
+        key("sub_group", m, op) for m in modes for op in COLLECTIVE_OPS if op not in "+-minmax"
+    }
+    assert unsupported(target_of("opencl-c-1.2")) == frozenset()  # all lowered there
+    feats = F.parse("int,collective,subgroup,reduction")
+    failed_without = 0
+    for seed in range(30):
+        assert generate(seed, feats, frozenset()).render() == generate(seed, feats).render()
+        prog = generate(seed, feats, avoid)
+        text = prog.render()
+        for line in text.splitlines():  # one collective per statement line
+            for name in avoid:
+                scope_mode, op = name.split(":")
+                bad = f"clpy.{scope_mode}(" in line and line.endswith(f', "{op}")')
+                assert not bad, (name, line)
+        load(prog, tmp_path).kernel.source_for(fake)  # no FeatureError
+        try:
+            load(generate(seed, feats), tmp_path).kernel.source_for(fake)
+        except FeatureError:
+            failed_without += 1
+    assert failed_without >= 3
+
+
+def test_no_barrier_after_a_divergent_loop_without_loop_barrier():
+    """Without ``loop-barrier`` (dropped for PoCL: tests/test_fuzz_regressions.py) no barrier
+    or collective follows a loop whose trip count may depend on the work-item; with it, some
+    do (the same seeds)."""
+    import re
+
+    def barrier_after_loop(text: str) -> bool:
+        body = text[text.index("@clpy.kernel") :]
+        loop = re.search(r"^\s+(while |for \w+ in range\((?!\d+\):))", body, re.M)
+        return loop is not None and bool(
+            re.search(r"clpy\.(barrier|work_group_|sub_group_)", body[loop.end() :])
+        )
+
+    with_lb = F.parse("int,control,local,collective,subgroup,reduction,loop-barrier")
+    without = with_lb - {F.LOOP_BARRIER}
+    assert F.LOOP_BARRIER in with_lb
+    seen = 0
+    for seed in range(60):
+        assert not barrier_after_loop(generate(seed, without).render()), seed
+        seen += barrier_after_loop(generate(seed, with_lb).render())
+    assert seen >= 5
+
+
+def test_a_cut_run_reports_its_counts(tmp_path):
+    """A run stopped by SIGTERM (what `timeout` sends) or by --hard-limit still prints
+    `N kernels, M mismatches, K errors` for what finished and writes its summary."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    summary = tmp_path / "s.json"
+    cmd = [sys.executable, "-m", "clpy.fuzz", "--count", "400", "--devices", "sim",
+           "--features", "int", "--quiet", "--summary", str(summary)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while not summary.exists() and time.monotonic() - t0 < 120:
+        time.sleep(0.2)  # written at the first result
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    n = int(out.strip().splitlines()[-1].split()[0])
+    assert 0 < n < 400 and out.strip().endswith("0 mismatches, 0 errors"), (out, err)
+    assert "stopped (SIGTERM)" in err
+    data = json.loads(summary.read_text())
+    assert data["count"] == n and data["state"] == "stopped (SIGTERM)"
+
+    t0 = time.monotonic()
+    code = main(["--count", "400", "--devices", "sim", "--features", "int", "--quiet",
+                 "--jobs", "2", "--hard-limit", "5", "--summary", str(summary)])  # fmt: skip
+    assert code == 0 and time.monotonic() - t0 < 30
+    data = json.loads(summary.read_text())
+    assert data["state"] == "stopped (hard limit)" and data["count"] < 400

@@ -17,6 +17,7 @@ import clpy
 from clpy.fuzz import features as F
 from clpy.fuzz.compare import differences
 from clpy.fuzz.generator import generate
+from clpy.fuzz.limits import unsupported_on
 from clpy.fuzz.nodes import Program
 from clpy.fuzz.report import write_case, write_readme
 from clpy.fuzz.runner import Loaded, Outcome, load, make_inputs, run_on
@@ -34,7 +35,7 @@ MUTANTS: dict[str, Callable[[str], str]] = {
 # avoid: not generated for these devices, so large runs look for new ones. (NaN in saturating
 # conversions, F.NAN_SAT, is generated everywhere: clpy spells those conversions out for the
 # devices that get them wrong, clpy/emit/lower_convert.py.)
-KNOWN_POCL_BUGS = frozenset({F.SIGNED_ABS})
+KNOWN_POCL_BUGS = frozenset({F.SIGNED_ABS, F.LOOP_BARRIER})
 
 
 @dataclass
@@ -67,6 +68,19 @@ def device_features(devices: list[str], wanted: frozenset[str]) -> frozenset[str
         if "portable computing language" in str(clpy.get_device(name)).lower():
             out -= KNOWN_POCL_BUGS
     return frozenset(out)
+
+
+def device_limits(devices: list[str]) -> frozenset[str]:
+    """The collective constructs some listed OpenCL device's target cannot emit (probed on
+    its clpy target, clpy.fuzz.limits): the generator leaves them out."""
+    targets = []
+    for name in devices:
+        if name.startswith("sim"):
+            continue
+        tgt = clpy.get_device(name).target
+        assert tgt is not None
+        targets.append(tgt)
+    return unsupported_on(targets)
 
 
 def _sub_group_size(loaded: Loaded, device: str) -> int | None:
@@ -159,14 +173,19 @@ def check(
     shrink: bool = True,
     shrink_budget_s: float = 300.0,
     fakes: dict[str, Callable[[str], str]] | None = None,
+    avoid: frozenset[str] | None = None,
 ) -> Result:
-    """Generate, run, compare one kernel; on failure shrink it and write the reproducer."""
+    """Generate, run, compare one kernel; on failure shrink it and write the reproducer.
+    ``avoid``: constructs not to generate (default: what some device cannot emit,
+    ``device_limits``)."""
     t0 = time.perf_counter()
     if fakes is None:
         fakes = {d: MUTANTS[d] for d in devices if d in MUTANTS}
+    if avoid is None:
+        avoid = device_limits(devices)
     work = Path(tempfile.mkdtemp(prefix=f"clpy-fuzz-{seed}-"))
     try:
-        program = generate(seed, features)
+        program = generate(seed, features, avoid)
         status, details, loaded, inputs, outs = evaluate(program, devices, seed, work, fakes)
         res = Result(seed, status, details[0] if details else "", details=details)
         if status != "ok" and out_dir is not None and loaded is not None:
@@ -194,6 +213,7 @@ def check(
                     "seed": seed,
                     "devices": devices,
                     "features": sorted(features),
+                    "avoided": sorted(avoid),
                     "status": status,
                     "details": details,
                     "global_size": program.global_size,

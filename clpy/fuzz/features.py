@@ -26,8 +26,14 @@ SIGNED_ABS = "signed-abs"  # abs/abs_diff of a signed INT_MIN (PoCL 3.0: treated
 # clpy lowers these for them (clpy/emit/lower_convert.py), so it is no longer dropped for PoCL.
 NAN_SAT = "nan-sat"
 
+# A barrier (local-memory exchange, collective) after a loop whose trip count depends on the
+# work-item (PoCL 3.0: a private variable assigned in the loop reads another work-item's value
+# after the barrier). Without it the generator makes no barrier after such a loop.
+LOOP_BARRIER = "loop-barrier"
+
 ALL = (INT, FLOAT, DOUBLE, FDIV, VECTOR, SWIZZLE, CONVERT, CONTROL, FUNC, STRUCT, LOCAL,
-       COLLECTIVE, SUBGROUP, REDUCTION, ATOMIC, PRINTF, SIGNED_ABS, NAN_SAT)  # fmt: skip
+       COLLECTIVE, SUBGROUP, REDUCTION, ATOMIC, PRINTF, SIGNED_ABS, NAN_SAT,
+       LOOP_BARRIER)  # fmt: skip
 DEFAULT = frozenset(ALL)
 
 

@@ -17,18 +17,25 @@ import numpy as np
 
 from clpy.fuzz import features as F
 from clpy.fuzz.exprgen import ExprGen, UserFunc
+from clpy.fuzz.limits import COLLECTIVE_OPS, key
 from clpy.fuzz.nodes import BOOL, Expr, Helper, Param, Program, Stmt
 from clpy.fuzz.types import FT, INT32, INTS, SCALARS, UINT32, vec
 
 INPUT_LEN = 64  # elements per input buffer (a power of two: indices are masked)
-COLLECTIVE_OPS = ("+", "-", "*", "&", "|", "^", "&&", "||", "min", "max")
 
 
 class Generator:
-    def __init__(self, seed: int, features: frozenset[str]) -> None:
+    """``avoid``: collective constructs (clpy.fuzz.limits ``key`` names) some listed device's
+    target cannot emit; the generator picks another. With none avoided the random choices
+    are the same as without the argument, so a seed's program does not change."""
+
+    def __init__(
+        self, seed: int, features: frozenset[str], avoid: frozenset[str] = frozenset()
+    ) -> None:
         self.seed = seed
         self.rng = np.random.default_rng([seed, zlib.crc32(b"clpy.fuzz")])
         self.features = features
+        self.avoid = avoid
         self.helpers: list[Helper] = []
         self.params: list[Param] = []
         self.inputs: dict[FT, tuple[str, int]] = {}
@@ -42,6 +49,8 @@ class Generator:
         self.atomic_ops: list[str] = []
         self.ticketed = False
         self.prints = 0
+        # a loop with a work-item-dependent trip count was generated (see F.LOOP_BARRIER)
+        self.divergent_loop = False
 
     def _add_helper(self, h: Helper) -> str:
         if all(x.name != h.name for x in self.helpers):
@@ -119,7 +128,8 @@ class Generator:
             kinds += ["break"]
         if "vector" in self.features:
             kinds += ["swizzle_store"]
-        if top:
+        barriers = F.LOOP_BARRIER in self.features or not self.divergent_loop
+        if top and barriers:
             if F.LOCAL in self.features:
                 kinds += ["local"]
             if F.COLLECTIVE in self.features:
@@ -128,6 +138,7 @@ class Generator:
                 kinds += ["subgroup"]
             if F.REDUCTION in self.features:
                 kinds += ["reduction"]
+        if top:
             if F.ATOMIC in self.features and not self.ticketed:
                 kinds += ["ticket"]
         if F.ATOMIC in self.features:
@@ -184,6 +195,7 @@ class Generator:
         else:
             head = f"for {i} in range({{0}}):"
             kids = (Expr(INT32, "({0} & 7)", (self.g.expr(INT32, 1),), keep=True),)
+        self.divergent_loop |= k != 0  # the bound may depend on the work-item
         saved = self.g.scope.copy()
         self.g.scope.add(INT32, i)
         body = tuple(
@@ -195,6 +207,7 @@ class Generator:
     def s_while(self, depth: int, in_loop: bool) -> Stmt:
         w = self.fresh("w")
         bound = Expr(INT32, "({0} & 7)", (self.g.expr(INT32, 1),), keep=True)
+        self.divergent_loop = True
         saved = self.g.scope.copy()
         inner = tuple(
             self.stmt(depth + 1, in_loop=True) for _ in range(int(self.rng.integers(1, 3)))
@@ -237,14 +250,36 @@ class Generator:
             return Expr(t, f"(({{0}} & {t.py}(2)) - {t.py}(1))", (e,), keep=True)
         return e
 
+    _MODE_OF_K = ("reduce", "scan_inclusive", "scan_exclusive", "broadcast")
+
+    def _allowed(self, scope: str, k: int, op: str) -> tuple[int, str] | None:
+        """``(k, op)`` if the targets can emit it, else another allowed choice (None: none)."""
+        if self._ok(scope, k, op):
+            return k, op
+        opts = [(kk, o) for kk in range(3) for o in COLLECTIVE_OPS] + [(3, op), (4, op)]
+        ok = [c for c in opts if self._ok(scope, *c)]
+        return self.g.pick(ok) if ok else None
+
+    def _ok(self, scope: str, k: int, op: str) -> bool:
+        if k < 3:
+            return key(scope, self._MODE_OF_K[k], op) not in self.avoid
+        if k == 3:
+            return key(scope, "broadcast") not in self.avoid
+        return not {key(scope, "all"), key(scope, "any")} <= self.avoid
+
     def _collective(self, scope: str) -> Stmt:
         t = self._collective_type()
         tgt = self.fresh("c")
         k = int(self.rng.integers(0, 6))
         op = self.g.pick(COLLECTIVE_OPS)
+        if self.avoid:
+            choice = self._allowed(scope, k, op)
+            if choice is None:
+                return self.s_assign(0, False)
+            k, op = choice
         arg = self._collective_arg(t, op)
         if k < 3:
-            fn = ("reduce", "scan_inclusive", "scan_exclusive")[k]
+            fn = self._MODE_OF_K[k]
             call = f'clpy.{scope}_{fn}({{0}}, "{op}")'
         elif k == 3 and scope == "sub_group":
             call = "clpy.sub_group_broadcast({0}, 0)"
@@ -254,7 +289,8 @@ class Generator:
             ids = f"{who % lx}, {who // lx}" if len(self.lsize) == 2 else str(who)
             call = f"clpy.work_group_broadcast({{0}}, {ids})"
         else:
-            fn = self.g.pick(("all", "any"))
+            fns = [f for f in ("all", "any") if key(scope, f) not in self.avoid]
+            fn = self.g.pick(("all", "any")) if len(fns) == 2 else fns[0]
             t = INT32
             arg = self.g.cond(2)
             call = f"clpy.{scope}_{fn}({{0}})"
@@ -269,12 +305,17 @@ class Generator:
         return self._collective("sub_group")
 
     def s_reduction(self, depth: int, in_loop: bool) -> Stmt:
+        scope = "work_group"
+        fns: tuple[str, ...] = ("reduce", "scan_inclusive", "scan_exclusive")
+        if self.avoid:
+            fns = tuple(f for f in fns if key(scope, f, "user") not in self.avoid)
+            if not fns:
+                return self.s_assign(depth, in_loop)
         s = self.reduction_struct()
         tgt = self.fresh("r")
         a = self.g.expr(INT32, 2)
         b = self.g.expr(UINT32, 2)
-        scope = "work_group"
-        fn = self.g.pick(("reduce", "scan_inclusive", "scan_exclusive"))
+        fn = self.g.pick(fns)
         cons = Expr(INT32, f"{s}({{0}}, {{1}})", (a, b), keep=True)
         stmt = Stmt(f"{tgt} = clpy.{scope}_{fn}({{0}}, {s.lower()}_op)", (cons,), declares=tgt)
         self.outputs.append((f"{tgt}.hi", INT32))
@@ -423,6 +464,11 @@ class Generator:
         return out
 
 
-def generate(seed: int, features: frozenset[str] | None = None) -> Program:
-    """The program of ``seed`` with ``features`` (default: all of ``features.DEFAULT``)."""
-    return Generator(seed, frozenset(F.DEFAULT if features is None else features)).program()
+def generate(
+    seed: int, features: frozenset[str] | None = None, avoid: frozenset[str] = frozenset()
+) -> Program:
+    """The program of ``seed`` with ``features`` (default: all of ``features.DEFAULT``),
+    leaving out the ``avoid`` constructs (clpy.fuzz.limits: what a listed target cannot
+    emit)."""
+    feats = frozenset(F.DEFAULT if features is None else features)
+    return Generator(seed, feats, avoid).program()
