@@ -534,7 +534,9 @@ def main() -> int:
     md = (
         f"# clpy.algorithms on {dev.name}\n\n{dev.description}\n\n"
         f"Median of {a.repeat} runs, float32 unless said; `python -m benchmarks.algorithms "
-        f'--device {a.device} --sizes {a.sizes} --only {a.only}`. "clpy device only": '
+        f"--device {a.device} --sizes {a.sizes} --only {a.only}"
+        f"{' --sweep' if a.sweep else ''}{' --ptx' if a.ptx else ''}`. "
+        '"clpy device only": '
         f"{BATCH_NOTE}.\n\n{table(rows)}\n"
     )
     (out / f"algorithms_{slug}.md").write_text(md)

@@ -18,6 +18,17 @@ local memory ("local": 32 work-items each scan ``wg / 32`` totals serially, one 
 local memory, padded so the 32 strided reads hit 32 banks). Which one is faster is measured
 (``python -m benchmarks.algorithms --sweep``) and set in the device tuning (_core.py).
 
+Measured on an H100 (benchmarks/results/algorithms_h100.json, ``scan_sweep``): 512 x 16
+elements, native scan, 4 words per look-back step, 2.0 TB/s device time (0.69x copy), no
+faster than the local-memory tile of scans.py (0.71x). NVIDIA's native
+``work_group_scan_exclusive_add`` is a shuffle scan per warp followed by a loop over the warps
+with two ``bar.sync`` each (14 barriers at 256 work-items: scan_tiles.ptx of the benchmark's
+``--ptx``); the "local" scan (three barriers) was still slower; looping groups
+(``persistent``) ran at 0.7-1.4 TB/s. Not measured, the likely limit: a group's loads are in
+flight only at its start, and the rest of its life (ticket, barriers, one work-item's
+look-back of 64-bit atomic read-modify-writes) leaves the memory system idle unless many
+groups are resident.
+
 The elements move as ``vector(t, 4)``: through a pointer to 4-vectors ("vecptr": the array's
 buffer passed as ``Global[float4]``, 16-byte aligned, possible when the length and buffer
 are multiples of 16 bytes), else with ``vload4``/``vstore4`` on the scalar pointer and

@@ -1,7 +1,13 @@
 # mypy: disable-error-code="valid-type"
 """Device-wide inclusive and exclusive scans with any operator: ``scan(x, op)``.
 
-The array is cut into tiles of ``wg * items`` elements. A work-group scans a tile in local
+Tiles. For 4-byte scalars on OpenCL devices (the single-pass scheme below) a tile is
+``scan_wg * 4 * scan_vecs`` elements and never touches local memory (scan_tiles.py, CUB's
+design): each work-item loads its contiguous run straight into registers with 16-byte vector
+loads, scans it serially, one work-group exclusive scan combines the work-items' totals, one
+work-item looks back, and the run is stored with vector stores. The tile shape is measured
+per vendor (``--sweep`` of benchmarks/algorithms.py) and kept in _core.SCAN_TILES. For other
+types, and with ``scan_vecs = 0``, the tile is ``wg * items`` elements scanned in local
 memory: coalesced loads into a local array, each work-item scans its ``items`` consecutive
 elements serially, ``clpy.work_group_scan_exclusive`` combines the work-items' totals, and the
 tile is written back coalesced. Order is preserved everywhere, so the operator needs only be
@@ -18,7 +24,9 @@ look-back is windowed, as in CUB: ``WINDOW`` (32) work-items each read one prede
 word into local memory, and work-item 0 walks the window from the nearest predecessor,
 combining (in tile order: only associativity is needed) until it meets an inclusive prefix,
 spinning only on a word that holds neither yet; without a prefix in the window, the next
-window is read. (A sub-group version, sub_group_any/reduce/scan over lanes, measured 0.39x
+window is read. The register tiles of scan_tiles.py look back from one work-item, which
+reads ``scan_lb`` predecessors' words with independent atomic reads per step (no barrier).
+(A sub-group version, sub_group_any/reduce/scan over lanes, measured 0.39x
 copy on an H100, whose driver has no native sub-groups so clpy lowers them to work-group
 collectives, and hung intermittently on PoCL under pytest: removed.) Flags carry a
 per-launch epoch (``2e + 1``: aggregate, ``2e + 2``: prefix), so the status array is never
@@ -34,8 +42,11 @@ tile below its own; a lane that would read one before tile 0 reads nothing); (2)
 running work-group stays resident and keeps being scheduled until it finishes (no preemption
 in favour of a group that has not started: the "occupancy-bound" execution model, Sorensen et
 al., OOPSLA 2016), so every tile it waits on finishes its publication in finite time. Within
-the waiting group only work-item 0 spins; the others wait at a barrier, so nothing relies on
-work-items of one group making independent progress. Neither holds on the simulator, which
+the waiting group only one work-item spins; the others wait at a barrier, so nothing relies on
+work-items of one group making independent progress. Looping groups (``scan_loop``, the
+option of scan_tiles.py that takes the next tile's ticket before finishing the current one)
+keep this: a group holds at most two tickets, and the later one waits only on earlier tickets,
+among them its own earlier tile, which it finishes first. Neither holds on the simulator, which
 runs groups in batches to completion one batch at a time with no ticket order between
 batches' spins, nor is (2) promised by every CPU driver: there, and
 for types that do not fit a 32-bit status half, we use:
