@@ -11,11 +11,13 @@ Measures, on one OpenCL device, in one run (median of ``--reps`` after warm-up),
   staging of the next); the staging knobs (threads x chunk size);
 - what bounds a NumPy-argument transfer: the host's memory copy rate with 1..16 threads
   (NumPy ``copyto`` pageable->pageable, pageable->pinned and pinned->pageable, the copies
-  clpy's staging makes), and the link both ways at once (pinned upload on one queue while a
+  clpy's staging makes, and pinned->a new array, as ``DeviceArray.get()`` does), and the link
+  both ways at once (pinned upload on one queue while a
   pinned download runs on another; a staged upload while a staged download runs);
 - the split path of ``clpy/runtime/transfers.py`` (``DIRECT_SHARE``: part of each copy goes
   by the driver's own pageable path on a second queue while clpy stages the rest), for both
-  launches, against the all-staged path.
+  launches, against the all-staged path and the unstaged one;
+- DeviceArray traffic: ``to_device``, ``get``, one-element reads ``d[i]``.
 
     python -m benchmarks.transfers [--platform nvidia] [--mib 16,256] [--reps 20] [--out DIR]
         [--parts link,launch,sweep,host,duplex,split,resident]
@@ -284,6 +286,10 @@ def _host_copies(cl: Any, q: Any, host: np.ndarray, pinned: np.ndarray, reps: in
             )
             out[f"pinned_to_pageable_t{threads}"] = _gbps(
                 _median(lambda: copy(dst, pin), reps), src.size
+            )
+            # into a new array, as DeviceArray.get() does: its pages are faulted in by the copy
+            out[f"pinned_to_new_t{threads}"] = _gbps(
+                _median(lambda: copy(np.empty_like(src), pin), reps), src.size
             )
     return out
 
