@@ -85,6 +85,8 @@ def test_views_read_write_and_share_memory(dev: Any) -> None:
     np.testing.assert_array_equal(d[...].get(), want)
     np.testing.assert_array_equal(d[None].get(), want[None])
     np.testing.assert_array_equal(d[95:1000].get(), want[95:])  # clipped, as in NumPy
+    np.testing.assert_array_equal(d[2:8:1].get(), want[2:8])
+    np.testing.assert_array_equal(d[-5:].get(), want[-5:])
     assert d[5:5].shape == (0,) and d[5:5].get().shape == (0,)
     out = np.empty(10, np.float32)
     assert v.get(out=out) is out
