@@ -14,12 +14,18 @@
 #
 # Environment: JOBS (worker processes, default: the core count), TIME_LIMIT (seconds after
 # which no new kernel starts, default 540 so one call fits a 10-minute slot; the summary says
-# how many ran: continue with FIRST_SEED + that count), SHRINK_SECONDS (per failure, 60),
-# FEATURES (passed to --features: a subset of the generated constructs).
-# Writes $OUT/fuzz_<tag>_<seed>.json (counts, time per kernel, every failure), the log, and
-# the reproducers (kernel.py, reduced.py, emitted .cl, inputs, outputs) under
-# $OUT/fuzz_<tag>_<seed>/seed<N>/. Exit status: the fuzzer's (1 when anything disagreed).
+# how many ran: continue with FIRST_SEED + that count), HARD_LIMIT (seconds after this script
+# starts at which the fuzzer stops waiting, ends its workers and reports what finished;
+# default 575, before a 600 s slot ends), SHRINK_SECONDS (per failure, 60), FEATURES (passed
+# to --features: a subset of the generated constructs), DIAG (1: first run
+# scripts/gpu_fuzz_diag.py, the drivers' edge-value results, into $OUT/fuzz_diag.json; 0 skips).
+# Writes $OUT/fuzz_<tag>_<seed>.json (counts, time per kernel, every failure; rewritten while
+# the run goes, "state" says complete or stopped), the log, and the reproducers (kernel.py,
+# reduced.py, emitted .cl, inputs, outputs) under $OUT/fuzz_<tag>_<seed>/seed<N>/. The last line
+# is always `gpu_fuzz: ... N kernels, M mismatches, K errors`, also for a run cut short.
+# Exit status: the fuzzer's (1 when anything disagreed).
 set -uo pipefail
+START=$(date +%s)
 cd "$(dirname "$0")/.."
 DEVICES=${1:?usage: gpu_fuzz.sh DEVICES FIRST_SEED COUNT}
 SEED=${2:-0}
@@ -61,14 +67,33 @@ export POCL_MAX_PTHREAD_COUNT=1 POCL_CPU_MAX_CU_COUNT=1
 "$PY" -c "import clpy; print('gpu_fuzz: devices:', [str(d) for d in clpy.devices()])" \
     || { echo "gpu_fuzz: clpy does not import" >&2; exit 3; }
 
-# 3. The run.
+# 3. What the drivers get wrong at edge values (seconds; the quirk table's evidence).
+if [ "${DIAG:-1}" = 1 ]; then
+    timeout -s TERM 90 "$PY" scripts/gpu_fuzz_diag.py --out "$OUT/fuzz_diag.json" 2>&1 \
+        | grep -v -i 'warning'
+    [ "${PIPESTATUS[0]}" = 0 ] || echo "gpu_fuzz: the diagnosis failed or timed out"
+fi
+
+# 4. The run. The fuzzer stops itself at HARD_LIMIT; `timeout` is the backstop (SIGTERM, which
+#    the fuzzer also answers with its counts so far).
 TAG=$(echo "$DEVICES" | tr ',:' '__' | sed 's/opencl_//g')
 NAME="fuzz_${TAG}_${SEED}"
-START=$(date +%s)
-"$PY" -m clpy.fuzz --count "$COUNT" --seed "$SEED" --devices "$DEVICES" --jobs "$JOBS" \
-    --time-limit "$TIME_LIMIT" --shrink-seconds "${SHRINK_SECONDS:-60}" \
+HARD=$(( ${HARD_LIMIT:-575} - ($(date +%s) - START) ))
+[ "$HARD" -lt 30 ] && HARD=30
+RUN_START=$(date +%s)
+timeout -s TERM -k 10 $(( HARD + 15 )) \
+    "$PY" -m clpy.fuzz --count "$COUNT" --seed "$SEED" --devices "$DEVICES" --jobs "$JOBS" \
+    --time-limit "$TIME_LIMIT" --hard-limit "$HARD" --shrink-seconds "${SHRINK_SECONDS:-60}" \
     ${FEATURES:+--features "$FEATURES"} \
     --out "$OUT/$NAME" --summary "$OUT/$NAME.json" 2>&1 | tee "$OUT/$NAME.log" | grep -v '%|'
 STATUS=${PIPESTATUS[0]}
-echo "gpu_fuzz: $DEVICES seeds from $SEED, $JOBS jobs, $(( $(date +%s) - START )) s; $OUT/$NAME.json"
+COUNTS=$("$PY" -c 'import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    print("%d kernels, %d mismatches, %d errors (%s)"
+          % (d["count"], d["mismatches"], d["errors"], d["state"]))
+except Exception as e:
+    print("no summary (%s)" % type(e).__name__)' "$OUT/$NAME.json")
+echo "gpu_fuzz: $DEVICES seeds from $SEED, $JOBS jobs, $(( $(date +%s) - RUN_START )) s:" \
+    "$COUNTS; $OUT/$NAME.json"
 exit "$STATUS"

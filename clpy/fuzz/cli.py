@@ -163,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         signal.signal(signal.SIGTERM, old_term)
     wall = time.perf_counter() - t0
+    if stop.reason is None and len(results) < a.count:
+        stop.reason = "time limit"  # no new kernel was started after --time-limit
     state = f"stopped ({stop.reason})" if stop.reason else "complete"
     if a.summary:
         _write_summary(a.summary, results, meta, wall, state)

@@ -1,0 +1,263 @@
+"""Edge values of the built-ins the fuzzer saw drivers get wrong, on every OpenCL device here.
+
+    python scripts/gpu_fuzz_diag.py [--out FILE.json]
+
+For each OpenCL device: the driver's own (raw OpenCL C) saturating conversions from float and
+double at edge values (every integer destination, every rounding mode), 64-bit
+integer-to-integer saturating conversions, 64-bit ``mad_sat add_sat sub_sat mul_hi mad_hi
+hadd rhadd``, and ``vload16``/``vstore16`` of 64-bit lanes; then clpy's conversions (lowered
+for the device where clpy/runtime/quirks.py says so) at the same values. Each is compared with
+the exact result the OpenCL C 2.0 spec gives (§6.2.3.3, §6.13.3) computed in Python. Prints one
+line per device and family (``N wrong``, the first few) and writes them all as JSON: the data
+for the quirk table (``lower_sat_conversions``) and the fuzz triage. Run by scripts/gpu_fuzz.sh
+before a campaign (DIAG=0 skips it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+import warnings
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+INTS = {
+    "char": np.int8,
+    "uchar": np.uint8,
+    "short": np.int16,
+    "ushort": np.uint16,
+    "int": np.int32,
+    "uint": np.uint32,
+    "long": np.int64,
+    "ulong": np.uint64,
+}
+ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
+EDGES = [2.0**63, 2.0**64, -1.0, -0.5, 0.99, -0.99, 0.5, 1.5, 2.5, -1.5, -2.5, 1e30, -1e30,
+         math.inf, -math.inf, math.nan, -(2.0**63), 2.0**63 - 2**40, 2.0**31, -(2.0**31),
+         2.0**31 - 0.5, 2.0**32, 4294967295.5, 127.5, -128.5, 255.5, 32767.5, 65535.5, -0.0,
+         1e-30]  # fmt: skip
+I64 = [-(2**63), -(2**63) + 1, -2, -1, 0, 1, 2, 2**31, -(2**31), 2**32, 2**62, 2**63 - 1,
+       2**63 - 2, 12345678901234]  # fmt: skip
+U64 = [0, 1, 2, 2**63, 2**64 - 1, 2**64 - 2, 2**32, 2**63 - 1, 3, 12345678901234567890]
+
+
+def _limits(dest: str) -> tuple[int, int]:
+    info = np.iinfo(INTS[dest])
+    return int(info.min), int(info.max)
+
+
+def spec_sat(x: float, dest: str, rnd: str) -> int:
+    lo, hi = _limits(dest)
+    if math.isnan(x):
+        return 0
+    if math.isinf(x):
+        return hi if x > 0 else lo
+    f = Fraction(x)
+    r = {"_rte": round(f), "_rtp": math.ceil(f), "_rtn": math.floor(f)}.get(rnd, math.trunc(f))
+    return min(max(int(r), lo), hi)
+
+
+class Device:
+    def __init__(self, cl: Any, dev: Any) -> None:
+        self.cl = cl
+        self.dev = dev
+        self.ctx = cl.Context([dev])
+        self.q = cl.CommandQueue(self.ctx)
+
+    def run(self, src: str, ins: list[np.ndarray], outs: list[np.ndarray], n: int) -> None:
+        cl = self.cl
+        prg = cl.Program(self.ctx, src).build()
+        mf = cl.mem_flags
+        bufs = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in ins]
+        obufs = [cl.Buffer(self.ctx, mf.READ_WRITE, max(o.nbytes, 8)) for o in outs]
+        prg.k(self.q, (n,), None, *bufs, *obufs)
+        for o, b in zip(outs, obufs):
+            cl.enqueue_copy(self.q, o, b)
+        self.q.finish()
+
+
+def raw_float_conversions(d: Device, src: str) -> list[str]:
+    dt = np.float32 if src == "float" else np.float64
+    x = np.array(EDGES, dt)
+    cases = [(t, r) for t in INTS for r in ROUNDINGS]
+    lines = [f"__kernel void k(__global const {src}* x, __global long* s, __global ulong* u) {{",
+             "    int i = get_global_id(0);"]  # fmt: skip
+    for j, (t, r) in enumerate(cases):
+        out = "u" if t[0] == "u" else "s"
+        lines.append(f"    {out}[i * {len(cases)} + {j}] = convert_{t}_sat{r}(x[i]);")
+    s = np.zeros(len(x) * len(cases), np.int64)
+    u = np.zeros(len(x) * len(cases), np.uint64)
+    d.run("\n".join(lines) + "\n}", [x], [s, u], len(x))
+    wrong = []
+    for i, xv in enumerate(x.tolist()):
+        for j, (t, r) in enumerate(cases):
+            got = int((u if t[0] == "u" else s)[i * len(cases) + j])
+            if got != spec_sat(xv, t, r):
+                wrong.append(f"convert_{t}_sat{r}(({src}){xv!r}) = {got}")
+    return wrong
+
+
+def raw_int64_conversions(d: Device) -> list[str]:
+    pairs = [(a, b) for a in ("long", "ulong") for b in INTS if a != b]
+    pairs += [(a, b) for a in INTS for b in ("long", "ulong") if a != b and a not in ("long",
+              "ulong")]  # fmt: skip
+    xs = {"long": np.array(I64, np.int64), "ulong": np.array(U64 + U64[:4], np.uint64)}
+    for n, t in INTS.items():
+        if n not in xs:
+            xs[n] = np.array(I64, np.int64).astype(t)
+    m = len(I64)
+    names = list(INTS)
+    params = ", ".join(f"__global const {n}* x{j}" for j, n in enumerate(names))
+    lines = [f"__kernel void k({params}, __global long* s, __global ulong* u) {{",
+             "    int i = get_global_id(0);"]  # fmt: skip
+    for k, (a, b) in enumerate(pairs):
+        out = "u" if b[0] == "u" else "s"
+        lines.append(f"    {out}[i * {len(pairs)} + {k}] = convert_{b}_sat(x{names.index(a)}[i]);")
+    s = np.zeros(m * len(pairs), np.int64)
+    u = np.zeros(m * len(pairs), np.uint64)
+    d.run("\n".join(lines) + "\n}", [xs[n] for n in names], [s, u], m)
+    wrong = []
+    for i in range(m):
+        for k, (a, b) in enumerate(pairs):
+            v = int(xs[a][i])
+            lo, hi = _limits(b)
+            got = int((u if b[0] == "u" else s)[i * len(pairs) + k])
+            if got != min(max(v, lo), hi):
+                wrong.append(f"convert_{b}_sat(({a}){v}) = {got}")
+    return wrong
+
+
+def raw_int64_arith(d: Device) -> list[str]:
+    wrong = []
+    for t, vals in (("long", I64), ("ulong", U64)):
+        trip = list(itertools.product(vals, repeat=3))
+        dt = np.int64 if t == "long" else np.uint64
+        a, b, c = (np.array([p[k] for p in trip], dt) for k in range(3))
+        o = np.zeros(7 * len(trip), dt)
+        src = (
+            f"__kernel void k(__global const {t}* a, __global const {t}* b, "
+            f"__global const {t}* c, __global {t}* o) {{\n    int i = get_global_id(0);\n"
+            "    o[7*i] = mad_sat(a[i], b[i], c[i]); o[7*i+1] = add_sat(a[i], b[i]);\n"
+            "    o[7*i+2] = sub_sat(a[i], b[i]); o[7*i+3] = mul_hi(a[i], b[i]);\n"
+            "    o[7*i+4] = mad_hi(a[i], b[i], c[i]); o[7*i+5] = hadd(a[i], b[i]);\n"
+            "    o[7*i+6] = rhadd(a[i], c[i]);\n}"
+        )
+        d.run(src, [a, b, c], [o], len(trip))
+        lo, hi = (-(2**63), 2**63 - 1) if t == "long" else (0, 2**64 - 1)
+
+        def wrap(v: int, signed: bool = t == "long") -> int:
+            v %= 2**64
+            return v - 2**64 if signed and v >= 2**63 else v
+
+        for i, (x, y, z) in enumerate(trip):
+            want = [min(max(x * y + z, lo), hi), min(max(x + y, lo), hi),
+                    min(max(x - y, lo), hi), (x * y) >> 64, wrap(((x * y) >> 64) + z),
+                    (x + y) >> 1, (x + z + 1) >> 1]  # fmt: skip
+            names = ("mad_sat", "add_sat", "sub_sat", "mul_hi", "mad_hi", "hadd", "rhadd")
+            for j, (w, g) in enumerate(zip(want, o[7 * i : 7 * i + 7].tolist())):
+                if w != int(g):
+                    wrong.append(f"{names[j]}(({t}){x}, {y}, {z}) = {int(g)} (spec {w})")
+    return wrong
+
+
+def raw_vload16(d: Device) -> list[str]:
+    wrong = []
+    for t, dt in (("long", np.int64), ("ulong", np.uint64), ("double", np.float64)):
+        x = (np.arange(64) * 0x0101010101 + 7).astype(dt)
+        o = np.zeros(64 * 16, dt)
+        src = (
+            f"__kernel void k(__global const {t}* x, __global {t}* o) {{\n"
+            "    int i = get_global_id(0);\n"
+            f"    {t}16 v = vload16(i & 3, x);\n"
+            "    vstore16(v, 0, o + i * 16);\n}"
+        )
+        d.run(src, [x], [o], 64)
+        want = np.concatenate([x[16 * (i & 3) : 16 * (i & 3) + 16] for i in range(64)])
+        bad = np.flatnonzero(o.view(np.uint64) != want.view(np.uint64))
+        if len(bad):
+            wrong.append(f"vload16/vstore16 of {t}: {len(bad)} of {o.size} lanes wrong, "
+                         f"lanes {sorted(set((bad % 16).tolist()))}")  # fmt: skip
+    return wrong
+
+
+def clpy_conversions(dev: Any, src: str) -> list[str]:
+    """The same float edge values through clpy (its target for the device, quirks applied)."""
+    import tempfile
+    from pathlib import Path
+
+    t = "float32" if src == "float" else "float64"
+    cases = [(d, r) for d in INTS for r in ROUNDINGS]
+    lines = ["import clpy", "from clpy import Global, float32, float64, int64, uint64", "",
+             "@clpy.kernel", f"def conv(x: Global[{t}], s: Global[int64], u: Global[uint64]):",
+             "    i = clpy.get_global_id(0)"]  # fmt: skip
+    for j, (d, r) in enumerate(cases):
+        out, wide = ("u", "uint64") if d[0] == "u" else ("s", "int64")
+        lines.append(f"    {out}[i * {len(cases)} + {j}] = {wide}(clpy.convert_{d}_sat{r}(x[i]))")
+    folder = Path(tempfile.mkdtemp(prefix="clpy-diag-"))
+    path = folder / f"diag_{src}.py"
+    path.write_text("\n".join(lines) + "\n")
+    mod: dict[str, Any] = {"__name__": f"clpy_diag_{src}"}
+    exec(compile(path.read_text(), str(path), "exec"), mod)
+    x = np.array(EDGES, t)
+    s = np.zeros(len(x) * len(cases), np.int64)
+    u = np.zeros(len(x) * len(cases), np.uint64)
+    import pyopencl as cl
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod["conv"][(len(x),), (1,)](x, s, u, device=cl.Context([dev]))
+    wrong = []
+    for i, xv in enumerate(x.tolist()):
+        for j, (d, r) in enumerate(cases):
+            got = int((u if d[0] == "u" else s)[i * len(cases) + j])
+            if got != spec_sat(xv, d, r):
+                wrong.append(f"clpy.convert_{d}_sat{r}(({src}){xv!r}) = {got}")
+    return wrong
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default=None, help="write the findings as JSON here")
+    a = p.parse_args(argv)
+    import pyopencl as cl
+
+    report: dict[str, dict[str, list[str]]] = {}
+    for plat in cl.get_platforms():
+        for dev in plat.get_devices():
+            name = f"{plat.name}: {dev.name}"
+            d = Device(cl, dev)
+            fp64 = "cl_khr_fp64" in dev.extensions
+            checks: list[tuple[str, Any, tuple[Any, ...]]] = [
+                ("raw float->int sat", raw_float_conversions, (d, "float")),
+                ("raw double->int sat", raw_float_conversions, (d, "double")),
+                ("raw 64-bit int->int sat", raw_int64_conversions, (d,)),
+                ("raw 64-bit mad_sat/add_sat/...", raw_int64_arith, (d,)),
+                ("raw vload16/vstore16 64-bit", raw_vload16, (d,)),
+                ("clpy float->int sat", clpy_conversions, (dev, "float")),
+                ("clpy double->int sat", clpy_conversions, (dev, "double")),
+            ]
+            report[name] = {}
+            for what, fn, args in checks:
+                if "double" in what and not fp64:
+                    continue
+                try:
+                    wrong = fn(*args)
+                except Exception as e:  # a build failure is a finding too
+                    wrong = [f"failed: {type(e).__name__}: {str(e)[:300]}"]
+                report[name][what] = wrong
+                head = "; ".join(wrong[:4])
+                print(f"{name} | {what}: {len(wrong)} wrong{': ' + head if wrong else ''}")
+                sys.stdout.flush()
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
