@@ -99,7 +99,7 @@ def run(
     }
     for mib in sizes_mib:
         res["rows"].append(_measure(cl, cdev, mib << 20, reps, parts))
-        print(f"measured {mib} MiB", flush=True)
+        print(_bound_note(res["rows"][-1]), flush=True)
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             (out / _file_name(res["device"])).write_text(json.dumps(res, indent=1))
@@ -360,8 +360,6 @@ def _print(res: dict[str, Any]) -> None:
             d = r.get(key, {})
             vals = " | ".join(f"{d.get(k, float('nan')):.2f}" for k in names)
             print(f"| {r['MiB']} | {vals} |")
-    for r in rows:
-        print("\n" + _bound_note(r))
 
 
 def _bound_note(r: dict[str, Any]) -> str:
