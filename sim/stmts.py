@@ -467,10 +467,13 @@ class StmtCompiler:
         is_while = for_parts is None
         progress = "progress" in self.checks and is_while
         loc = s.loc
+        uniform = _uniform_for(s, body, body_stmts)
 
         def run(fr: Frame) -> Jump | None:
             if for_parts is not None:
                 for_parts[0](fr)
+                if uniform is not None and uniform(fr):
+                    return None
             cur = fr
             ret_acc: Any = None
             batch = fr.batch
@@ -529,6 +532,52 @@ class StmtCompiler:
             return Jump(ret=ret_acc) if ret_acc is not None else None
 
         return run
+
+
+def _uniform_for(
+    s: Stmt, body: StmtFn, body_stmts: Sequence[Stmt]
+) -> Callable[[Frame], bool] | None:
+    """The fast path of a ``for`` loop whose trips are the same for every lane: when the
+    start, stop and step are uniform integers, no lane can leave early (no ``break``,
+    ``continue`` or ``return`` in the body) and the body does not assign the counter, the
+    trips need no lane selection. The comparison and the increment are the same NumPy
+    scalar operations as the general loop's (``cond``/``incr`` of ``s_For``, whose
+    ``int_binary`` is ``a + b``), so the counter takes the same values, wrap-around included.
+    Returns False (nothing run) when the values are not uniform."""
+    if not isinstance(s, For):
+        return None
+    t = s.var.type
+    if not (isinstance(t, ScalarType) and not t.is_float and not t.is_bool):
+        return None
+    if any(isinstance(n, (Break, Continue, Return)) for n in walk(list(body_stmts))):
+        return None
+    var = s.var
+    if var in assigned_keys(body_stmts):
+        return None
+    kstop, kstep = ("stop", id(s)), ("step", id(s))
+    up = s.step.value > 0 if isinstance(s.step, Const) else (True if s.ascending else None)
+    dt = ops.dtype_of(t)
+    sct = dt.type
+
+    def run(fr: Frame) -> bool:
+        env = fr.env
+        i, stop, step = env[var], env[kstop], env[kstep]
+        if not (type(i) is sct and isinstance(stop, np.integer) and isinstance(step, np.integer)):
+            return False
+        asc = up if up is not None else bool(step > 0)
+        batch = fr.batch
+        halt = batch.stop
+        while (i < stop) if asc else (i > stop):
+            if halt is not None and halt.aborted(batch.index):
+                raise Aborted  # a parallel launch was interrupted (Ctrl-C) or failed
+            body(fr)
+            i = env[var] + step
+            if type(i) is not sct:
+                i = ops.fix_dtype(i, t)
+            env[var] = i
+        return True
+
+    return run
 
 
 def _shrink(fr: Frame, cur: Frame, alive: Any, keys: frozenset[Any]) -> Frame:
