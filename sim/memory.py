@@ -54,7 +54,7 @@ def _to_raw(v: Value, t: Type, shape: tuple[int, ...], trail: tuple[int, ...]) -
 class Where:
     """A compiled memory index for the lanes of one frame (see the module docstring)."""
 
-    __slots__ = ("kind", "rows", "sl", "idx", "shape", "local_count")
+    __slots__ = ("kind", "rows", "sl", "idx", "shape", "local_count", "_flat", "unique")
 
     def __init__(
         self,
@@ -64,13 +64,17 @@ class Where:
         sl: Any = None,
         idx: Any = None,
         local_count: int = 0,
+        unique: bool = False,
     ) -> None:
         self.kind = kind
+        # no two lanes touch the same element (the checkers then skip their duplicate tests)
+        self.unique = unique or kind == "run" or kind == "slice"
         self.shape = shape
         self.rows = rows
         self.sl = sl
         self.idx = idx
         self.local_count = local_count
+        self._flat: np.ndarray | None = None  # ``flat()``, once computed (data and shadows)
 
     def gather(self, arr: np.ndarray, copy: bool = True) -> np.ndarray:
         """The lanes' elements of ``arr``; ``copy=False`` may return a view (for reads that
@@ -110,6 +114,12 @@ class Where:
 
     def flat(self) -> np.ndarray:
         """Element indices (into the flattened array), one per lane."""
+        f = self._flat
+        if f is None:
+            f = self._flat = self._flat_indices()
+        return f
+
+    def _flat_indices(self) -> np.ndarray:
         if self.kind == "flat" and not self.local_count:
             return np.asarray(self.idx)
         if self.kind == "run":
@@ -370,12 +380,12 @@ class LocalMem(Memory):
         ):
             # the same indices in every group (``tmp[ty * 16 + tx]``): the index row's bounds
             # and shape are remembered by its contents, which repeat across trips and launches
-            lo, hi, sl, idx = _row_info(addr.dtype.str, addr.tobytes())
+            lo, hi, sl, idx, uniq = _row_info(addr.dtype.str, addr.tobytes())
             if lo >= 0 and hi < c:
                 rows1: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
                 if sl is not None:
                     return Where("slice", fr.shape, rows=rows1, sl=sl, local_count=c)
-                return Where("take", fr.shape, rows=rows1, idx=idx, local_count=c)
+                return Where("take", fr.shape, rows=rows1, idx=idx, local_count=c, unique=uniq)
         a = self._check(fr, addr, loc, write)
         if isinstance(gs, np.ndarray) and gs.ndim == 2 and gs.shape[1] == 1:
             rows: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
@@ -403,13 +413,14 @@ _ROW_MEMO_MAX = 1024  # index rows up to this many lanes are remembered (``_row_
 
 
 @functools.lru_cache(maxsize=1024)
-def _row_info(dtype: str, raw: bytes) -> tuple[int, int, slice | None, np.ndarray]:
-    """(least, greatest, the run as a slice or None, the indices as intp) of an index row
-    given by its dtype and bytes."""
+def _row_info(dtype: str, raw: bytes) -> tuple[int, int, slice | None, np.ndarray, bool]:
+    """(least, greatest, the run as a slice or None, the indices as intp, whether they are
+    all different) of an index row given by its dtype and bytes."""
     row = np.frombuffer(raw, dtype=np.dtype(dtype))
     idx = row.astype(np.intp)
     idx.flags.writeable = False
-    return int(row.min()), int(row.max()), _row_slice(row), idx
+    uniq = len(np.unique(idx)) == len(idx)
+    return int(row.min()), int(row.max()), _row_slice(row), idx, uniq
 
 
 def _calibrate_attr() -> int:

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from clpy_sim.frame import Frame
 
 _I32 = np.int32
-_UNIQUE = ("slice", "run")  # index kinds where no two lanes share an element
 
 
 def _first(fr: Frame, bad: np.ndarray) -> int:
@@ -223,14 +222,14 @@ class LocalShadow(_Shadow):
     def _replay(self) -> None:
         """Record the pending reads in ``r_own``."""
         for w, me in self.pending:
-            if self.r_clean and w.kind in _UNIQUE:
+            if self.r_clean and w.unique:
                 new = me
             else:
                 ro = w.gather(self.r_own, False)
                 new = np.where((ro == 0) | (ro == me), me, _I32(-1))
             w.put(self.r_own, new)
             self.r_clean = False
-            if w.kind not in _UNIQUE:
+            if not w.unique:
                 dup = w.gather(self.r_own, False) != new
                 if dup.any():
                     flat = np.broadcast_to(w.flat(), me.shape)[np.broadcast_to(dup, me.shape)]
@@ -316,7 +315,7 @@ class LocalShadow(_Shadow):
         if self.uninit and not self.all_init:
             w.put(self.init, True)
             self.all_init = bool(self.init.all())
-        if self.races and w.kind not in _UNIQUE:
+        if self.races and not w.unique:
             dup = w.gather(self.w_own, False) != me
             if dup.any():
                 self._race(
@@ -398,12 +397,12 @@ class GlobalShadow(_Shadow):
                     fr, w, bad, loc, "read", "write", self.w, self._line_of, self._wid_of(self.w)
                 )
         rv = w.gather(self.r, False)
-        if w.kind in _UNIQUE and not rv.any():
+        if w.unique and not rv.any():
             w.put(self.r, full(mine, fr.shape))
         elif not (rv == mine).all():  # the last reader of each element is this work-item
             new = self._merge_readers(rv, me_hi, grp1, ep, mine)
             w.put(self.r, new)
-            if w.kind not in _UNIQUE:
+            if not w.unique:
                 dup = w.gather(self.r, False) != new
                 if dup.any():
                     shape = fr.shape
@@ -455,7 +454,7 @@ class GlobalShadow(_Shadow):
             # each is one work-item's)
             return
         w.put(self.w, full(mine, fr.shape))
-        if w.kind not in _UNIQUE:
+        if not w.unique:
             dup = w.gather(self.w, False) != full(mine, fr.shape)
             if dup.any():
                 self._race(
