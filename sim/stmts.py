@@ -292,12 +292,21 @@ class StmtCompiler:
         op, t = s.op, s.target.type
         comb = exprs.compound(op, t, s.loc, s.value)
 
-        def aug(fr: Frame) -> None:
-            h = ref(fr)
+        def aug_at(fr: Frame, h: Any) -> None:
             fr.cache[LOADED] = load(fr, h)
             store(fr, h, comb(fr))
 
+        def aug(fr: Frame) -> None:
+            aug_at(fr, ref(fr))
+
         ufunc = _INPLACE.get(op)
+        if (
+            ufunc is not None
+            and _private_element(s.target, self.escaped)
+            and isinstance(t, (ScalarType, VectorType))
+            and s.value.type is t
+        ):
+            return _aug_private(ref, exprs.operand(s.value), ufunc, t, aug_at)
         if not (
             isinstance(s.target, VarRef)
             and ufunc is not None
@@ -532,6 +541,56 @@ class StmtCompiler:
             return Jump(ret=ret_acc) if ret_acc is not None else None
 
         return run
+
+
+def _private_element(e: Expr, escaped: frozenset[Var]) -> bool:
+    """``e`` is an element of a private array held in a variable (``sim/lvalues.py``)."""
+    if not isinstance(e, Index) or isinstance(e.type, ArrayType):
+        return False
+    bt = e.base.type
+    if not (isinstance(bt, ArrayType) and bt.space is AddressSpace.PRIVATE):
+        return False
+    root: Expr = e
+    while isinstance(root, Index):
+        root = root.base
+    return isinstance(root, VarRef) and root.var not in escaped
+
+
+def _aug_private(
+    ref: Callable[[Frame], Any],
+    rhs: Callable[[Frame], Value],
+    ufunc: np.ufunc,
+    t: Any,
+    aug_at: Callable[[Frame, Any], None],
+) -> StmtFn:
+    """``a[k] op= v`` on a private array with the same index ``k`` in every lane (a register
+    tile's accumulator): the row is updated in place by the operator's ufunc, instead of a new
+    array for ``a[k] op v`` copied back into the row; the same arithmetic in the same dtype
+    (``aug_at`` otherwise, e.g. for an index that varies over the lanes)."""
+    dt = ops.dtype_of(t)
+
+    def run(fr: Frame) -> None:
+        h = ref(fr)
+        key, off = h
+        if type(off) is np.ndarray:
+            aug_at(fr, h)
+            return
+        arr = fr.get(key.var)
+        if not arr.flags.writeable:
+            arr = arr.copy()
+        row = arr[int(off)]
+        y = rhs(fr)
+        if getattr(y, "dtype", None) == dt and row.dtype == dt:
+            ufunc(row, y, out=row)
+        else:
+            r = ufunc(row, y)
+            if getattr(r, "dtype", None) != dt:
+                r = ops.fix_dtype(r, ops.element_of(t))
+            arr[int(off)] = np.asarray(r, dtype=arr.dtype)
+        fr.env[key.var] = arr
+        fr.batch.stores += 1
+
+    return run
 
 
 def _uniform_for(
