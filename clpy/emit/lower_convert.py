@@ -39,7 +39,7 @@ from clpy.types.core import ScalarType, Type, element_of, lanes
 
 KIND = "sat:"  # helper kinds: "sat:<dest cl_name><_rounding>" with the source type
 
-_MACRO = {
+MACROS = {  # the limits of each integer type, by their OpenCL C macros
     "char": ("CHAR_MIN", "CHAR_MAX"),
     "uchar": ("0", "UCHAR_MAX"),
     "short": ("SHRT_MIN", "SHRT_MAX"),
@@ -123,13 +123,13 @@ def sat_helper_source(kind: str, src: Type) -> str:
     rnd = f"_{rnd}" if rnd else ""
     selem = element_of(src)
     n = lanes(src)
-    dst_elem = next(e for e in _MACRO if dest_name in (e, f"{e}{n}"))
+    dst_elem = next(e for e in MACROS if dest_name in (e, f"{e}{n}"))
     delem = getattr(C, dst_elem if dst_elem != "int" else "int_")
     assert isinstance(selem, ScalarType) and isinstance(delem, ScalarType)
     name = helper_name(dest_name, rnd, src)
     head = f"{dest_name} {name}({src.cl_name} x)"
     why = f"    // convert_{dest_name}_sat{rnd} as OpenCL C 2.0 §6.2.3.3 defines it\n"
-    mn, mx = _MACRO[dst_elem]
+    mn, mx = MACROS[dst_elem]
     if not selem.is_float:
         return _int_helper(head, why, selem, delem, dest_name, n, mn, mx)
     double = selem is C.double

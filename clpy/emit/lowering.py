@@ -35,11 +35,13 @@ from clpy.emit.lower_atomics import lower_atomic
 from clpy.emit.lower_collectives import lower_collective
 from clpy.emit.lower_convert import lower_sat_conversion
 from clpy.emit.lower_helpers import scratch_slots
+from clpy.emit.lower_mad_sat import lower_mad_sat
 from clpy.emit.lower_uniform import check_uniform
 from clpy.emit.targets import Target, target_of
 from clpy.emit.writer import Writer
 from clpy.errors import FeatureError
 from clpy.ir.nodes import CallBuiltin, Function, Loc
+from clpy.types.core import element_of
 
 Lower = Callable[[ExprEmitter, CallBuiltin, Target], str]
 # ``Lowering.kind`` → the code that writes the replacement text (the built-in declarations
@@ -55,6 +57,7 @@ LOWERINGS: dict[str, Lower] = {
     "to_space": lb.lower_to_space,
     "get_fence": lb.lower_get_fence,
     "sub_group_pipe": lb.lower_sub_group_pipe,
+    "mad_sat": lower_mad_sat,
 }
 
 DEFAULT_MAX_WORK_GROUP_SIZE = 1024
@@ -89,7 +92,7 @@ class LoweringHook:
         if call.builtin.conversion is not None:  # saturation some drivers get wrong
             return lower_sat_conversion(ex, call, self.tgt)
         lowering = call.builtin.lowering
-        if lowering is None or not needs_lowering(call.builtin, self.tgt):
+        if lowering is None or not needs_lowering_call(call, self.tgt):
             return None
         return LOWERINGS[lowering.kind](ex, call, self.tgt)
 
@@ -153,8 +156,17 @@ def needs_lowering(b: Builtin, tgt: Target) -> bool:
 
 
 def needs_lowering_call(call: CallBuiltin, tgt: Target) -> bool:
-    """Whether this call is lowered on ``tgt`` (per built-in: see ``needs_lowering``)."""
-    return needs_lowering(call.builtin, tgt)
+    """Whether this call is lowered on ``tgt``: per built-in (``needs_lowering``), or because
+    the device gets the native built-in wrong for this argument type (``"name:type"``, e.g.
+    ``"mad_sat:long"``, in ``Target.info["lower_builtins"]``; the element type of the first
+    argument)."""
+    if needs_lowering(call.builtin, tgt):
+        return True
+    forced = tgt.info.get("lower_builtins", ())
+    if call.builtin.lowering is None or not call.args or not forced:
+        return False
+    elem = element_of(call.args[0].type)
+    return f"{call.builtin.name}:{elem.cl_name}" in forced
 
 
 def without_features(target: Any, *features: str) -> Target:

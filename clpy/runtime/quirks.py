@@ -80,6 +80,15 @@ QUIRKS: tuple[Quirk, ...] = (
                 "work_group_all",
                 "work_group_scan_exclusive_min",
                 "work_group_scan_exclusive_max",
+                # by the three-way fuzz runs (H100, driver 580; tests/test_fuzz_regressions.py):
+                # mad_sat of long/ulong wraps instead of saturating (seeds 200067, 200074 ...);
+                # work_group_reduce_add of a work-group-uniform long/ulong is the value times
+                # the group size rounded up to a power of two, in 32 bits (200528, 200801,
+                # 201639). "name:type" lowers only for that argument type.
+                "mad_sat:long",
+                "mad_sat:ulong",
+                "work_group_reduce_add:long",
+                "work_group_reduce_add:ulong",
             }
         ),
         # printf("%v4hlf", v) prints misplaced lanes and drops the text before it (H200).
