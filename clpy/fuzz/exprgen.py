@@ -209,7 +209,13 @@ class ExprGen:
             if k == 0:
                 return Expr(t, f"clpy.{self.pick(F_UNARY)}({{0}})", (a,))
             if k == 1:
-                return Expr(t, f"clpy.{self.pick(F_BINARY)}({{0}}, {{1}})", (a, b))
+                fn = self.pick(F_BINARY)
+                if fn == "copysign":  # the sign of a NaN is not pinned: copy a number's
+                    if t.is_vector:
+                        fn = "fmod"  # no lane-wise NaN guard for vectors
+                    else:
+                        b = Expr(t, f"{self.add_helper(H.no_nan(t))}({{0}})", (b,), keep=True)
+                return Expr(t, f"clpy.{fn}({{0}}, {{1}})", (a, b))
             if k == 2:
                 return Expr(t, "clpy.fma({0}, {1}, {2})", (a, b, c))
             if k == 3 and (t.bits == 64 or "fdiv" in self.features):
@@ -357,5 +363,8 @@ class ExprGen:
         if "float" in self.features:
             f = self.pick(FLOATS if "double" in self.features else FLOATS[:1])
             fn = self.pick(("isnan", "isinf", "signbit", "isfinite"))
-            return Expr(BOOL, f"(clpy.{fn}({{0}}) != 0)", (self.expr(f, d - 1),))
+            x = self.expr(f, d - 1)
+            if fn == "signbit":  # the sign of a NaN is not pinned (seed 200253: NVIDIA's is +)
+                x = Expr(f, f"{self.add_helper(H.no_nan(f))}({{0}})", (x,), keep=True)
+            return Expr(BOOL, f"(clpy.{fn}({{0}}) != 0)", (x,))
         return self.compare(d - 1)

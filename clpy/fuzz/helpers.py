@@ -62,7 +62,9 @@ def safe_minmax(t: FT, which: str) -> Helper:
 
 
 def no_nan(t: FT) -> Helper:
-    """``x``, or 0 for NaN: keeps NaN away from a device known to convert it wrongly."""
+    """``x``, or 0 for NaN: keeps NaN away from where its sign and payload show (``as_T``,
+    ``signbit``, ``copysign``'s sign operand: not pinned by the spec) or where a device is
+    known to get it wrong."""
     name = f"no_nan_{t.cl_name}"
     body = f"    if x != x:\n        return {t.spelling}(0.0)\n    return x"
     return _fn(name, f"x: {t.spelling}", t.spelling, body)
