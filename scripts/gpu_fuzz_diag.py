@@ -69,13 +69,21 @@ class Device:
         self.ctx = cl.Context([dev])
         self.q = cl.CommandQueue(self.ctx)
 
-    def run(self, src: str, ins: list[np.ndarray], outs: list[np.ndarray], n: int) -> None:
+    def run(
+        self,
+        src: str,
+        ins: list[np.ndarray],
+        outs: list[np.ndarray],
+        n: int | tuple[int, ...],
+        local: tuple[int, ...] | None = None,
+        options: str = "",
+    ) -> None:
         cl = self.cl
-        prg = cl.Program(self.ctx, src).build()
+        prg = cl.Program(self.ctx, src).build(options=options)
         mf = cl.mem_flags
         bufs = [cl.Buffer(self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in ins]
         obufs = [cl.Buffer(self.ctx, mf.READ_WRITE, max(o.nbytes, 8)) for o in outs]
-        prg.k(self.q, (n,), None, *bufs, *obufs)
+        prg.k(self.q, (n,) if isinstance(n, int) else n, local, *bufs, *obufs)
         for o, b in zip(outs, obufs):
             cl.enqueue_copy(self.q, o, b)
         self.q.finish()
@@ -134,9 +142,12 @@ def raw_int64_conversions(d: Device) -> list[str]:
 
 def raw_int64_arith(d: Device) -> list[str]:
     wrong = []
-    for t, vals in (("long", I64), ("ulong", U64)):
+    i32 = [-(2**31), -(2**31) + 1, -1, 0, 1, 2, 65536, 2**31 - 1, 46341]
+    u32 = [0, 1, 2, 2**31, 2**32 - 1, 65536, 65537, 7]
+    types = {"long": np.int64, "ulong": np.uint64, "int": np.int32, "uint": np.uint32}
+    for t, vals in (("long", I64), ("ulong", U64), ("int", i32), ("uint", u32)):
         trip = list(itertools.product(vals, repeat=3))
-        dt = np.int64 if t == "long" else np.uint64
+        dt = types[t]
         a, b, c = (np.array([p[k] for p in trip], dt) for k in range(3))
         o = np.zeros(7 * len(trip), dt)
         src = (
@@ -148,20 +159,46 @@ def raw_int64_arith(d: Device) -> list[str]:
             "    o[7*i+6] = rhadd(a[i], c[i]);\n}"
         )
         d.run(src, [a, b, c], [o], len(trip))
-        lo, hi = (-(2**63), 2**63 - 1) if t == "long" else (0, 2**64 - 1)
+        bits = np.dtype(dt).itemsize * 8
+        signed = t in ("long", "int")
+        lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
 
-        def wrap(v: int, signed: bool = t == "long") -> int:
-            v %= 2**64
-            return v - 2**64 if signed and v >= 2**63 else v
+        def wrap(v: int, signed: bool = signed, bits: int = bits) -> int:
+            v %= 2**bits
+            return v - 2**bits if signed and v >= 2 ** (bits - 1) else v
 
         for i, (x, y, z) in enumerate(trip):
             want = [min(max(x * y + z, lo), hi), min(max(x + y, lo), hi),
-                    min(max(x - y, lo), hi), (x * y) >> 64, wrap(((x * y) >> 64) + z),
+                    min(max(x - y, lo), hi), (x * y) >> bits, wrap(((x * y) >> bits) + z),
                     (x + y) >> 1, (x + z + 1) >> 1]  # fmt: skip
             names = ("mad_sat", "add_sat", "sub_sat", "mul_hi", "mad_hi", "hadd", "rhadd")
             for j, (w, g) in enumerate(zip(want, o[7 * i : 7 * i + 7].tolist())):
                 if w != int(g):
                     wrong.append(f"{names[j]}(({t}){x}, {y}, {z}) = {int(g)} (spec {w})")
+    return wrong
+
+
+def raw_uniform_reduce(d: Device) -> list[str]:
+    """work_group_reduce_add of a work-group-uniform value (NVIDIA: seeds 200528, 200801,
+    201639), native: built with -cl-std=CL2.0 (a driver without the collectives fails)."""
+    wrong = []
+    src = (
+        "__kernel void k(__global long* o, __global ulong* u, __global int* w) {\n"
+        "    size_t g = get_global_linear_id();\n"
+        "    o[g] = work_group_reduce_add((long)-512);\n"
+        "    u[g] = work_group_reduce_add((ulong)2);\n"
+        "    w[g] = work_group_reduce_add(-512);\n}"
+    )
+    for gsize, lsize in (((2,), (1,)), ((7,), (7,)), ((15,), (15,)), ((6, 5), (3, 5))):
+        n, group = int(np.prod(gsize)), int(np.prod(lsize))
+        outs = [np.zeros(n, np.int64), np.zeros(n, np.uint64), np.zeros(n, np.int32)]
+        d.run(src, [], outs, gsize, lsize, "-cl-std=CL2.0")
+        for name, o, v in zip(("long", "ulong", "int"), outs, (-512, 2, -512)):
+            bad = [int(x) for x in o if int(x) != v * group]
+            if bad:
+                wrong.append(
+                    f"work_group_reduce_add(({name}){v}) over {lsize}: {bad[0]} (spec {v * group})"
+                )
     return wrong
 
 
@@ -236,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                 ("raw float->int sat", raw_float_conversions, (d, "float")),
                 ("raw double->int sat", raw_float_conversions, (d, "double")),
                 ("raw 64-bit int->int sat", raw_int64_conversions, (d,)),
-                ("raw 64-bit mad_sat/add_sat/...", raw_int64_arith, (d,)),
+                ("raw mad_sat/add_sat/mul_hi/... (int, long)", raw_int64_arith, (d,)),
+                ("raw work_group_reduce_add of a uniform value", raw_uniform_reduce, (d,)),
                 ("raw vload16/vstore16 64-bit", raw_vload16, (d,)),
                 ("clpy float->int sat", clpy_conversions, (dev, "float")),
                 ("clpy double->int sat", clpy_conversions, (dev, "double")),
@@ -248,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     wrong = fn(*args)
                 except Exception as e:  # a build failure is a finding too
-                    wrong = [f"failed: {type(e).__name__}: {str(e)[:300]}"]
+                    wrong = [f"failed: {type(e).__name__}: {' '.join(str(e).split())[:200]}"]
                 report[name][what] = wrong
                 head = "; ".join(wrong[:4])
                 print(f"{name} | {what}: {len(wrong)} wrong{': ' + head if wrong else ''}")
