@@ -24,6 +24,7 @@ from clpy.ir.program_vars import ProgramVar
 from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
 from clpy_sim import program_scope
 from clpy_sim.frame import Frame, PtrVal
+from clpy_sim.values import same_contents
 
 Value = Any
 Ref = Callable[[Frame], Any]
@@ -156,17 +157,19 @@ class LvalueCompiler:
                 arr = fr.get(key.var)
                 if not arr.flags.writeable:
                     arr = arr.copy()
+                # (a while loop's no-progress checker: only a store that changes the array
+                # is progress)
+                before = arr.copy() if fr.batch.watching else None
                 if type(off) is not np.ndarray:  # the same element in every lane: one row
                     arr[int(off)] = np.asarray(v, dtype=arr.dtype)
-                    fr.env[key.var] = arr
-                    fr.batch.stores += 1
-                    return
-                i = np.broadcast_to(off, arr.shape[-2:])
-                ix = i.reshape((1,) * (1 + elem_lead) + i.shape)
-                vv = np.broadcast_to(np.asarray(v, dtype=arr.dtype), arr.shape[1:])[None]
-                np.put_along_axis(arr, ix, vv, axis=0)
+                else:
+                    i = np.broadcast_to(off, arr.shape[-2:])
+                    ix = i.reshape((1,) * (1 + elem_lead) + i.shape)
+                    vv = np.broadcast_to(np.asarray(v, dtype=arr.dtype), arr.shape[1:])[None]
+                    np.put_along_axis(arr, ix, vv, axis=0)
                 fr.env[key.var] = arr
-                fr.batch.stores += 1
+                if before is None or not same_contents(before, arr):
+                    fr.batch.stores += 1
 
             return aref, prload, prstore
 

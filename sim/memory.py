@@ -22,7 +22,7 @@ from clpy.types.structs import StructType
 from clpy_sim.frame import Frame
 from clpy_sim.races import GlobalShadow, LocalShadow
 from clpy_sim.state import Launch
-from clpy_sim.values import full
+from clpy_sim.values import full, same_contents
 
 Value = Any
 
@@ -244,6 +244,9 @@ class Memory:
         return _from_raw(self.data[i], self.elem)
 
     def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
+        if fr.batch.watching:
+            self._store_watched(fr, addr, v, loc)
+            return
         fr.batch.stores += 1
         if (
             self.direct
@@ -266,6 +269,17 @@ class Memory:
         if self._adopt(fr, w, v):
             return
         self._put(w, v, fr.shape)
+
+    def _store_watched(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
+        """``store`` inside a ``while`` loop that the no-progress checker watches: it counts
+        as progress only when the elements it writes change (``x[i] = x[i]`` spins)."""
+        w = self.where(fr, addr, loc, True)
+        if self.shadow is not None and fr.batch.watch:
+            self.shadow.write(fr, w, loc)
+        before = w.gather(self.data, True)
+        self._put(w, v, fr.shape)
+        if not same_contents(before, w.gather(self.data, False)):
+            fr.batch.stores += 1
 
     def _adopt(self, fr: Frame, w: Where, v: Value) -> bool:
         """Take ``v`` as the new contents instead of copying it in (local memory only)."""

@@ -178,6 +178,9 @@ class Batch:
         # an in-place update of a registered array forgets it (``forget_run``).
         self.runs: dict[int, tuple[weakref.ref[np.ndarray], int]] = {}
         self.stores = 0  # memory stores so far (the no-progress checker's "memory changed")
+        # while loops watched by the no-progress checker running now: stores then count only
+        # when they change memory
+        self.watching = 0
         self.print_seq = 0  # printf calls so far (program order of a work-item's output)
         # parallel launches: this batch's position and the turnstile that orders what must
         # happen in batch order (``ordered``); None when batches run one after another

@@ -56,7 +56,7 @@ from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
 from clpy_sim.memory import make_local
 from clpy_sim.parallel import Aborted
 from clpy_sim.printf import format_print
-from clpy_sim.values import RET, struct_zero
+from clpy_sim.values import RET, same_contents, struct_zero
 
 Value = Any
 
@@ -478,7 +478,7 @@ class StmtCompiler:
         loc = s.loc
         uniform = _uniform_for(s, body, body_stmts)
 
-        def run(fr: Frame) -> Jump | None:
+        def looped(fr: Frame) -> Jump | None:
             if for_parts is not None:
                 for_parts[0](fr)
                 if uniform is not None and uniform(fr):
@@ -489,6 +489,7 @@ class StmtCompiler:
             launch = batch.launch
             limit = launch.cfg.spin_limit
             stalls = 0
+            suspect = False  # watch the stores of the next trip (progress checker)
             snap: dict[Any, Value] | None = None
             while True:
                 c = cond(cur)
@@ -501,7 +502,16 @@ class StmtCompiler:
                 if batch.stop is not None and batch.stop.aborted(batch.index):
                     raise Aborted  # a parallel launch was interrupted (Ctrl-C) or failed
                 stores = batch.stores
-                j = body(cur)
+                if suspect:
+                    # the last trip changed no variable: this one's stores count as progress
+                    # only when they change memory (``x[i] = x[i]`` spins; sim/memory.py)
+                    batch.watching += 1
+                    try:
+                        j = body(cur)
+                    finally:
+                        batch.watching -= 1
+                else:
+                    j = body(cur)
                 if j is not None:
                     if j.ret is not None:
                         r = j.ret if cur is fr else fr.expand(cur, j.ret)
@@ -520,7 +530,8 @@ class StmtCompiler:
                 if for_parts is not None:
                     for_parts[1](cur)
                 if progress:
-                    if batch.stores == stores and snap is not None and _same(cur, snap, keys):
+                    suspect = snap is not None and _same(cur, snap, keys)
+                    if suspect and batch.stores == stores:
                         stalls += 1
                         if stalls >= limit:
                             launch.fail_lanes(
@@ -540,7 +551,7 @@ class StmtCompiler:
                 fr.merge(cur, keys)
             return Jump(ret=ret_acc) if ret_acc is not None else None
 
-        return run
+        return looped
 
 
 def _private_element(e: Expr, escaped: frozenset[Var]) -> bool:
@@ -580,6 +591,7 @@ def _aug_private(
             arr = arr.copy()
         row = arr[int(off)]
         y = rhs(fr)
+        before = row.copy() if fr.batch.watching else None
         if getattr(y, "dtype", None) == dt and row.dtype == dt:
             ufunc(row, y, out=row)
         else:
@@ -588,7 +600,8 @@ def _aug_private(
                 r = ops.fix_dtype(r, ops.element_of(t))
             arr[int(off)] = np.asarray(r, dtype=arr.dtype)
         fr.env[key.var] = arr
-        fr.batch.stores += 1
+        if before is None or not same_contents(before, row):
+            fr.batch.stores += 1
 
     return run
 

@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,6 +32,39 @@ def stuck(x: Global[int32], n: int32):
     while c < n:
         c = c * 1  # never changes: no progress
     x[i] = c
+
+
+@clpy.kernel
+def stuck_store(x: Global[int32], n: int32):
+    i = clpy.get_global_id(0)
+    while x[i] < n:
+        x[i] = x[i]  # a store that changes nothing: no progress either
+
+
+@clpy.kernel
+def stuck_local_store(x: Global[int32], n: int32):
+    lid = clpy.get_local_id(0)
+    tmp = clpy.local_array(int32, 8)
+    tmp[lid] = x[lid]
+    while tmp[lid] < n:
+        tmp[lid] = tmp[lid] + 0
+
+
+@clpy.kernel
+def stuck_private_store(x: Global[int32], n: int32):
+    i = clpy.get_global_id(0)
+    a = clpy.private_array(int32, 2)
+    a[0] = x[i]
+    while a[0] < n:
+        a[0] += 0
+        a[i % 2] = a[i % 2]
+
+
+@clpy.kernel
+def count_up_in_memory(x: Global[int32], n: int32):
+    i = clpy.get_global_id(0)
+    while x[i] < n:
+        x[i] = x[i] + 1  # every store changes memory: progress
 
 
 @clpy.kernel
@@ -105,6 +139,20 @@ def test_loop_without_progress_is_reported_not_a_hang() -> None:
         stuck[(8,), (8,)](x, 5, device="sim")
     assert "test_sim_resources.py" in str(info.value)  # the loop's line
     assert np.all(x == 0)
+
+
+@pytest.mark.parametrize("kernel", [stuck_store, stuck_local_store, stuck_private_store])
+def test_store_that_changes_nothing_is_no_progress(kernel: Any) -> None:
+    x = np.zeros(8, np.int32)
+    with pytest.raises(clpy.sim.SimulationError, match="no progress"):
+        kernel[(8,), (8,)](x, 5, device="sim")
+    assert np.all(x == 0)
+
+
+def test_stores_that_change_memory_are_progress() -> None:
+    x = np.zeros(8, np.int32)
+    count_up_in_memory[(8,), (8,)](x, 200, device="sim")  # more trips than spin_limit
+    assert np.all(x == 200)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
