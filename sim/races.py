@@ -177,6 +177,10 @@ class _Shadow:
         return None, None
 
 
+_PENDING = 1024  # reads of local memory waiting for a write (``LocalShadow.pending``)
+_PENDING_ELEMENTS = 1 << 20  # index elements they may hold (8 MiB of int64)
+
+
 class LocalShadow(_Shadow):
     """Per work-group rows. Encoding (zeros = untouched, so allocation is free): ``w_own`` is
     the writer's local id + 1, ``r_own`` the reader's local id + 1 or -1 for several."""
@@ -200,6 +204,7 @@ class LocalShadow(_Shadow):
         # Reads are only recorded in ``r_own`` when a write of the same interval needs them
         # (most intervals only read or only write): until then they wait here.
         self.pending: list[tuple[Any, np.ndarray]] = []
+        self.pending_size = 0  # index elements the pending reads hold (bounds their memory)
         self.r_clean = True
 
     def reset(self, rows: Any) -> None:
@@ -208,6 +213,7 @@ class LocalShadow(_Shadow):
             return
         if isinstance(rows, slice):
             self.pending.clear()
+            self.pending_size = 0
             self.wrote = self.read_ = False
             self.log.clear()
             self.w_own[...] = 0
@@ -235,6 +241,7 @@ class LocalShadow(_Shadow):
                     flat = np.broadcast_to(w.flat(), me.shape)[np.broadcast_to(dup, me.shape)]
                     self.r_own.reshape(-1)[flat] = -1
         self.pending.clear()
+        self.pending_size = 0
 
     def _me(self, fr: Frame) -> np.ndarray:
         me = fr.cache.get("me1")
@@ -278,8 +285,13 @@ class LocalShadow(_Shadow):
                     fr, w, bad, loc, "read", "write", self.w_own, self._line_of, self._other(fr)
                 )
         self.read_ = True
-        self.pending.append((w, np.broadcast_to(me, fr.shape)))
-        if len(self.pending) > 16:
+        self.pending.append((w, full(me, fr.shape)))
+        # Reads wait until a write of the interval needs them (a barrier of every group drops
+        # them unread: a loop of reads between barriers, like a tile's inner product, never
+        # records them), as long as what they hold stays small: their compiled indices
+        idx = w.idx
+        self.pending_size += idx.size if isinstance(idx, np.ndarray) else 1
+        if len(self.pending) > _PENDING or self.pending_size > _PENDING_ELEMENTS:
             self._replay()
         self._note("read", loc, w, fr)
 
