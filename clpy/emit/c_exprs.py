@@ -249,6 +249,19 @@ class ExprEmitter:
     def e_Swizzle(self, e: Swizzle) -> tuple[str, int]:
         bt = e.base.type
         assert isinstance(bt, VectorType)
+        base = e.base
+        if (
+            isinstance(base, VectorCons)
+            and len(base.parts) == 1
+            and not isinstance(base.parts[0].type, VectorType)
+        ):
+            # Every lane of a broadcast is its scalar: `((ushort4)(x)).zy` is `(ushort2)(x)`
+            # (x evaluated once either way). PoCL 3.0's compiler crashes on the swizzle form
+            # as a later part of a vector literal (found by clpy.fuzz, seed 1001511).
+            part = base.parts[0]
+            if part.type == e.type:  # one lane: the scalar itself
+                return self.emit(part)
+            return f"({e.type.cl_name})({self(part)})", _UNARY
         return f"{self.sub(e.base, _POSTFIX)}.{swizzle_text(bt, e.lanes)}", _POSTFIX
 
     def e_VectorCons(self, e: VectorCons) -> tuple[str, int]:
