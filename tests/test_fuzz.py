@@ -311,3 +311,14 @@ def test_nan_sign_and_payload_never_reach_the_outputs():
                 seen += 1
                 assert "no_nan_" in line, (seed, line)
     assert seen >= 3
+
+
+def test_a_kernel_that_kills_its_worker_is_an_error_with_a_reproducer(tmp_path):
+    """A driver crash ends the worker process: the kernel is run again alone, reported as an
+    error, and its reproducer (program, inputs, OpenCL C) is written by the parent."""
+    code = main(["--count", "1", "--seed", "3", "--devices", "sim,sim:mutant-crash",
+                 "--jobs", "2", "--quiet", "--out", str(tmp_path)])  # fmt: skip
+    assert code == 1
+    folder = tmp_path / "seed3"
+    assert (folder / "kernel.py").exists() and (folder / "kernel_inputs.npz").exists()
+    assert "worker process died" in (folder / "README").read_text()

@@ -23,11 +23,14 @@ from clpy.fuzz.report import write_case, write_readme
 from clpy.fuzz.runner import Loaded, Outcome, load, make_inputs, run_on
 from clpy.fuzz.shrink import Shrinker
 
+_KILL_ON_LOAD = "\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
 # Deliberately wrong devices, to check the fuzzer itself (tests, `--devices sim,sim:mutant-xor`):
 # the simulator running each kernel with one operator replaced.
 MUTANTS: dict[str, Callable[[str], str]] = {
     "sim:mutant-xor": lambda text: text.replace(" ^ ", " | "),
     "sim:mutant-sub": lambda text: text.replace(" - ", " + "),
+    # a device whose process dies (a driver crash): the module kills its process on load
+    "sim:mutant-crash": lambda text: text + _KILL_ON_LOAD,
 }
 
 
@@ -223,5 +226,29 @@ def check(
             )
         res.seconds = time.perf_counter() - t0
         return res
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def write_crash(
+    seed: int, devices: list[str], features: frozenset[str], out_dir: str, avoid: frozenset[str]
+) -> str | None:
+    """The reproducer of a kernel whose worker process died (twice), written from the parent:
+    the program, its inputs and the OpenCL C per device, nothing run. ``python kernel.py
+    <device>`` in the folder shows which device dies."""
+    work = Path(tempfile.mkdtemp(prefix=f"clpy-fuzz-{seed}-"))
+    try:
+        program = generate(seed, features, avoid)
+        loaded = load(program, work)
+        folder = Path(out_dir) / f"seed{seed}"
+        outs = [Outcome(d, error="the worker process died") for d in devices]
+        write_case(folder, "kernel", loaded, make_inputs(loaded, seed), outs)
+        meta = {"seed": seed, "devices": devices, "features": sorted(features),
+                "avoided": sorted(avoid), "status": "error",
+                "global_size": program.global_size, "local_size": program.local_size}  # fmt: skip
+        write_readme(folder, seed, "error", "the worker process died running this kernel", meta)
+        return str(folder)
+    except Exception:  # the reproducer is a courtesy: never let it end the run
+        return None
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -26,7 +26,7 @@ from multiprocessing import get_context
 from typing import Any
 
 from clpy.fuzz import features as F
-from clpy.fuzz.campaign import Result, check, device_features, device_limits
+from clpy.fuzz.campaign import Result, check, device_features, device_limits, write_crash
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -284,7 +284,10 @@ def _isolated(t: tuple[Any, ...]) -> Result:
         try:
             return pool.submit(_worker, t).result()
         except BrokenProcessPool:
-            return Result(t[0], "error", "the worker process died running this kernel")
+            seed, devices, feats, out, _, _, avoid, _ = t
+            folder = write_crash(seed, devices, feats, out, avoid) if out else None
+            why = "the worker process died running this kernel"
+            return Result(seed, "error", why, folder=folder)
 
 
 def _note(r: Result) -> Result:
