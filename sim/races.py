@@ -228,6 +228,12 @@ class LocalShadow(_Shadow):
     def _replay(self) -> None:
         """Record the pending reads in ``r_own``."""
         for w, me in self.pending:
+            if w.kind == "col" and me.shape[-1] > 1:
+                # one element per work-group, read by its several work-items: "several"
+                # (what the general steps below end with, each lane's id differing)
+                self.r_own[w.rows, w.idx] = -1
+                self.r_clean = False
+                continue
             if self.r_clean and w.unique:
                 new = me
             else:
