@@ -64,7 +64,7 @@ def _cupy() -> Any:
         return None
 
 
-TILE_KEYS = ("scan_wg", "scan_vecs", "scan_wgscan", "scan_lb", "scan_loop")
+TILE_KEYS = ("scan_wg", "scan_vecs", "scan_wgscan", "scan_lb", "scan_loop", "scan_read")
 BATCH_NOTE = (
     "10 back-to-back calls without reading the result, between two synchronizations "
     "(the device's time, the host's launch cost hidden)"
@@ -281,6 +281,7 @@ SWEEP_GRID = (
     ("native", 4, (256,), (4, 6)),
 )
 SWEEP_LB = (1, 2, 8)
+SWEEP_LOAD_LB = (2, 4, 8, 16)  # with plain atomic loads (scan_read="load"), for the best
 
 
 def _scan_ok(dev: Any, tn: Tuning, x: Any, y: Any, ref: np.ndarray) -> str:
@@ -356,11 +357,17 @@ def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
                     scan_lb=base.scan_lb,
                     scan_loop=loop,
                 )
+
+    def tile_of(r: dict[str, Any]) -> dict[str, Any]:
+        return {k: r.get(k, getattr(base, k)) for k in TILE_KEYS}
+
     good = [r for r in out if not r["error"]]
     if good:
         best = max(good, key=lambda r: r["GBps"])
         for lb in SWEEP_LB:
-            one(**{**{k: best[k] for k in TILE_KEYS}, "scan_lb": lb})
+            one(**{**tile_of(best), "scan_lb": lb})
+        for lb in SWEEP_LOAD_LB:
+            one(**{**tile_of(best), "scan_lb": lb, "scan_read": "load"})
         best = max((r for r in out if not r["error"]), key=lambda r: r["GBps"])
         print(f"  scan sweep best: {best}", flush=True)
     if not do_sort:
@@ -393,7 +400,8 @@ def adopt_best(dev: Any, swept: list[dict[str, Any]]) -> None:
     info = dev.info
     hay = f"{info.platform} {info.platform_vendor}".lower()
     key = next((k for k in _core.SCAN_TILES if k in hay), info.platform.lower())
-    _core.SCAN_TILES[key] = {k: best[k] for k in TILE_KEYS}
+    base = tuning(dev)
+    _core.SCAN_TILES[key] = {k: best.get(k, getattr(base, k)) for k in TILE_KEYS}
     _core._tuning_for.cache_clear()
     print(f"  scan tile for {key!r} in this run: {_core.SCAN_TILES[key]}", flush=True)
 
@@ -421,6 +429,7 @@ def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
         tn.scan_wgscan,
         tn.scan_lb,
         loop,
+        tn.scan_read,
     )
     plans = [p for p in k.launches.plans.values() if hasattr(p, "kernel")]
     if not plans:

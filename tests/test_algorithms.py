@@ -278,6 +278,8 @@ SCHEMES = {  # small tiles, so that many tiles wait on each other
     "lookback": dict(scan_wg=64, scan_vecs=1, scan_wgscan="native", scan_lb=4),
     "lookback-local-scan": dict(scan_wg=32, scan_vecs=2, scan_wgscan="local", scan_lb=2),
     "lookback-looping-groups": dict(scan_wg=32, scan_vecs=1, scan_lb=4, scan_loop=1),
+    "lookback-load-reads": dict(scan_wg=32, scan_vecs=2, scan_wgscan="local", scan_lb=3,
+                                scan_read="load"),
     "lookback-local-memory-tile": dict(scan_vecs=0),
     "reduce-then-scan": {},
 }
@@ -332,6 +334,11 @@ def test_reduce_result_paths(cl_device, path, bound, pinned, monkeypatch):
         for _ in range(2):  # the second calls take the bound launch
             assert alg.reduce(a, "+") == x.sum() and alg.reduce(b, "+") == 2 * x.sum()
             assert alg.argmax(a) == np.argmax(x)
+    c = cla.to_device(dev.queue, np.arange(10, dtype=np.int32))
+    assert alg.reduce(c[:9], "+") == 36  # a view at offset 0 binds like its base
+    for _ in range(2):  # a view with an offset never reaches the bound kernel
+        with pytest.raises(ValueError, match="offset"):
+            alg.reduce(c[1:], "+")
 
 
 def test_errors():

@@ -370,6 +370,7 @@ class Tuning:
     scan_wgscan: str = "native"
     scan_lb: int = 4
     scan_loop: int = 0  # > 0: that many looping groups per compute unit (scan_tiles.py)
+    scan_read: str = "rmw"  # how the look-back reads status words: "rmw" or "load"
 
 
 # The single-pass scan's tile per GPU vendor (platform name substring), measured with
@@ -381,6 +382,7 @@ SCAN_TILES: dict[str, dict[str, Any]] = {
         "scan_wgscan": "native",
         "scan_lb": 4,
         "scan_loop": 0,
+        "scan_read": "rmw",
     },
 }
 

@@ -50,16 +50,36 @@ from clpy.vectors import vector
 
 FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
 WGSCANS = ("native", "local")
+READS = ("rmw", "load")
 
 
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
-def look_back(t: ScalarType, op: Op, lb: int) -> Any:
+def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
     """``look_back(status, tile, agg, f_agg, f_pfx, ident)``: publish ``agg`` (tile 0: as
     its inclusive prefix), then combine predecessors' words from the nearest back, ``lb``
     independent atomic reads at a time, until an inclusive prefix; publish this tile's
-    inclusive prefix and return the exclusive one. Run by one work-item of the group."""
+    inclusive prefix and return the exclusive one. Run by one work-item of the group.
+    ``read``: how a word is read, "rmw" (``atom_or(p, 0)``, a read-modify-write: any
+    OpenCL 1.2 device with 64-bit atomics) or "load" (``atomic_load_explicit``, relaxed,
+    device scope: a plain coherent load, no serialisation at the word's cache line; OpenCL
+    C 2.0 atomics)."""
     combine, LB, FROM = op.combine, lb, FROM_BITS[t]  # noqa: N806
+    if read not in READS:
+        raise ValueError(f"read: expected one of {READS}, got {read!r}")
+    if read == "load":
+
+        @clpy.func
+        def peek(status: Global[ulong], i: int32) -> ulong:
+            return clpy.atomic_load_explicit(
+                status + i, clpy.memory_order_relaxed, clpy.memory_scope_device
+            )
+
+    else:
+
+        @clpy.func
+        def peek(status: Global[ulong], i: int32) -> ulong:
+            return clpy.atom_or(status, i, ulong(0))
 
     @clpy.func
     def pack(flag: uint, v: t) -> ulong:
@@ -79,12 +99,12 @@ def look_back(t: ScalarType, op: Op, lb: int) -> Any:
         w = clpy.private_array(ulong, LB)
         while done == 0:
             for k in range(LB):  # independent reads: one round trip for LB words
-                w[k] = clpy.atom_or(status, j - k, ulong(0)) if j - k >= 0 else ulong(0)
+                w[k] = peek(status, j - k) if j - k >= 0 else ulong(0)
             for k in range(LB):
                 if done == 0:  # j - k >= 0 here: tile 0 always holds a prefix
                     s = w[k]
                     while uint(s >> 32) < f_agg:  # spin on this predecessor only
-                        s = clpy.atom_or(status, j - k, ulong(0))
+                        s = peek(status, j - k)
                     prefix = combine(FROM(uint(s & 0xFFFFFFFF)), prefix)
                     if uint(s >> 32) == f_pfx:
                         done = 1
@@ -268,19 +288,21 @@ def regs_kernel(
     wgscan: str,
     lb: int,
     persistent: bool = False,
+    read: str = "rmw",
 ) -> Any:
     """The tile kernel (module docstring). Arguments: ``(x, y, n, ident, status, counter,
     epoch, ntiles)``, ``x``/``y`` as ``Global[vector(t, 4)]`` when ``vecptr``. With
     ``persistent`` (native work-group scan only) a group loops over tiles, taking the next
     tile's ticket and issuing its loads before this tile's look-back; one more argument,
-    ``groups`` (the number launched)."""
+    ``groups`` (the number launched). ``read``: how the look-back reads status words
+    (``look_back``)."""
     combine, OP, I, WG, V = op.combine, op.op, idx, wg, vecs  # noqa: N806
     ITEMS, TILE4, INCL = 4 * vecs, wg * vecs, int(incl)  # noqa: N806
     PT = vector(t, 4) if vecptr else t  # noqa: N806
     if wgscan not in WGSCANS:
         raise ValueError(f"wgscan: expected one of {WGSCANS}, got {wgscan!r}")
     load_run, store_run, fetch_run, scan_run = _run_io(t, op, idx, wg, vecs, vecptr)
-    lookback = look_back(t, op, lb)
+    lookback = look_back(t, op, lb, read)
 
     @clpy.func
     def take_ticket(counter: Global[int32], ticket: clpy.Local[int32], ntiles: int32) -> int32:
@@ -408,4 +430,4 @@ def regs_kernel(
     return scan_tiles_local
 
 
-__all__ = ["regs_kernel", "look_back", "FROM_BITS", "WGSCANS"]
+__all__ = ["regs_kernel", "look_back", "FROM_BITS", "WGSCANS", "READS"]

@@ -365,7 +365,17 @@ def scan_on(
                 xa, ya = xa.base_data, ya.base_data
             loop = tn.scan_loop > 0 and tn.scan_wgscan == "native"
             k = regs_kernel(
-                t, op, idx, wg, tn.scan_vecs, inclusive, vecptr, tn.scan_wgscan, tn.scan_lb, loop
+                t,
+                op,
+                idx,
+                wg,
+                tn.scan_vecs,
+                inclusive,
+                vecptr,
+                tn.scan_wgscan,
+                tn.scan_lb,
+                loop,
+                tn.scan_read,
             )
         else:
             loop = False
