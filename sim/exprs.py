@@ -229,7 +229,8 @@ class ExprCompiler:
 
                 def fuf(fr: Frame) -> Value:
                     r = uf(L(fr), R(fr))
-                    if getattr(r, "dtype", None) != dt:
+                    rd = getattr(r, "dtype", None)
+                    if rd is not dt and rd != dt:
                         return ops.fix_dtype(r, elem)
                     return r
 
@@ -248,10 +249,13 @@ class ExprCompiler:
         if op in ("+", "-") and isinstance(t, ScalarType):
             sign = 1 if op == "+" else -1
 
+            add = op == "+"
+
             def iop_run(fr: Frame) -> Value:
                 a, b = L(fr), R(fr)
-                r = ib(op, a, b, elem)
-                if getattr(r, "dtype", None) != dt:
+                r = a + b if add else a - b  # ops.int_binary's + and -
+                rd = getattr(r, "dtype", None)
+                if rd is not dt and rd != dt:
                     r = ops.fix_dtype(r, elem)
                 # runs of consecutive ids stay runs: tmp[lid + 1] is a column slice, and so
                 # is x[i * n + gid] (unless the sum wrapped around)
@@ -273,7 +277,8 @@ class ExprCompiler:
 
             def iuop(fr: Frame) -> Value:
                 r = iuf(L(fr), R(fr))
-                if getattr(r, "dtype", None) != dt:
+                rd = getattr(r, "dtype", None)
+                if rd is not dt and rd != dt:
                     return ops.fix_dtype(r, elem)
                 return r
 
