@@ -307,6 +307,14 @@ class StmtCompiler:
             and s.value.type is t
         ):
             return _aug_private(ref, exprs.operand(s.value), ufunc, t, aug_at)
+        if (
+            ufunc is not None
+            and isinstance(s.target, Index)
+            and isinstance(s.target.base.type, PointerType)
+            and isinstance(t, ScalarType)
+            and s.value.type is t
+        ):
+            return _aug_global(ref, store, exprs.operand(s.value), ufunc, t, aug_at)
         if not (
             isinstance(s.target, VarRef)
             and ufunc is not None
@@ -602,6 +610,52 @@ def _aug_private(
         fr.env[key.var] = arr
         if before is None or not same_contents(before, row):
             fr.batch.stores += 1
+
+    return run
+
+
+def _aug_global(
+    ref: Callable[[Frame], Any],
+    store: Callable[[Frame, Any, Value], None],
+    rhs: Callable[[Frame], Value],
+    ufunc: np.ufunc,
+    t: Any,
+    aug_at: Callable[[Frame, Any], None],
+) -> StmtFn:
+    """``p[i] op= v`` where the lanes' addresses are a run of consecutive elements of a
+    buffer no checker watches (``x[i * n + gid] += ...``, every trip of a loop): the
+    elements are updated in place by the operator's ufunc, as ``aug_at`` would compute them
+    (load, ``op`` in the same dtype, store), without the new array and the store's index.
+    ``aug_at`` otherwise."""
+    dt = ops.dtype_of(t)
+
+    def run(fr: Frame) -> None:
+        h = ref(fr)
+        mem, a = h
+        batch = fr.batch
+        if (
+            type(a) is np.ndarray
+            and getattr(mem, "direct", False)
+            and (mem.shadow is None or not batch.watch)
+            and not batch.watching
+            and a.shape == fr.shape
+            and mem.data.dtype == dt
+        ):
+            first = batch.run_of(a)
+            n = a.size
+            if first is not None and first >= 0 and first + n <= mem.count:
+                row = mem.data[first : first + n].reshape(a.shape)
+                y = rhs(fr)
+                if getattr(y, "dtype", None) == dt:
+                    batch.stores += 1
+                    ufunc(row, y, out=row)
+                    return
+                r = ufunc(row, y)
+                if getattr(r, "dtype", None) != dt:
+                    r = ops.fix_dtype(r, t)
+                store(fr, h, r)
+                return
+        aug_at(fr, h)
 
     return run
 
