@@ -234,9 +234,12 @@ class LvalueCompiler:
                 k = int(i)  # a uniform index (an unrolled loop's counter): no lane arrays
                 if 0 <= k < dim:
                     return storage, off + k * stride
-            i = np.asarray(i).astype(np.int64)
-            bad = (i < 0) | (i >= dim)
-            if np.any(bad):
+            i = np.asarray(i)
+            if i.dtype != np.int64:
+                i = i.astype(np.int64)
+            # two reductions decide; the lane mask only when some index is out of range
+            if i.size and (i.min() < 0 or i.max() >= dim):
+                bad = (i < 0) | (i >= dim)
                 if check:
                     fr.batch.launch.fail_lanes(
                         fr,
