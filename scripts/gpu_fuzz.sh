@@ -13,10 +13,10 @@
 #     bash scripts/gpu_fuzz.sh sim,opencl:pocl,opencl:nvidia 200000 2000   # all three
 #
 # Environment: JOBS (worker processes, default: the core count), TIME_LIMIT (seconds after
-# which no new kernel starts, default 540 so one call fits a 10-minute slot; the summary says
-# how many ran: continue with FIRST_SEED + that count), HARD_LIMIT (seconds after this script
-# starts at which the fuzzer stops waiting, ends its workers and reports what finished;
-# default 575, before a 600 s slot ends), SHRINK_SECONDS (per failure, 60), FEATURES (passed
+# which no new kernel starts, default 45 s before the hard limit, so one call fits a 10-minute
+# slot; the summary says how many ran: continue with FIRST_SEED + that count), HARD_LIMIT
+# (seconds after this script starts at which the fuzzer stops waiting, ends its workers and
+# reports what finished; default 575, before a 600 s slot ends), SHRINK_SECONDS (per failure, 60), FEATURES (passed
 # to --features: a subset of the generated constructs), DIAG (1: first run
 # scripts/gpu_fuzz_diag.py, the drivers' edge-value results, into $OUT/fuzz_diag.json; 0 skips).
 # Writes $OUT/fuzz_<tag>_<seed>.json (counts, time per kernel, every failure; rewritten while
@@ -34,7 +34,6 @@ PY=${PYTHON:-python3}
 SITE=${CLPY_SITE:-/tmp/clpy-site}
 OUT=${OUT:-/tmp/clpy-fuzz-out}
 JOBS=${JOBS:-$(nproc)}
-TIME_LIMIT=${TIME_LIMIT:-540}
 mkdir -p "$OUT"
 
 # 1. pyopencl, PoCL, tqdm ... from the wheel folder, and clpy itself, into a private site.
@@ -80,6 +79,7 @@ TAG=$(echo "$DEVICES" | tr ',:' '__' | sed 's/opencl_//g')
 NAME="fuzz_${TAG}_${SEED}"
 HARD=$(( ${HARD_LIMIT:-575} - ($(date +%s) - START) ))
 [ "$HARD" -lt 30 ] && HARD=30
+TIME_LIMIT=${TIME_LIMIT:-$(( HARD - 45 ))}  # in-flight kernels get 45 s to finish
 RUN_START=$(date +%s)
 timeout -s TERM -k 10 $(( HARD + 15 )) \
     "$PY" -m clpy.fuzz --count "$COUNT" --seed "$SEED" --devices "$DEVICES" --jobs "$JOBS" \
