@@ -63,8 +63,14 @@ export PYTHONUNBUFFERED=1
 # One PoCL thread per worker: the workers already use every core.
 export POCL_MAX_PTHREAD_COUNT=1 POCL_CPU_MAX_CU_COUNT=1
 
+# A private PoCL kernel cache: binaries from another PoCL (runs 14 and 15 met a newer PoCL,
+# "cpu-skylake-avx512", with real sub-groups, where earlier runs had the wheel's 3.0,
+# "pthread-...") are never loaded.
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-/tmp/clpy-pocl-cache-$$}
 "$PY" -c "import clpy; print('gpu_fuzz: devices:', [str(d) for d in clpy.devices()])" \
     || { echo "gpu_fuzz: clpy does not import" >&2; exit 3; }
+"$PY" -c "import pyopencl as cl, pyopencl.version as v; print('gpu_fuzz: pyopencl', v.VERSION_TEXT,
+    [(p.name, p.version, [d.name for d in p.get_devices()]) for p in cl.get_platforms()])" || true
 
 # 3. What the drivers get wrong at edge values (seconds; the quirk table's evidence).
 if [ "${DIAG:-1}" = 1 ]; then
@@ -79,7 +85,8 @@ TAG=$(echo "$DEVICES" | tr ',:' '__' | sed 's/opencl_//g')
 NAME="fuzz_${TAG}_${SEED}"
 HARD=$(( ${HARD_LIMIT:-575} - ($(date +%s) - START) ))
 [ "$HARD" -lt 30 ] && HARD=30
-TIME_LIMIT=${TIME_LIMIT:-$(( HARD - 45 ))}  # in-flight kernels get 45 s to finish
+TL=$(( HARD > 90 ? HARD - 45 : HARD / 2 ))  # in-flight kernels get time to finish
+TIME_LIMIT=${TIME_LIMIT:-$TL}
 RUN_START=$(date +%s)
 timeout -s TERM -k 10 $(( HARD + 15 )) \
     "$PY" -m clpy.fuzz --count "$COUNT" --seed "$SEED" --devices "$DEVICES" --jobs "$JOBS" \
