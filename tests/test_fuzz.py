@@ -317,8 +317,13 @@ def test_a_kernel_that_kills_its_worker_is_an_error_with_a_reproducer(tmp_path):
     """A driver crash ends the worker process: the kernel is run again alone, reported as an
     error, and its reproducer (program, inputs, OpenCL C) is written by the parent."""
     code = main(["--count", "1", "--seed", "3", "--devices", "sim,sim:mutant-crash",
-                 "--jobs", "2", "--quiet", "--out", str(tmp_path)])  # fmt: skip
+                 "--jobs", "2", "--quiet", "--out", str(tmp_path), "--shrink-seconds", "6",
+                 "--features", "int"])  # fmt: skip
     assert code == 1
     folder = tmp_path / "seed3"
     assert (folder / "kernel.py").exists() and (folder / "kernel_inputs.npz").exists()
     assert "worker process died" in (folder / "README").read_text()
+    # shrunk in child processes: the mutant dies on any program, so little is left
+    reduced = (folder / "reduced.py").read_text()
+    kernel = (folder / "kernel.py").read_text()
+    assert reduced.count("\n") < kernel.count("\n")

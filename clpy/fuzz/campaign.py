@@ -16,23 +16,14 @@ from typing import Any
 import clpy
 from clpy.fuzz import features as F
 from clpy.fuzz.compare import differences
+from clpy.fuzz.crash import shrink_crash
 from clpy.fuzz.generator import generate
 from clpy.fuzz.limits import unsupported_on
+from clpy.fuzz.mutants import MUTANTS
 from clpy.fuzz.nodes import Program
 from clpy.fuzz.report import write_case, write_readme
 from clpy.fuzz.runner import Loaded, Outcome, load, make_inputs, run_on
 from clpy.fuzz.shrink import Shrinker
-
-_KILL_ON_LOAD = "\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
-# Deliberately wrong devices, to check the fuzzer itself (tests, `--devices sim,sim:mutant-xor`):
-# the simulator running each kernel with one operator replaced.
-MUTANTS: dict[str, Callable[[str], str]] = {
-    "sim:mutant-xor": lambda text: text.replace(" ^ ", " | "),
-    "sim:mutant-sub": lambda text: text.replace(" - ", " + "),
-    # a device whose process dies (a driver crash): the module kills its process on load
-    "sim:mutant-crash": lambda text: text + _KILL_ON_LOAD,
-}
-
 
 # Device bugs the fuzzer found and tests/test_fuzz_regressions.py documents, that clpy does not
 # avoid: not generated for these devices, so large runs look for new ones. (NaN in saturating
@@ -231,11 +222,17 @@ def check(
 
 
 def write_crash(
-    seed: int, devices: list[str], features: frozenset[str], out_dir: str, avoid: frozenset[str]
+    seed: int,
+    devices: list[str],
+    features: frozenset[str],
+    out_dir: str,
+    avoid: frozenset[str],
+    shrink_budget_s: float = 0.0,
 ) -> str | None:
     """The reproducer of a kernel whose worker process died (twice), written from the parent:
-    the program, its inputs and the OpenCL C per device, nothing run. ``python kernel.py
-    <device>`` in the folder shows which device dies."""
+    the program, its inputs and the OpenCL C per device (``python kernel.py <device>`` in the
+    folder shows which device dies), and with a budget ``reduced.py``, shrunk by running each
+    candidate in a child process (clpy.fuzz.crash)."""
     work = Path(tempfile.mkdtemp(prefix=f"clpy-fuzz-{seed}-"))
     try:
         program = generate(seed, features, avoid)
@@ -243,6 +240,9 @@ def write_crash(
         folder = Path(out_dir) / f"seed{seed}"
         outs = [Outcome(d, error="the worker process died") for d in devices]
         write_case(folder, "kernel", loaded, make_inputs(loaded, seed), outs)
+        if shrink_budget_s > 0:
+            small = load(shrink_crash(program, seed, devices, shrink_budget_s), work)
+            write_case(folder, "reduced", small, make_inputs(small, seed), outs)
         meta = {"seed": seed, "devices": devices, "features": sorted(features),
                 "avoided": sorted(avoid), "status": "error",
                 "global_size": program.global_size, "local_size": program.local_size}  # fmt: skip

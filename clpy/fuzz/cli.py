@@ -284,8 +284,11 @@ def _isolated(t: tuple[Any, ...]) -> Result:
         try:
             return pool.submit(_worker, t).result()
         except BrokenProcessPool:
-            seed, devices, feats, out, _, _, avoid, _ = t
-            folder = write_crash(seed, devices, feats, out, avoid) if out else None
+            seed, devices, feats, out, shrink, budget, avoid, stop_epoch = t
+            if stop_epoch is not None:
+                budget = max(0.0, min(budget, stop_epoch - time.time() - 10.0))
+            budget = budget if shrink else 0.0
+            folder = write_crash(seed, devices, feats, out, avoid, budget) if out else None
             why = "the worker process died running this kernel"
             return Result(seed, "error", why, folder=folder)
 
