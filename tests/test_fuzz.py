@@ -327,3 +327,19 @@ def test_a_kernel_that_kills_its_worker_is_an_error_with_a_reproducer(tmp_path):
     reduced = (folder / "reduced.py").read_text()
     kernel = (folder / "kernel.py").read_text()
     assert reduced.count("\n") < kernel.count("\n")
+
+
+def test_no_nan_into_rounding_functions_without_nan_round():
+    """Without ``nan-round`` (dropped for PoCL, which folds ceil(NaN) into garbage) a scalar
+    ceil/floor/trunc/round argument is guarded and vectors use rint; with it they are not."""
+    import re
+
+    base = F.parse("int,float,double,vector")
+    pat = re.compile(r"clpy\.(ceil|floor|trunc|round)\((?!no_nan_)")
+    guarded = unguarded = 0
+    for seed in range(120):
+        without = generate(seed, base - {F.NAN_ROUND}).render()
+        assert not pat.search(without), seed
+        guarded += len(re.findall(r"clpy\.(?:ceil|floor|trunc|round)\(no_nan_", without))
+        unguarded += len(pat.findall(generate(seed, base | {F.NAN_ROUND}).render()))
+    assert guarded >= 3 and unguarded >= 3

@@ -207,7 +207,13 @@ class ExprGen:
         if t.is_float:
             k = int(self.rng.integers(0, 6))
             if k == 0:
-                return Expr(t, f"clpy.{self.pick(F_UNARY)}({{0}})", (a,))
+                fn = self.pick(F_UNARY)
+                if fn in ("floor", "ceil", "trunc", "round") and "nan-round" not in self.features:
+                    if t.is_vector:  # no lane-wise NaN guard for vectors
+                        fn = "rint"
+                    else:  # PoCL 3.0: garbage for a NaN it can fold (seed 800109)
+                        a = Expr(t, f"{self.add_helper(H.no_nan(t))}({{0}})", (a,), keep=True)
+                return Expr(t, f"clpy.{fn}({{0}})", (a,))
             if k == 1:
                 fn = self.pick(F_BINARY)
                 if fn == "copysign":  # the sign of a NaN is not pinned: copy a number's

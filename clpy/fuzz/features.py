@@ -30,10 +30,13 @@ NAN_SAT = "nan-sat"
 # work-item (PoCL 3.0: a private variable assigned in the loop reads another work-item's value
 # after the barrier). Without it the generator makes no barrier after such a loop.
 LOOP_BARRIER = "loop-barrier"
+# ceil/floor/trunc/round of a NaN the device compiler can see (PoCL 3.0 folds a constant NaN into
+# garbage); without it their scalar arguments are never NaN and vectors use rint.
+NAN_ROUND = "nan-round"
 
 ALL = (INT, FLOAT, DOUBLE, FDIV, VECTOR, SWIZZLE, CONVERT, CONTROL, FUNC, STRUCT, LOCAL,
        COLLECTIVE, SUBGROUP, REDUCTION, ATOMIC, PRINTF, SIGNED_ABS, NAN_SAT,
-       LOOP_BARRIER)  # fmt: skip
+       LOOP_BARRIER, NAN_ROUND)  # fmt: skip
 DEFAULT = frozenset(ALL)
 
 
