@@ -8,7 +8,7 @@ address space as in OpenCL C 2.0.
 
 from __future__ import annotations
 
-from clpy.builtins.registry import Overload, declare, floatn, like
+from clpy.builtins.registry import Lowering, Overload, declare, floatn, like
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, PointerType, Type, VectorType, element_of
 
@@ -87,8 +87,17 @@ def _gen(t: Type) -> PointerType:
     return PointerType(t, AddressSpace.GENERIC)
 
 
+# Spelled out with a NaN guard where a driver's is wrong (quirks: PoCL 3.0 folds ceil/floor/
+# trunc/round of a constant NaN into garbage; clpy/emit/lower_nan.py).
+_NAN_GUARDED = frozenset({"ceil", "floor", "trunc", "round"})
 for _name, _doc in _UNARY.items():
-    declare(_name, family="math", doc=_doc, overloads=[Overload((t,), t) for t in F])
+    declare(
+        _name,
+        family="math",
+        doc=_doc,
+        overloads=[Overload((t,), t) for t in F],
+        lowering=Lowering("nan_guard") if _name in _NAN_GUARDED else None,
+    )
 for _name, _doc in _BINARY.items():
     declare(_name, family="math", doc=_doc, overloads=[Overload((t, t), t) for t in F])
 for _name, _doc in _FMINMAX.items():

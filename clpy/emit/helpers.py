@@ -11,6 +11,8 @@ from clpy.emit.lower_convert import sat_helper_source
 from clpy.emit.lower_helpers import lowered_helper_source
 from clpy.emit.lower_mad_sat import KIND as MAD_SAT_KIND
 from clpy.emit.lower_mad_sat import mad_sat_helper_source
+from clpy.emit.lower_nan import KIND as NAN_GUARD_KIND
+from clpy.emit.lower_nan import nan_guard_helper_source
 from clpy.types.core import ScalarType, Type, VectorType
 
 
@@ -21,6 +23,8 @@ def helper_source(kind: str, t: Type) -> str:
         return sat_helper_source(kind, t)
     if kind == MAD_SAT_KIND:  # mad_sat spelled out where the device's is wrong
         return mad_sat_helper_source(t)
+    if kind.startswith(NAN_GUARD_KIND):  # rounding functions with a NaN guard
+        return nan_guard_helper_source(kind, t)
     if kind.startswith("wait_events"):  # clpy.wait_group_events(e0, e1, ...)
         k = int(kind[len("wait_events") :])
         params = ", ".join(f"event_t e{i}" for i in range(k))

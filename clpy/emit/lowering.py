@@ -36,6 +36,7 @@ from clpy.emit.lower_collectives import lower_collective
 from clpy.emit.lower_convert import lower_sat_conversion
 from clpy.emit.lower_helpers import scratch_slots
 from clpy.emit.lower_mad_sat import lower_mad_sat
+from clpy.emit.lower_nan import lower_nan_guard
 from clpy.emit.lower_uniform import check_uniform
 from clpy.emit.targets import Target, target_of
 from clpy.emit.writer import Writer
@@ -58,6 +59,7 @@ LOWERINGS: dict[str, Lower] = {
     "get_fence": lb.lower_get_fence,
     "sub_group_pipe": lb.lower_sub_group_pipe,
     "mad_sat": lower_mad_sat,
+    "nan_guard": lower_nan_guard,
 }
 
 DEFAULT_MAX_WORK_GROUP_SIZE = 1024

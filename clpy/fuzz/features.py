@@ -31,7 +31,8 @@ NAN_SAT = "nan-sat"
 # after the barrier). Without it the generator makes no barrier after such a loop.
 LOOP_BARRIER = "loop-barrier"
 # ceil/floor/trunc/round of a NaN the device compiler can see (PoCL 3.0 folds a constant NaN into
-# garbage); without it their scalar arguments are never NaN and vectors use rint.
+# garbage; clpy guards them there); without it their scalar arguments are never NaN and vectors
+# use rint.
 NAN_ROUND = "nan-round"
 
 ALL = (INT, FLOAT, DOUBLE, FDIV, VECTOR, SWIZZLE, CONVERT, CONTROL, FUNC, STRUCT, LOCAL,

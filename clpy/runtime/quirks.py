@@ -59,6 +59,9 @@ QUIRKS: tuple[Quirk, ...] = (
         # rounding mode, scalars and vectors, from float and double; PoCL 3.0 pthread, found
         # by clpy.fuzz, tests/test_fuzz_regressions.py).
         lower_sat_conversions=frozenset({"float"}),
+        # ceil/floor/trunc/round of a NaN the compiler can fold give garbage (seed 800109):
+        # spelled out with a NaN guard (clpy/emit/lower_nan.py).
+        lower_builtins=frozenset({"ceil", "floor", "trunc", "round"}),
     ),
     Quirk(
         match="nvidia",
