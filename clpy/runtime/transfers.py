@@ -198,10 +198,6 @@ class Staging:
                 self.busy[s] = cl.enqueue_copy(
                     self.queue, dst, self.slots[s][:n], dst_offset=offset + off, is_blocking=False
                 )
-                # Submit it now: a driver may hold enqueued commands until a flush or a wait
-                # (clFlush in the OpenCL API), and the next wait is for the other slot, so
-                # without this the DMA of chunk k would start only after chunk k+1 was copied.
-                self.queue.flush()
             if side is not None:
                 side.wait()  # the main queue's next command (the kernel) reads these bytes
 
@@ -248,7 +244,6 @@ class Staging:
                             is_blocking=False,
                         )
                     )
-                    self.queue.flush()  # runs while chunk k+1 is copied out
             self.busy = [None, None]
             if side is not None:
                 side.wait()
