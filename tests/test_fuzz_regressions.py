@@ -506,7 +506,8 @@ def test_swizzle_of_a_broadcast_is_the_narrower_broadcast(cl_device):
 
 def test_raw_swizzled_broadcast_in_a_literal(cl_device):
     """The raw form, built in a child process (a compiler crash would end pytest): PoCL 3.0
-    crashes; a fixed PoCL, or another driver, builds it."""
+    crashes, and so does NVIDIA's driver 580 (the child died with no message on the H100,
+    2026-11-23); a fixed PoCL, or another driver, builds it."""
     import subprocess
     import sys
 
@@ -519,6 +520,7 @@ def test_raw_swizzled_broadcast_in_a_literal(cl_device):
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
-        assert "portable computing language" in cl_device.platform.name.lower(), r.stderr[-2000:]
+        plat = cl_device.platform.name.lower()
+        assert "portable computing language" in plat or "nvidia" in plat, r.stderr[-2000:]
         assert r.returncode < 0, r.stderr[-2000:]  # killed by a signal: the compiler crashed
         pytest.xfail(f"PoCL bug: its compiler crashes (signal {-r.returncode}) on {RAW_CRASH!r}")
