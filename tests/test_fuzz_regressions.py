@@ -524,3 +524,32 @@ def test_raw_swizzled_broadcast_in_a_literal(cl_device):
         assert "portable computing language" in plat or "nvidia" in plat, r.stderr[-2000:]
         assert r.returncode < 0, r.stderr[-2000:]  # killed by a signal: the compiler crashed
         pytest.xfail(f"PoCL bug: its compiler crashes (signal {-r.returncode}) on {RAW_CRASH!r}")
+
+
+# ------------------------------------------------------- NVIDIA guarded short negation
+@clpy.func
+def neg_short_guarded(a: int16) -> int16:
+    if a == int16(-32768):
+        return a
+    return int16(-a)
+
+
+@clpy.kernel
+def guarded_short_negation(x: Global[int16], o: Global[int32]):
+    # seed 310677 of the three-way run (H100, driver 580): NVIDIA returns 32768 for -32768,
+    # a value no short holds, with or without an explicit (short) cast on the return (checked
+    # in raw OpenCL C on the H100, 2026-11-23). Documented, not yet lowered around.
+    i = clpy.get_global_id(0)
+    o[i] = clpy.convert_int_sat(neg_short_guarded(x[i]))
+
+
+def test_guarded_short_negation(cl_device):
+    x = np.array([-32768, -9, 5, 32767, -32767, 0, 1, -1], np.int16)
+    sim, dev = _both(
+        guarded_short_negation, (8,), (8,), x, np.zeros(8, np.int32), cl_device=cl_device
+    )
+    want = np.array([-32768, 9, -5, -32767, 32767, 0, -1, 1], np.int32)
+    np.testing.assert_array_equal(sim[1], want)
+    if not np.array_equal(dev[1], want):
+        assert "nvidia" in cl_device.platform.name.lower(), dev[1]
+        pytest.xfail(f"NVIDIA bug: a guarded short negation of -32768 gives {dev[1][0]}")
