@@ -523,7 +523,8 @@ def test_raw_swizzled_broadcast_in_a_literal(cl_device):
         plat = cl_device.platform.name.lower()
         assert "portable computing language" in plat or "nvidia" in plat, r.stderr[-2000:]
         assert r.returncode < 0, r.stderr[-2000:]  # killed by a signal: the compiler crashed
-        pytest.xfail(f"PoCL bug: its compiler crashes (signal {-r.returncode}) on {RAW_CRASH!r}")
+        who = cl_device.platform.name
+        pytest.xfail(f"{who} bug: its compiler crashes (signal {-r.returncode}) on {RAW_CRASH!r}")
 
 
 # ------------------------------------------------------- NVIDIA guarded short negation
