@@ -26,36 +26,28 @@ def _origin(offset: int, pitches: tuple[int, int]) -> tuple[int, int, int]:
 
 def read_rects(cl: Any, queue: Any, out: np.ndarray, buf: Any, blocks: Blocks) -> None:
     """The view described by ``blocks`` into the C-contiguous ``out`` (blocking)."""
-    flat = out.reshape(-1).view(np.uint8)
-    evt = None
-    for hoff, r in blocks:
-        n = r.region[0] * r.region[1] * r.region[2]
-        evt = cl.enqueue_copy(
-            queue,
-            flat[hoff : hoff + n],
-            buf,
-            buffer_origin=_origin(r.offset, r.pitches),
-            host_origin=(0, 0, 0),
-            region=r.region,
-            buffer_pitches=r.pitches,
-            host_pitches=(r.region[0], r.region[0] * r.region[1]),
-            is_blocking=False,
-        )
-    if evt is not None:
-        evt.wait()
+    _rects(cl, queue, buf, out, blocks, to_host=True)
 
 
 def write_rects(cl: Any, queue: Any, buf: Any, src: np.ndarray, blocks: Blocks) -> None:
     """The C-contiguous ``src`` into the view described by ``blocks`` (blocking as to
     ``src``)."""
-    flat = src.reshape(-1).view(np.uint8)
+    _rects(cl, queue, buf, src, blocks, to_host=False)
+
+
+def _rects(cl: Any, queue: Any, buf: Any, host: np.ndarray, blocks: Blocks, to_host: bool) -> None:
+    """One rectangular copy per block between ``buf`` and the packed ``host``, then a wait
+    for the last (the in-order queue finishes the others first)."""
+    flat = host.reshape(-1).view(np.uint8)
     evt = None
     for hoff, r in blocks:
         n = r.region[0] * r.region[1] * r.region[2]
+        part = flat[hoff : hoff + n]
+        dst, src = (part, buf) if to_host else (buf, part)
         evt = cl.enqueue_copy(
             queue,
-            buf,
-            flat[hoff : hoff + n],
+            dst,
+            src,
             buffer_origin=_origin(r.offset, r.pitches),
             host_origin=(0, 0, 0),
             region=r.region,
