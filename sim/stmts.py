@@ -50,13 +50,13 @@ from clpy.types.core import (
     ScalarType,
     VectorType,
 )
-from clpy_sim import ops, privmem
+from clpy_sim import fastpaths, ops, privmem
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
 from clpy_sim.memory import make_local
 from clpy_sim.parallel import Aborted
 from clpy_sim.printf import format_print
-from clpy_sim.values import RET, same_contents, struct_zero
+from clpy_sim.values import RET, struct_zero
 
 Value = Any
 
@@ -299,14 +299,14 @@ class StmtCompiler:
         def aug(fr: Frame) -> None:
             aug_at(fr, ref(fr))
 
-        ufunc = _INPLACE.get(op)
+        ufunc = fastpaths.INPLACE.get(op)
         if (
             ufunc is not None
-            and _private_element(s.target, self.escaped)
+            and fastpaths.private_element(s.target, self.escaped)
             and isinstance(t, (ScalarType, VectorType))
             and s.value.type is t
         ):
-            return _aug_private(ref, exprs.operand(s.value), ufunc, t, aug_at)
+            return fastpaths.aug_private(ref, exprs.operand(s.value), ufunc, t, aug_at)
         if (
             ufunc is not None
             and isinstance(s.target, Index)
@@ -314,7 +314,7 @@ class StmtCompiler:
             and isinstance(t, ScalarType)
             and s.value.type is t
         ):
-            return _aug_global(ref, store, exprs.operand(s.value), ufunc, t, aug_at)
+            return fastpaths.aug_global(ref, store, exprs.operand(s.value), ufunc, t, aug_at)
         if not (
             isinstance(s.target, VarRef)
             and ufunc is not None
@@ -484,7 +484,7 @@ class StmtCompiler:
         is_while = for_parts is None
         progress = "progress" in self.checks and is_while
         loc = s.loc
-        uniform = _uniform_for(s, body, body_stmts)
+        uniform = fastpaths.uniform_for(s, body, body_stmts, assigned_keys(body_stmts))
 
         def looped(fr: Frame) -> Jump | None:
             if for_parts is not None:
@@ -562,150 +562,6 @@ class StmtCompiler:
         return looped
 
 
-def _private_element(e: Expr, escaped: frozenset[Var]) -> bool:
-    """``e`` is an element of a private array held in a variable (``sim/lvalues.py``)."""
-    if not isinstance(e, Index) or isinstance(e.type, ArrayType):
-        return False
-    bt = e.base.type
-    if not (isinstance(bt, ArrayType) and bt.space is AddressSpace.PRIVATE):
-        return False
-    root: Expr = e
-    while isinstance(root, Index):
-        root = root.base
-    return isinstance(root, VarRef) and root.var not in escaped
-
-
-def _aug_private(
-    ref: Callable[[Frame], Any],
-    rhs: Callable[[Frame], Value],
-    ufunc: np.ufunc,
-    t: Any,
-    aug_at: Callable[[Frame, Any], None],
-) -> StmtFn:
-    """``a[k] op= v`` on a private array with the same index ``k`` in every lane (a register
-    tile's accumulator): the row is updated in place by the operator's ufunc, instead of a new
-    array for ``a[k] op v`` copied back into the row; the same arithmetic in the same dtype
-    (``aug_at`` otherwise, e.g. for an index that varies over the lanes)."""
-    dt = ops.dtype_of(t)
-
-    def run(fr: Frame) -> None:
-        h = ref(fr)
-        key, off = h
-        if type(off) is np.ndarray:
-            aug_at(fr, h)
-            return
-        arr = fr.get(key.var)
-        if not arr.flags.writeable:
-            arr = arr.copy()
-        row = arr[int(off)]
-        y = rhs(fr)
-        before = row.copy() if fr.batch.watching else None
-        if getattr(y, "dtype", None) == dt and row.dtype == dt:
-            ufunc(row, y, out=row)
-        else:
-            r = ufunc(row, y)
-            if getattr(r, "dtype", None) != dt:
-                r = ops.fix_dtype(r, ops.element_of(t))
-            arr[int(off)] = np.asarray(r, dtype=arr.dtype)
-        fr.env[key.var] = arr
-        if before is None or not same_contents(before, row):
-            fr.batch.stores += 1
-
-    return run
-
-
-def _aug_global(
-    ref: Callable[[Frame], Any],
-    store: Callable[[Frame, Any, Value], None],
-    rhs: Callable[[Frame], Value],
-    ufunc: np.ufunc,
-    t: Any,
-    aug_at: Callable[[Frame, Any], None],
-) -> StmtFn:
-    """``p[i] op= v`` where the lanes' addresses are a run of consecutive elements of a
-    buffer no checker watches (``x[i * n + gid] += ...``, every trip of a loop): the
-    elements are updated in place by the operator's ufunc, as ``aug_at`` would compute them
-    (load, ``op`` in the same dtype, store), without the new array and the store's index.
-    ``aug_at`` otherwise."""
-    dt = ops.dtype_of(t)
-
-    def run(fr: Frame) -> None:
-        h = ref(fr)
-        mem, a = h
-        batch = fr.batch
-        if (
-            type(a) is np.ndarray
-            and getattr(mem, "direct", False)
-            and (mem.shadow is None or not batch.watch)
-            and not batch.watching
-            and a.shape == fr.shape
-            and mem.data.dtype == dt
-        ):
-            first = batch.run_of(a)
-            n = a.size
-            if first is not None and first >= 0 and first + n <= mem.count:
-                row = mem.data[first : first + n].reshape(a.shape)
-                y = rhs(fr)
-                if getattr(y, "dtype", None) == dt:
-                    batch.stores += 1
-                    ufunc(row, y, out=row)
-                    return
-                r = ufunc(row, y)
-                if getattr(r, "dtype", None) != dt:
-                    r = ops.fix_dtype(r, t)
-                store(fr, h, r)
-                return
-        aug_at(fr, h)
-
-    return run
-
-
-def _uniform_for(
-    s: Stmt, body: StmtFn, body_stmts: Sequence[Stmt]
-) -> Callable[[Frame], bool] | None:
-    """The fast path of a ``for`` loop whose trips are the same for every lane: when the
-    start, stop and step are uniform integers, no lane can leave early (no ``break``,
-    ``continue`` or ``return`` in the body) and the body does not assign the counter, the
-    trips need no lane selection. The comparison and the increment are the same NumPy
-    scalar operations as the general loop's (``cond``/``incr`` of ``s_For``, whose
-    ``int_binary`` is ``a + b``), so the counter takes the same values, wrap-around included.
-    Returns False (nothing run) when the values are not uniform."""
-    if not isinstance(s, For):
-        return None
-    t = s.var.type
-    if not (isinstance(t, ScalarType) and not t.is_float and not t.is_bool):
-        return None
-    if any(isinstance(n, (Break, Continue, Return)) for n in walk(list(body_stmts))):
-        return None
-    var = s.var
-    if var in assigned_keys(body_stmts):
-        return None
-    kstop, kstep = ("stop", id(s)), ("step", id(s))
-    up = s.step.value > 0 if isinstance(s.step, Const) else (True if s.ascending else None)
-    dt = ops.dtype_of(t)
-    sct = dt.type
-
-    def run(fr: Frame) -> bool:
-        env = fr.env
-        i, stop, step = env[var], env[kstop], env[kstep]
-        if not (type(i) is sct and isinstance(stop, np.integer) and isinstance(step, np.integer)):
-            return False
-        asc = up if up is not None else bool(step > 0)
-        batch = fr.batch
-        halt = batch.stop
-        while (i < stop) if asc else (i > stop):
-            if halt is not None and halt.aborted(batch.index):
-                raise Aborted  # a parallel launch was interrupted (Ctrl-C) or failed
-            body(fr)
-            i = env[var] + step
-            if type(i) is not sct:
-                i = ops.fix_dtype(i, t)
-            env[var] = i
-        return True
-
-    return run
-
-
 def _shrink(fr: Frame, cur: Frame, alive: Any, keys: frozenset[Any]) -> Frame:
     """A frame of ``fr``'s lanes that are still in the loop (``alive`` over ``cur``)."""
     if cur is not fr:
@@ -740,13 +596,3 @@ def _same_value(a: Value, b: Value) -> bool:
         return bool(np.array_equal(a, b))
     except (TypeError, ValueError):
         return False
-
-
-_INPLACE = {
-    "+": np.add,
-    "-": np.subtract,
-    "*": np.multiply,
-    "&": np.bitwise_and,
-    "|": np.bitwise_or,
-    "^": np.bitwise_xor,
-}
