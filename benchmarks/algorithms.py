@@ -516,7 +516,7 @@ def main() -> int:
         raise SystemExit("benchmarks.algorithms compares OpenCL libraries: pick an OpenCL device")
     cp = _cupy() if "nvidia" in dev.name.lower() else None
     print(
-        f"device: {dev.name} ({dev.description}); tuning {tuning(dev)}; "
+        f"device: {dev.name} ({dev.description}); default tuning {tuning(dev)}; "
         f"CuPy: {'yes' if cp is not None else 'no'}",
         flush=True,
     )
@@ -526,6 +526,7 @@ def main() -> int:
             dev, 1 << max(int(s) for s in a.sizes.split(",")), a.repeat, "sort" in only
         )
         adopt_best(dev, result["scan_sweep"])
+        print(f"  tuning from here on (the sweep's best tile): {tuning(dev)}", flush=True)
     rows: list[dict[str, Any]] = []
     for s in a.sizes.split(","):
         n = 1 << int(s)
