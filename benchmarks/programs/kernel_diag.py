@@ -1,0 +1,290 @@
+"""Where a clpy kernel loses time against the hand-written original (issue 18): the same
+program's kernels timed under several builds, interleaved round by round so that clock and
+cache drift hit every build alike, per kernel and per launch.
+
+    python -m benchmarks.programs.kernel_diag --platform nvidia --programs pathfinder,backprop
+
+Builds (each a row; ``orig`` runs first and again last in every round, ``orig_b``, so its two
+rows show the noise):
+
+- ``orig``: the hand-written ``.cl`` as its host builds it (no options), the original host;
+- ``orig_clpyopts``: the same with clpy's build options (``-cl-std=CL2.0`` and its float
+  options);
+- ``clpy``: clpy's emitted kernels as it launches them (``restrict``/``const`` on buffers no
+  other argument reaches);
+- ``clpy_norestrict``: the emitted source with ``restrict`` removed (no ``ld.global.nc``);
+- ``clpy_noconst``: also without ``const`` on read-only buffers;
+- ``clpy_noopts``: the emitted source built without options (OpenCL C 1.2 defaults).
+
+The clpy variants keep clpy's host loop (DeviceArrays, one profiling queue); only the program
+behind each launch plan's kernel is swapped. Per build: the summed kernel time per run
+(median over rounds), and per kernel the median launch and the first launch of a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.programs import common, load
+from benchmarks.programs.common import check
+from benchmarks.programs.report import machine, slug
+from clpy.runtime.devices import RUNTIME
+
+_NAMES: list[str] = []  # kernel name of each recorded event, in launch order
+
+
+def _record_names() -> Callable[[], None]:
+    """Make both hosts note each launch's kernel name in ``_NAMES``; returns the undo."""
+    host_call, orig_call = common.Host.__call__, common.OrigHost.__call__
+
+    def host(self: Any, k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
+        n = len(self.events) if self.events is not None else 0
+        host_call(self, k, gsize, lsize, *args)
+        if self.events is not None and len(self.events) > n:
+            _NAMES.append(k.__name__)
+
+    def orig(self: Any, name: str, gsize: Any, lsize: Any, *args: Any) -> None:
+        orig_call(self, name, gsize, lsize, *args)
+        if self.events is not None:
+            _NAMES.append(name)
+
+    common.Host.__call__ = host  # type: ignore[method-assign]
+    common.OrigHost.__call__ = orig  # type: ignore[method-assign]
+
+    def undo() -> None:
+        common.Host.__call__ = host_call  # type: ignore[method-assign]
+        common.OrigHost.__call__ = orig_call  # type: ignore[method-assign]
+
+    return undo
+
+
+def _plans(m: Any, queue: Any) -> list[Any]:
+    out = []
+    for v in vars(m).values():
+        plans = getattr(getattr(v, "launches", None), "plans", None)
+        if isinstance(plans, dict):
+            out += [p for p in plans.values() if getattr(p, "queue", None) == queue]
+    return out
+
+
+class Swap:
+    """Replace the program behind every variant of the module's plans on ``queue``."""
+
+    def __init__(self, cl: Any, m: Any, queue: Any) -> None:
+        self.cl = cl
+        self.plans = _plans(m, queue)
+        self.saved = [(v, v.program, v.kernel) for p in self.plans for v in p._variants.values()]
+        self.options = self.plans[0].options if self.plans else ""
+
+    def apply(self, transform: Callable[[str], str], options: str | None) -> None:
+        cl = self.cl
+        opts = self.options if options is None else options
+        for v, prg, k in self.saved:
+            src = transform(v.source)
+            new = cl.Program(prg.context, src).build(options=opts)
+            v.program = new
+            v.kernel = cl.Kernel(new, k.function_name)
+            v._bind_setters()
+            v.last = None
+
+    def restore(self) -> None:
+        for v, prg, k in self.saved:
+            v.program, v.kernel = prg, k
+            v._bind_setters()
+            v.last = None
+
+
+def _norestrict(src: str) -> str:
+    return src.replace(" restrict", "")
+
+
+def _noconst(src: str) -> str:
+    return (
+        _norestrict(src)
+        .replace("__global const ", "__global ")
+        .replace("__constant const ", "__constant ")
+    )
+
+
+def _same(src: str) -> str:
+    return src
+
+
+def _intervals(events: list[Any]) -> list[float]:
+    return [(e.profile.end - e.profile.start) * 1e-3 for e in events]  # microseconds
+
+
+def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, Any]:
+    import pyopencl as cl
+
+    inp = m.make_inputs(size, 0)
+    ref = m.numpy_reference(inp)
+
+    def orig(events: list[Any], options: str = "") -> Any:
+        saved = common._program
+        if options:  # the host's own options plus these (cached per options string)
+
+            def with_opts(c: Any, p: str, opt: str) -> Any:
+                return saved(c, p, f"{opt} {options}".strip())
+
+            common._program = with_opts  # type: ignore[assignment]
+        try:
+            out = m.run_original(inp, ctx, queue, events)
+        finally:
+            common._program = saved
+        queue.finish()
+        return out
+
+    def clpy_run(events: list[Any]) -> Any:
+        out = m.run_clpy(inp, queue, resident=True, events=events)
+        queue.finish()
+        return out
+
+    clpy_run([])  # builds the plans
+    swap = Swap(cl, m, queue)
+    clopts = swap.options
+    builds: list[tuple[str, Callable[[list[Any]], Any], Callable[[], None]]] = [
+        ("orig", orig, lambda: None),
+        ("orig_clpyopts", lambda ev: orig(ev, clopts), lambda: None),
+        ("clpy", clpy_run, swap.restore),
+        ("clpy_norestrict", clpy_run, lambda: swap.apply(_norestrict, None)),
+        ("clpy_noconst", clpy_run, lambda: swap.apply(_noconst, None)),
+        ("clpy_noopts", clpy_run, lambda: swap.apply(_same, "")),
+        ("orig_b", orig, lambda: None),
+    ]
+    res: dict[str, Any] = {"clpy_options": clopts}
+    runs: dict[str, list[list[tuple[str, float]]]] = {b[0]: [] for b in builds}
+    errors: dict[str, str] = {}
+    for r in range(rounds + 1):
+        for name, fn, setup in builds:
+            if name in errors:
+                continue
+            try:
+                setup()
+                events: list[Any] = []
+                _NAMES.clear()
+                out = fn(events)
+                check(m.NAME, name, out, ref, m.TOL)
+                if r:  # round 0 warms every build up
+                    runs[name].append(list(zip(list(_NAMES), _intervals(events))))
+            except Exception as e:
+                errors[name] = f"{type(e).__name__}: {e}"
+                print(f"  {m.NAME} {name}: {errors[name]}", flush=True)
+    swap.restore()
+    for name, rs in runs.items():
+        if not rs:
+            res[name] = {"error": errors.get(name, "no runs")}
+            continue
+        per_kernel: dict[str, dict[str, float]] = {}
+        for kname in dict.fromkeys(k for run in rs for k, _ in run):
+            all_ = [t for run in rs for k, t in run if k == kname]
+            firsts = [next(t for k, t in run if k == kname) for run in rs]
+            per_kernel[kname] = {
+                "launches_per_run": len(all_) / len(rs),
+                "median_us": statistics.median(all_),
+                "min_us": min(all_),
+                "first_median_us": statistics.median(firsts),
+            }
+        totals = [sum(t for _, t in run) for run in rs]
+        res[name] = {
+            "total_median_us": statistics.median(totals),
+            "totals_us": totals,
+            "kernels": per_kernel,
+        }
+    return res
+
+
+def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
+    lines = [
+        "# Kernel diagnosis: clpy's kernels vs the originals under several builds",
+        "",
+        f"{info['device']} ({info['platform']}, driver {info['driver']}), {info['date_utc']} "
+        f"UTC; size `{info['size']}`, {info['rounds']} interleaved rounds after a warm-up "
+        "round; times are OpenCL profiling intervals in microseconds. ratio = orig total / "
+        "this build's total (bigger is better).",
+        "",
+    ]
+    for prog, res in results.items():
+        base = res.get("orig", {}).get("total_median_us")
+        lines += [
+            f"## {prog}",
+            "",
+            f"clpy options: `{res.get('clpy_options', '')}`",
+            "",
+            "| build | total (median run) | ratio | per kernel: median launch / first launch |",
+            "|---|---|---|---|",
+        ]
+        for name, r in res.items():
+            if not isinstance(r, dict):
+                continue
+            if "error" in r:
+                lines.append(f"| {name} | error: {r['error'][:120]} | | |")
+                continue
+            t = r["total_median_us"]
+            ks = "; ".join(
+                f"{k} x{v['launches_per_run']:.0f}: {v['median_us']:.1f} / "
+                f"{v['first_median_us']:.1f}"
+                for k, v in r["kernels"].items()
+            )
+            rat = f"{base / t:.3f}x" if base else "-"
+            lines.append(f"| {name} | {t:.1f} | {rat} | {ks} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import pyopencl as cl
+
+    from benchmarks.programs.gpu_mode import _cl_device
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.programs.kernel_diag")
+    ap.add_argument("--platform", default="nvidia")
+    ap.add_argument("--programs", default="pathfinder,backprop")
+    ap.add_argument("--size", default="gpu")
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--out", type=Path, default=None)
+    a = ap.parse_args(argv)
+    d = _cl_device(a.platform)
+    ctx = cl.Context([d])
+    queue = cl.CommandQueue(ctx, d, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    RUNTIME.find(queue)
+    info = machine()
+    info.update(
+        device=d.name,
+        platform=d.platform.name,
+        driver=d.driver_version,
+        size=a.size,
+        rounds=a.rounds,
+    )
+    undo = _record_names()
+    results: dict[str, Any] = {}
+    try:
+        for name in a.programs.split(","):
+            m = load(name.strip())
+            print(f"kernel_diag: {m.NAME}", flush=True)
+            results[m.NAME] = diagnose(m, ctx, queue, a.rounds, a.size)
+            md = markdown(info, results)
+            if a.out is not None:
+                a.out.mkdir(parents=True, exist_ok=True)
+                stem = f"kernel_diag_{slug(d.name)}"
+                (a.out / f"{stem}.json").write_text(
+                    json.dumps({"machine": info, "programs": results}, indent=1, default=float)
+                )
+                (a.out / f"{stem}.md").write_text(md)
+    finally:
+        undo()
+    print(markdown(info, results))
+    return 0
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    sys.exit(main())
