@@ -3,6 +3,7 @@ arguments, enqueue, copy written arrays back after the kernel succeeded."""
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +107,7 @@ class CLPlan:
             (p.index, p.cl_converter(site)) for p in self.params
         ]
         self._checked: set[Sizes] = set()
+        self._resident_memo: tuple[Any, ...] = ()
 
     # The main variant's state, for tools and tests that look inside a plan.
     @property
@@ -153,14 +155,11 @@ class CLPlan:
         clpy/abi/aliasing.py); SVM pointers and sub-buffers may overlap anything. The answer
         for the same device objects as last time is remembered (the plan holds them)."""
         cl = self._cl
-        dev_args = [(cl_args[j], name, written) for j, name, written in self._buffer_slots]
+        objs = tuple([cl_args[j] for j, _, _ in self._buffer_slots])
         memo = self._alias_memo
-        if (
-            memo is not None
-            and len(memo[0]) == len(dev_args)
-            and all(a is b for a, (b, _, _) in zip(memo[0], dev_args))
-        ):
+        if memo is not None and _identical(memo[0], objs):
             return memo[1]
+        dev_args = [(cl_args[j], name, written) for j, name, written in self._buffer_slots]
         seen: dict[int, list[tuple[str, bool]]] = {}
         unsure = False
         own = {id(cl_args[j]) for j in uploaded}
@@ -179,7 +178,7 @@ class CLPlan:
                 for n, _ in group
             }
             out = frozenset(self.buffers) - shared if shared else None
-        self._alias_memo = (tuple(a for a, _, _ in dev_args), out)
+        self._alias_memo = (objs, out)
         return out
 
     def check_sizes(self, sizes: Sizes) -> None:
@@ -312,14 +311,19 @@ class CLPlan:
         no images or pipes, whose host sides may be read elsewhere)."""
         if not self._plain:
             return False
+        objs = tuple([args[j] for j in self._buffer_args])
+        if _identical(self._resident_memo, objs):
+            return True
         queue = self.queue
-        for j in self._buffer_args:
-            a = args[j]
+        for a in objs:
             if type(a) is not DeviceArray:
                 return False
             arr = a.cl_array
             if arr is None or (arr.queue is not queue and arr.queue != queue):
                 return False
+        # the same device arrays next time need no check (a DeviceArray's queue is fixed;
+        # kept only when True: NumPy arguments are not held)
+        self._resident_memo = objs
         return True
 
     def _launch_error(self, e: Any, loc: Any) -> Exception:
@@ -381,9 +385,14 @@ class _Variant:
             self._bind_setters()
             last = None
         setters = self.setters
-        for j, a in enumerate(cl_args):
-            if last is None or not _same(a, last[j]):
+        if last is None:
+            for j, a in enumerate(cl_args):
                 setters[j](j, a)
+        else:
+            for j, a in enumerate(cl_args):
+                b = last[j]
+                if a is not b and not _same(a, b):
+                    setters[j](j, a)
         # Holding the previous arguments keeps their objects (and ids) alive.
         self.last = cl_args
 
@@ -403,6 +412,11 @@ def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> An
     if type(host) is DeviceArray:  # a view copied for the launch (clpy/abi/buffers.py)
         return host.copy_from_buffer(cl, queue, buf, **kw)
     return cl.enqueue_copy(queue, host, buf, **kw)
+
+
+def _identical(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """The same objects in the same order (identity, not equality)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -170,6 +170,10 @@ class Runtime:
         self._devices: list[Device] | None = None
         self._selected: Device | None = None
         self._default: Device | None = None
+        # selectors resolved before (launches pass the same name or queue each time): a
+        # string, or a pyopencl object by handle with the object kept (its handle cannot be
+        # reused while it is held here)
+        self._found: dict[Any, tuple[Any, Device]] = {}
 
     def devices(self) -> list[Device]:
         devs = self._devices
@@ -195,8 +199,21 @@ class Runtime:
             return selector
         if selector is None:
             return self.current()
-        if not isinstance(selector, str):
-            return self._from_pyopencl(selector)
+        if isinstance(selector, str):
+            key: Any = selector
+        else:
+            key = getattr(selector, "int_ptr", None)
+            if key is None:
+                return self._from_pyopencl(selector)
+        hit = self._found.get(key)
+        if hit is not None and (hit[0] is selector or hit[0] == selector):
+            return hit[1]
+        d = self._find_name(selector) if key is selector else self._from_pyopencl(selector)
+        if len(self._found) < 256:
+            self._found[key] = (selector, d)
+        return d
+
+    def _find_name(self, selector: str) -> Device:
         sel = selector.strip()
         devs = self.devices()
         for d in devs:
@@ -271,6 +288,7 @@ class Runtime:
             self._devices = None
             self._default = None
             self._selected = None
+            self._found = {}
 
 
 def _matches(d: Device, parts: list[str]) -> bool:
