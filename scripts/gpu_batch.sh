@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Several GPU jobs in one device call (the lead's batch): install once, then each job with a
-# time limit, logs under $OUT. JOBS picks: tests transfers algorithms programs sim fuzz
+# time limit, logs under $OUT. JOBS picks: tests transfers algorithms programs sim fuzz ptx kdiag
+# overhead suite (kdiag: benchmarks/programs/kernel_diag.py, KDIAG_PROGS=a,b)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PY=/opt/torch/.venv/bin/python PYTHON=/opt/torch/.venv/bin/python
@@ -22,6 +23,7 @@ for J in ${JOBS:-tests transfers}; do case $J in
   sim) MODES=sim job sim16 ${SIM_LIMIT:-300} bash scripts/gpu_programs.sh ;;
   ptx) job ptx 60 $PY scripts/ptx_compare.py $OUT/ptx ${PTX_PROGS:-pathfinder backprop histo convsep nbody} ;;
   suite) job suite ${SUITE_LIMIT:-560} $PY -m pytest tests -q -o addopts= -p no:cacheprovider --ignore=tests/test_oclgrind.py --ignore=tests/test_notebook.py --ignore=tests/test_packaging.py ${SUITE_ARGS:-} ;;
+  kdiag) job kdiag ${KDIAG_LIMIT:-240} $PY -m benchmarks.programs.kernel_diag --platform nvidia --programs ${KDIAG_PROGS:-pathfinder,backprop} --rounds ${KDIAG_ROUNDS:-8} --out $OUT ;;
   overhead) job overhead 200 $PY -m benchmarks.launch_overhead --device opencl:nvidia --json $OUT/launch_overhead_nvidia.json ;;
   fuzz) job fuzz ${FUZZ_LIMIT:-500} bash scripts/gpu_fuzz.sh ;;
   *) echo "unknown job $J" ;;
