@@ -72,19 +72,39 @@ def _kernel_seconds(events: list[Any]) -> float:
 
 def kernel_time(m: Any, what: str, ref: Any, repeat: int, fn: Any) -> dict[str, Any]:
     """Median over runs of the summed kernel intervals of one whole program."""
-    try:
-        sums, launches = [], 0
-        for i in range(repeat + 1):
-            events: list[Any] = []
-            out = fn(events)
-            check(m.NAME, what, out, ref, m.TOL)
-            if i:
-                sums.append(_kernel_seconds(events))
-            launches = len(events)
-        return {"median_s": statistics.median(sums), "runs_s": sums, "launches": launches}
-    except Exception as e:
-        loud(f"ERROR {m.NAME} [{what}]: {type(e).__name__}: {e}")
-        return {"error": f"{type(e).__name__}: {e}"}
+    return kernel_times(m, ref, repeat, {what: (what, fn)})[what]
+
+
+def kernel_times(
+    m: Any, ref: Any, repeat: int, builds: dict[str, tuple[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """``kernel_time`` of several builds (key -> (what, fn)), run in turn round by round (a
+    warm-up round first), so that clock or cache drift over the measurement hits each alike."""
+    sums: dict[str, list[float]] = {k: [] for k in builds}
+    launches: dict[str, int] = {}
+    out: dict[str, dict[str, Any]] = {}
+    for i in range(repeat + 1):
+        for key, (what, fn) in builds.items():
+            if key in out:  # failed
+                continue
+            try:
+                events: list[Any] = []
+                res = fn(events)
+                check(m.NAME, what, res, ref, m.TOL)
+                if i:
+                    sums[key].append(_kernel_seconds(events))
+                launches[key] = len(events)
+            except Exception as e:
+                loud(f"ERROR {m.NAME} [{what}]: {type(e).__name__}: {e}")
+                out[key] = {"error": f"{type(e).__name__}: {e}"}
+    for key in builds:
+        if key not in out:
+            out[key] = {
+                "median_s": statistics.median(sums[key]),
+                "runs_s": sums[key],
+                "launches": launches[key],
+            }
+    return out
 
 
 def run(
@@ -168,29 +188,35 @@ def _one(
     inp = m.make_inputs(size, seed)
     ref = m.numpy_reference(inp)
     r: dict[str, Any] = {"program": name, "origin": m.ORIGIN, "kind": m.KIND}
-    r["kernel_original"] = kernel_time(
-        m, "original kernels", ref, repeat, lambda ev: _orig(m, inp, ctx, prof, ev)
-    )
-    r["kernel_clpy"] = kernel_time(
-        m, "clpy kernels", ref, repeat, lambda ev: m.run_clpy(inp, prof, resident=True, events=ev)
-    )
     # The originals are built as their hosts build them: contraction on (the compiler's
     # default) and the spec's 2.5/3-ulp single-precision / and sqrt. clpy's default keeps
     # Python's floats (FP_CONTRACT OFF, correctly rounded / and sqrt where the device has
     # them); the same kernels under the originals' rules: fp_contract=True on a variant
     # built without -cl-fp32-correctly-rounded-divide-sqrt (README "Performance on a GPU").
     relaxed = RUNTIME.find(prof).variant(exact_div_sqrt=False, queue=prof)
-    common.LAUNCH_OPTIONS["fp_contract"] = True
-    try:
-        r["kernel_clpy_relaxed"] = kernel_time(
-            m,
-            "clpy kernels, originals' float rules",
-            ref,
-            repeat,
-            lambda ev: m.run_clpy(inp, relaxed, resident=True, events=ev),
-        )
-    finally:
-        common.LAUNCH_OPTIONS.clear()
+
+    def run_relaxed(ev: list[Any]) -> Any:
+        common.LAUNCH_OPTIONS["fp_contract"] = True
+        try:
+            return m.run_clpy(inp, relaxed, resident=True, events=ev)
+        finally:
+            common.LAUNCH_OPTIONS.clear()
+
+    # interleaved: original, clpy, clpy relaxed in every round
+    kt = kernel_times(
+        m,
+        ref,
+        repeat,
+        {
+            "kernel_original": ("original kernels", lambda ev: _orig(m, inp, ctx, prof, ev)),
+            "kernel_clpy": (
+                "clpy kernels",
+                lambda ev: m.run_clpy(inp, prof, resident=True, events=ev),
+            ),
+            "kernel_clpy_relaxed": ("clpy kernels, originals' float rules", run_relaxed),
+        },
+    )
+    r.update(kt)
     r["whole_original"] = timed(
         m, "original host", ref, repeat, lambda: _orig(m, inp, ctx, plain, None)
     )
