@@ -338,6 +338,28 @@ def test_rounding_functions_of_a_constant_nan(cl_device):
     assert np.isnan(dev[0]).all(), dev[0]
 
 
+@clpy.kernel
+def round_of_a_folded_double_nan(o: Global[float64], w: Global[int32]):
+    # seeds 311374, 311802 (the three-way run, 09:36 UTC, before the guard): the same PoCL bug
+    # in double, the NaN reaching the call through a variable, as_double(v) with v = -1, or
+    # as_double(0xFFFFFFFFFFFFFFF8): round gave a value >= 1.0 is true of, floor a denormal.
+    i = clpy.get_global_id(0)
+    v = int64(-1)
+    d = clpy.as_double(v)
+    o[3 * i] = clpy.round(d)
+    o[3 * i + 1] = clpy.floor(clpy.as_double(uint64(18446744073709551608)))
+    o[3 * i + 2] = clpy.rint(d)
+    w[i] = clpy.work_group_all(float64(1) >= clpy.round(d))
+
+
+def test_rounding_functions_of_a_folded_double_nan(cl_device):
+    sim, dev = _both(round_of_a_folded_double_nan, (8,), (4,), np.zeros(24, np.float64),
+                     np.ones(8, np.int32), cl_device=cl_device)  # fmt: skip
+    assert np.isnan(sim[0]).all() and not sim[1].any()
+    assert np.isnan(dev[0]).all(), dev[0]
+    np.testing.assert_array_equal(dev[1], 0)
+
+
 RAW_NAN_ROUND = (
     "__kernel void k(__global uint* o) {\n"
     "    o[0] = as_uint(ceil(as_float(0xFFFFFFFFu)));\n"
@@ -504,10 +526,66 @@ def test_swizzle_of_a_broadcast_is_the_narrower_broadcast(cl_device):
         np.testing.assert_array_equal(a, b)
 
 
-def test_raw_swizzled_broadcast_in_a_literal(cl_device):
-    """The raw form, built in a child process (a compiler crash would end pytest): PoCL 3.0
-    crashes, and so does NVIDIA's driver 580 (the child died with no message on the H100,
-    2026-11-23); a fixed PoCL, or another driver, builds it."""
+@clpy.kernel
+def swizzle_of_computed_vector_in_literal(x: Global[int64], o: Global[int64]):
+    # seeds 310046, 311478, 311871 (the three-way run): the same PoCL 3.0 crash, wider: a
+    # vector literal whose constant vector part, (long2)(5L) or ~(long2)(5L), is followed by
+    # a swizzle of a computed vector, (t + t).xw, (t * t).even, convert_long4(..).xw, or one
+    # lane of it. clpy parenthesizes such a swizzle, ((t + t).xw), which builds.
+    i = clpy.get_global_id(0)
+    t = V.long4(x[i])
+    a = V.long4(V.long2(int64(5)), (t + t).xw)
+    b = V.long4(~V.long2(int64(5)), (t * t).even)
+    c = V.long4(V.long2(int64(-(2**63))), clpy.convert_long4_sat_rtz(V.uchar4(uint8(254))).xw)
+    d = V.long4(V.long2(int64(5)), (t - V.long4(1)).x, int64(3))
+    o[16 * i + 0] = a.x
+    o[16 * i + 1] = a.y
+    o[16 * i + 2] = a.z
+    o[16 * i + 3] = a.w
+    o[16 * i + 4] = b.x
+    o[16 * i + 5] = b.y
+    o[16 * i + 6] = b.z
+    o[16 * i + 7] = b.w
+    o[16 * i + 8] = c.x
+    o[16 * i + 9] = c.y
+    o[16 * i + 10] = c.z
+    o[16 * i + 11] = c.w
+    o[16 * i + 12] = d.x
+    o[16 * i + 13] = d.y
+    o[16 * i + 14] = d.z
+    o[16 * i + 15] = d.w
+
+
+def test_swizzle_of_a_computed_vector_in_a_literal_is_parenthesized(cl_device):
+    src = swizzle_of_computed_vector_in_literal.source_for("opencl-c-1.2", line_directives=False)
+    assert "((t + t).xw))" in src and "((t * t).xz))" in src and ").xw))" in src, src
+    x = np.array([0, 1, -7, 2**40, -(2**62), 12345, -1, 3], np.int64)
+    sim, dev = _both(swizzle_of_computed_vector_in_literal, (8,), (4,), x,
+                     np.zeros(128, np.int64), cl_device=cl_device)  # fmt: skip
+    with np.errstate(over="ignore"):
+        sq = x * x
+    want = np.stack(
+        [np.full(8, 5), np.full(8, 5), 2 * x, 2 * x, np.full(8, ~5), np.full(8, ~5), sq, sq,
+         np.full(8, -(2**63)), np.full(8, -(2**63)), np.full(8, 254), np.full(8, 254),
+         np.full(8, 5), np.full(8, 5), x - 1, np.full(8, 3)], axis=1,
+    ).astype(np.int64).ravel()  # fmt: skip
+    np.testing.assert_array_equal(sim[1], want)
+    np.testing.assert_array_equal(dev[1], want)
+
+
+RAW_CRASH_COMPUTED = (
+    "__kernel void k(__global long* o) {\n"
+    "    long4 t = (long4)(o[1]);\n"
+    "    long4 v = (long4)((long2)(5L), (t + t).xw);\n"
+    "    o[0] = v.w;\n}"
+)
+
+
+@pytest.mark.parametrize("raw", [RAW_CRASH, RAW_CRASH_COMPUTED], ids=["broadcast", "computed"])
+def test_raw_swizzled_broadcast_in_a_literal(cl_device, raw):
+    """The raw forms, built in a child process (a compiler crash would end pytest): PoCL 3.0
+    crashes on both, and NVIDIA's driver 580 on the first (the child died with no message on
+    the H100, 2026-11-23); a fixed PoCL, or another driver, builds them."""
     import subprocess
     import sys
 
@@ -516,7 +594,7 @@ def test_raw_swizzled_broadcast_in_a_literal(cl_device):
         f"plat = {cl_device.platform.name!r}; name = {cl_device.name!r}\n"
         "d = [d for p in cl.get_platforms() if p.name == plat for d in p.get_devices()"
         " if d.name == name][0]\n"
-        f"cl.Program(cl.Context([d]), {RAW_CRASH!r}).build()\n"
+        f"cl.Program(cl.Context([d]), {raw!r}).build()\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
@@ -524,7 +602,7 @@ def test_raw_swizzled_broadcast_in_a_literal(cl_device):
         assert "portable computing language" in plat or "nvidia" in plat, r.stderr[-2000:]
         assert r.returncode < 0, r.stderr[-2000:]  # killed by a signal: the compiler crashed
         who = cl_device.platform.name
-        pytest.xfail(f"{who} bug: its compiler crashes (signal {-r.returncode}) on {RAW_CRASH!r}")
+        pytest.xfail(f"{who} bug: its compiler crashes (signal {-r.returncode}) on {raw!r}")
 
 
 # ------------------------------------------------------- NVIDIA guarded short negation

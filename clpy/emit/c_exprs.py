@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +65,8 @@ _TERNARY = 3
 RELATIONAL_OPERAND = _PREC["<"] + 1
 _BITWISE = ("&", "^", "|", "<<", ">>")
 _XYZW = "xyzw"
+# A C expression that ends in a vector component selection (OpenCL C §6.1.7).
+_SWIZZLE_END = re.compile(r"\.(?:[xyzw]{1,4}|s[0-9A-Fa-f]{1,16}|lo|hi|even|odd)$")
 
 
 def type_name(t: Type) -> str:
@@ -267,13 +270,35 @@ class ExprEmitter:
     def e_VectorCons(self, e: VectorCons) -> tuple[str, int]:
         # a vector literal is a cast expression (OpenCL C §6.1.6): `(int4)(a, b, c, d).s1`
         # would apply .s1 to d (found by clpy.fuzz)
-        return f"({e.type.cl_name})({', '.join(self(p) for p in e.parts)})", _UNARY
+        parts = [self._literal_part(p) for p in e.parts] if len(e.parts) > 1 else [self(e.parts[0])]
+        return f"({e.type.cl_name})({', '.join(parts)})", _UNARY
+
+    def _literal_part(self, p: Expr) -> str:
+        """One part of a vector literal of several parts. A swizzle of a computed vector is
+        parenthesized, `(long4)((long2)(5L), ((t + t).xw))`: PoCL 3.0's compiler segfaults on
+        `(long4)((long2)(5L), (t + t).xw)`, a constant vector part followed by such a swizzle
+        (clang's shortcut for a swizzle directly inside a vector initializer, which the
+        parentheses turn off; a swizzle of a variable builds). Fuzz seeds 310046, 311478,
+        311871; tests/test_fuzz_regressions.py."""
+        text, prec = self.emit(p)
+        if prec >= _POSTFIX and _SWIZZLE_END.search(text) and not _is_lvalue(p):
+            return f"({text})"
+        return text
 
     def e_BlockLiteral(self, e: BlockLiteral) -> tuple[str, int]:
         return block_text(self, e, implicit_value), _POSTFIX
 
     def e_StructCons(self, e: StructCons) -> tuple[str, int]:
         return f"({e.type.cl_name}){{{', '.join(self(p) for p in e.fields)}}}", _POSTFIX
+
+
+def _is_lvalue(e: Expr) -> bool:
+    """A variable, element or field, or a swizzle of one (C's lvalues among expressions)."""
+    while isinstance(e, (Swizzle, Field, Index)):
+        if isinstance(e, Index):
+            return True
+        e = e.base
+    return isinstance(e, VarRef)
 
 
 def _emit_pipe_packet(ex: ExprEmitter, call: CallBuiltin) -> str:
