@@ -186,3 +186,39 @@ def test_split_path_moves_the_same_bytes(
     np.testing.assert_array_equal(d.get(), x + 1)
     d[3 : n - 2] = x[: n - 5]
     np.testing.assert_array_equal(d[3 : n - 2].get(), x[: n - 5])
+
+
+@pytest.mark.parametrize("flush", [True, False])
+def test_ring_pipeline_moves_the_same_bytes(cl_device: Any, monkeypatch: Any, flush: bool) -> None:
+    """The ring pipeline (PIPELINE="ring"): pieces of 256 KiB through 4 pinned slots, so each
+    slot is reused several times each way; launches, device arrays and views at an offset."""
+    import pyopencl as cl
+
+    for k, v in dict(
+        STAGE_CPU_DEVICES=True,
+        STAGE_MIN=1 << 20,
+        PIPELINE="ring",
+        RING_SLOT=1 << 18,
+        RING_SLOTS=4,
+        RING_FLUSH=flush,
+    ).items():
+        monkeypatch.setattr(transfers, k, v)
+    transfers.clear_pools()
+    try:
+        dev = get_device(cl_device)
+        assert isinstance(transfers.staging_for(cl, dev.queue), transfers.Ring)
+        n = (3 << 20) // 4 + 5  # 13 pieces, a ragged last one
+        x = np.random.default_rng(5).random(n, dtype=np.float32)
+        for _ in range(2):
+            y = np.full(n, -1, np.float32)
+            add_one[n](x, y, np.int32(n), device=dev)
+            np.testing.assert_array_equal(y, x + 1)
+        d = clpy.to_device(x, dev)
+        add_one[n](d, d, np.int32(n), device=dev)
+        np.testing.assert_array_equal(d.get(), x + 1)
+        d[3 : n - 2] = x[: n - 5]
+        np.testing.assert_array_equal(d[3 : n - 2].get(), x[: n - 5])
+        d.set(x * 2)
+        np.testing.assert_array_equal(d.get(), x * 2)
+    finally:
+        transfers.clear_pools()

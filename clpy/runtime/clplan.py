@@ -37,7 +37,7 @@ from clpy.runtime.sizes import (
     check_uniform,
     index_range,
 )
-from clpy.runtime.transfers import RepeatWatch, Staging, pool_for, staging_of
+from clpy.runtime.transfers import RepeatWatch, Ring, Staging, pool_for, staging_of
 
 if TYPE_CHECKING:
     from clpy.kernel import Specialization
@@ -296,7 +296,7 @@ class CLPlan:
         self._give_back(pooled)  # the queue is in order: a later write runs after these
         return LaunchHandle(evt, events, (keep, copies))
 
-    def _staging(self, host: np.ndarray) -> Staging | None:
+    def _staging(self, host: np.ndarray) -> Staging | Ring | None:
         """Pinned staging for a large pageable array (None: copy it directly)."""
         return None if self._pool is None else staging_of(self._cl, self.queue, host)
 

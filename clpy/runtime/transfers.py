@@ -249,29 +249,143 @@ class Staging:
                 side.wait()
 
 
+# ---------------------------------------------------------------------------- the ring
+
+# The ring pipeline: RING_SLOTS pinned slots of RING_SLOT bytes; each piece of an array is
+# copied into a slot by one worker thread while the DMAs of earlier pieces run, and its DMA is
+# enqueued (and the queue flushed) as soon as its copy is done, so the link and the host copy
+# overlap piece by piece instead of chunk pair by chunk pair. PIPELINE picks "pair" (Staging
+# above: two CHUNK slots, each chunk copied by all threads) or "ring" (benchmarks/transfers.py
+# measures both, "paths").
+PIPELINE = "pair"
+RING_SLOT = 8 << 20
+RING_SLOTS = 16
+RING_FLUSH = True
+
+
+def _fill(evt: Any, dst: np.ndarray, src: np.ndarray) -> None:
+    """A worker's part of an upload: wait for the slot's last DMA, then copy into it."""
+    if evt is not None:
+        evt.wait()
+    np.copyto(dst, src)
+
+
+def _drain(evt: Any, dst: np.ndarray, src: np.ndarray) -> None:
+    """A worker's part of a download: wait for the piece's DMA, then copy it out."""
+    evt.wait()
+    np.copyto(dst, src)
+
+
+class Ring:
+    """RING_SLOTS pinned slots of one queue (one ``ALLOC_HOST_PTR`` buffer mapped once) and
+    the event of each slot's last DMA; the same contract as ``Staging``."""
+
+    def __init__(self, cl: Any, queue: Any) -> None:
+        self._cl = cl
+        self.queue = queue
+        self.slot = RING_SLOT
+        k = max(2, RING_SLOTS)
+        mf = cl.mem_flags
+        self._buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.ALLOC_HOST_PTR, self.slot * k)
+        whole = cl.enqueue_map_buffer(
+            queue, self._buf, cl.map_flags.READ | cl.map_flags.WRITE, 0, (self.slot * k,), np.uint8
+        )[0]
+        self.slots = [whole[i * self.slot : (i + 1) * self.slot] for i in range(k)]
+        self.events: list[Any] = [None] * k
+        self.lock = threading.Lock()
+
+    def _pieces(self, n: int) -> list[tuple[int, int]]:
+        return [(o, min(self.slot, n - o)) for o in range(0, n, self.slot)]
+
+    def upload(self, dst: Any, host: np.ndarray, offset: int = 0) -> None:
+        """``host`` into ``dst`` from byte ``offset``; returns once every piece is in pinned
+        memory and its DMA enqueued (the host array may change afterwards)."""
+        cl, queue, flush = self._cl, self.queue, RING_FLUSH
+        src = host.reshape(-1).view(np.uint8)
+        pieces = self._pieces(src.size)
+        k = len(self.slots)
+        pool = _copier()
+        with self.lock:
+            futs: list[Any] = []
+            nxt = 0
+            for j, (o, m) in enumerate(pieces):
+                # keep up to k pieces copying ahead; piece i goes into slot i % k once the DMA
+                # of piece i - k (already enqueued) has read it
+                while nxt < len(pieces) and nxt < j + k:
+                    s = nxt % k
+                    po, pm = pieces[nxt]
+                    futs.append(
+                        pool.submit(_fill, self.events[s], self.slots[s][:pm], src[po : po + pm])
+                    )
+                    nxt += 1
+                futs[j].result()
+                s = j % k
+                self.events[s] = cl.enqueue_copy(
+                    queue, dst, self.slots[s][:m], dst_offset=offset + o, is_blocking=False
+                )
+                if flush:
+                    queue.flush()
+
+    def download(self, host: np.ndarray, src: Any, offset: int = 0) -> None:
+        """Device buffer ``src`` from byte ``offset`` into ``host`` (blocking): DMAs run up
+        to half the ring ahead of the worker threads copying pieces out."""
+        cl, queue = self._cl, self.queue
+        dst = host.reshape(-1).view(np.uint8)
+        pieces = self._pieces(dst.size)
+        k = len(self.slots)
+        lag = max(1, k // 2)
+        pool = _copier()
+        with self.lock:
+            evs: list[Any] = [None] * len(pieces)
+            futs: list[Any] = [None] * len(pieces)
+
+            def enqueue(i: int) -> None:
+                o, m = pieces[i]
+                evs[i] = cl.enqueue_copy(
+                    queue, self.slots[i % k][:m], src, src_offset=offset + o, is_blocking=False
+                )
+
+            for i in range(min(k, len(pieces))):
+                enqueue(i)
+            queue.flush()
+            for j, (o, m) in enumerate(pieces):
+                futs[j] = pool.submit(_drain, evs[j], dst[o : o + m], self.slots[j % k][:m])
+                r = j - lag  # piece r's slot is free once it is copied out: refill it
+                if r >= 0 and r + k < len(pieces):
+                    futs[r].result()
+                    enqueue(r + k)
+                    queue.flush()
+            for f in futs:
+                f.result()
+            self.events = [None] * k
+
+
 _COPIER: Any = None
 
 
-def _copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """``dst[:] = src`` for byte arrays, split over a few threads when large."""
+def _copier() -> Any:
     global _COPIER
-    n = dst.size
-    if n < (4 << 20) or COPY_THREADS <= 1:
-        np.copyto(dst, src)
-        return
     if _COPIER is None:
         from concurrent.futures import ThreadPoolExecutor
 
         _COPIER = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="clpy-copy")
+    return _COPIER
+
+
+def _copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``dst[:] = src`` for byte arrays, split over a few threads when large."""
+    n = dst.size
+    if n < (4 << 20) or COPY_THREADS <= 1:
+        np.copyto(dst, src)
+        return
+    pool = _copier()
     step = -(-n // COPY_THREADS)
-    futs = [
-        _COPIER.submit(np.copyto, dst[i : i + step], src[i : i + step]) for i in range(0, n, step)
-    ]
+    futs = [pool.submit(np.copyto, dst[i : i + step], src[i : i + step]) for i in range(0, n, step)]
     for f in futs:
         f.result()
 
 
-_STAGING: dict[int, tuple[Any, Staging | None]] = {}
+_STAGING: dict[int, tuple[Any, Staging | Ring | None]] = {}
 
 
 # Staging pays where device memory sits across a link. A CPU device (PoCL) works in host
@@ -281,17 +395,17 @@ _STAGING: dict[int, tuple[Any, Staging | None]] = {}
 STAGE_CPU_DEVICES = False
 
 
-def staging_for(cl: Any, queue: Any) -> Staging | None:
+def staging_for(cl: Any, queue: Any) -> Staging | Ring | None:
     """The pinned staging area of an in-order ``queue`` (None where pinned memory could not
     be had, or on a CPU device: then copies go straight from NumPy memory)."""
     key = int(queue.int_ptr)
     with _pools_lock:
         entry = _STAGING.get(key)
         if entry is None or entry[0] != queue:
-            st: Staging | None = None
+            st: Staging | Ring | None = None
             if STAGE_CPU_DEVICES or not queue.device.type & cl.device_type.CPU:
                 try:
-                    st = Staging(cl, queue)
+                    st = Ring(cl, queue) if PIPELINE == "ring" else Staging(cl, queue)
                 except cl.Error:
                     st = None
             entry = _STAGING[key] = (queue, st)
@@ -321,7 +435,7 @@ def download(cl: Any, queue: Any, host: np.ndarray, buf: Any, offset: int = 0) -
         cl.enqueue_copy(queue, host, buf, src_offset=offset, is_blocking=True)
 
 
-def staging_of(cl: Any, queue: Any, host: np.ndarray) -> Staging | None:
+def staging_of(cl: Any, queue: Any, host: np.ndarray) -> Staging | Ring | None:
     """The staging area for copying ``host`` on ``queue``, or None to copy directly (small,
     already page-locked, or an out-of-order queue)."""
     if host.nbytes < STAGE_MIN or type(host) is not np.ndarray:  # a DeviceArray view: no
