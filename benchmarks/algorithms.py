@@ -38,6 +38,8 @@ import clpy  # noqa: E402
 import clpy.algorithms as alg  # noqa: E402
 from clpy.algorithms import _core, scans, sorting  # noqa: E402
 from clpy.algorithms._core import Tuning, as_input, element_type, resolve_op, tuning  # noqa: E402
+from clpy.algorithms.reductions import index_type  # noqa: E402
+from clpy.types import catalog as C  # noqa: E402
 
 
 def timed(fn: Callable[[], Any], sync: Callable[[], None], repeat: int, warm: int = 3) -> float:
@@ -64,7 +66,16 @@ def _cupy() -> Any:
         return None
 
 
-TILE_KEYS = ("scan_wg", "scan_vecs", "scan_wgscan", "scan_lb", "scan_loop", "scan_read")
+TILE_KEYS = (
+    "scan_wg",
+    "scan_vecs",
+    "scan_wgscan",
+    "scan_lb",
+    "scan_loop",
+    "scan_read",
+    "scan_lookback",
+    "scan_spec",
+)
 BATCH_NOTE = (
     "10 back-to-back calls without reading the result, between two synchronizations "
     "(the device's time, the host's launch cost hidden)"
@@ -271,17 +282,20 @@ REDUCE_PATHS = (
     ("bound + pinned, poll", True, True, "poll"),
     ("bound + mapped result", True, False, "map"),
 )
-# (scan_wgscan, scan_loop, work-group sizes, 4-vectors per work-item) swept, then SWEEP_LB
-# for the best.
-SWEEP_GRID = (
-    ("native", 0, (256, 512, 1024), (3, 4, 6)),
-    ("local", 0, (256, 512), (4,)),
-    ("native", 1, (256, 512, 1024), (4, 6)),
-    ("native", 2, (256, 512), (4, 6, 8)),
-    ("native", 4, (256,), (4, 6)),
+# (scan_wgscan, scan_loop, work-group sizes, 4-vectors per work-item, look-back modes,
+# speculative loads) swept with the device's default look-back reads, then SWEEP_LB and
+# SWEEP_READS for the best. Looping groups (scan_loop > 0) ran at 0.7-1.4 TB/s on the H100:
+# one configuration stays as a reference.
+SWEEP_GRID: tuple[
+    tuple[str, int, tuple[int, ...], tuple[int, ...], tuple[str, ...], tuple[bool, ...]], ...
+] = (
+    ("native", 0, (256, 384, 512), (4, 5), ("serial", "window"), (False, True)),
+    ("native", 0, (768,), (4,), ("serial", "window"), (False, True)),
+    ("local", 0, (512,), (4,), ("serial", "window"), (False, True)),
+    ("native", 2, (512,), (4,), ("serial",), (False,)),
 )
-SWEEP_LB = (1, 2, 8)
-SWEEP_LOAD_LB = (2, 4, 8, 16)  # with plain atomic loads (scan_read="load"), for the best
+SWEEP_LB = (1, 2, 8)  # serial look-back: status words per step, for the best
+SWEEP_READS = ("rmw", "load")  # how status words are read, for the best
 
 
 def _scan_ok(dev: Any, tn: Tuning, x: Any, y: Any, ref: np.ndarray) -> str:
@@ -338,25 +352,34 @@ def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
             bad = _scan_ok(dev, tn, x, y, ref)
             sec = device_only(lambda: scans.scan_on(inp, y, t, o, True, tn), q.finish)
             rec.update(GBps=8 * n / sec / 1e9, error=bad or None)
+            idx = index_type(n, 4 * tn.scan_wg * tn.scan_vecs)
+            k, _ = scans.tile_kernel(C.float_, o, idx, tn, True, True)
+            rec["registers"] = nv_build_report(dev, k).get("registers")
         except Exception as e:  # noqa: BLE001 - a configuration the device rejects
             rec.update(GBps=0.0, error=f"{type(e).__name__}: {str(e)[:200]}")
         out.append(rec)
         print(
             f"  scan sweep {' '.join(f'{k}={v}' for k, v in kw.items())}: "
-            f"{rec['GBps']:.0f} GB/s{' ' + rec['error'] if rec['error'] else ''}",
+            f"{rec['GBps']:.0f} GB/s{' ' + rec['error'] if rec['error'] else ''}"
+            f"{' (' + str(rec.get('registers')) + ' registers)' if rec.get('registers') else ''}",
             flush=True,
         )
 
-    for wgscan, loop, wgs, vecss in SWEEP_GRID:
+    for wgscan, loop, wgs, vecss, modes, specs in SWEEP_GRID:
         for wg in wgs:
             for vecs in vecss:
-                one(
-                    scan_wg=wg,
-                    scan_vecs=vecs,
-                    scan_wgscan=wgscan,
-                    scan_lb=base.scan_lb,
-                    scan_loop=loop,
-                )
+                for mode in modes:
+                    for spec in specs:
+                        one(
+                            scan_wg=wg,
+                            scan_vecs=vecs,
+                            scan_wgscan=wgscan,
+                            scan_lb=base.scan_lb,
+                            scan_loop=loop,
+                            scan_read=base.scan_read,
+                            scan_lookback=mode,
+                            scan_spec=spec,
+                        )
 
     def tile_of(r: dict[str, Any]) -> dict[str, Any]:
         return {k: r.get(k, getattr(base, k)) for k in TILE_KEYS}
@@ -364,10 +387,12 @@ def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
     good = [r for r in out if not r["error"]]
     if good:
         best = max(good, key=lambda r: r["GBps"])
-        for lb in SWEEP_LB:
-            one(**{**tile_of(best), "scan_lb": lb})
-        for lb in SWEEP_LOAD_LB:
-            one(**{**tile_of(best), "scan_lb": lb, "scan_read": "load"})
+        for read in SWEEP_READS:
+            if read != best["scan_read"]:
+                one(**{**tile_of(best), "scan_read": read})
+        if best["scan_lookback"] == "serial":
+            for lb in SWEEP_LB:
+                one(**{**tile_of(best), "scan_lb": lb})
         best = max((r for r in out if not r["error"]), key=lambda r: r["GBps"])
         print(f"  scan sweep best: {best}", flush=True)
     if not do_sort:
@@ -412,25 +437,8 @@ def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
     spills to local memory, barriers, atomics) and the kernel's private/local memory."""
     import pyopencl as cl
 
-    from clpy.algorithms.scan_tiles import regs_kernel
-    from clpy.types import catalog as C
-
     tn = tuning(dev)
-    plus = resolve_op("+", C.float_)
-    loop = tn.scan_loop > 0 and tn.scan_wgscan == "native"
-    k = regs_kernel(
-        C.float_,
-        plus,
-        C.int_,
-        tn.scan_wg,
-        tn.scan_vecs,
-        True,
-        True,
-        tn.scan_wgscan,
-        tn.scan_lb,
-        loop,
-        tn.scan_read,
-    )
+    k, _ = scans.tile_kernel(C.float_, resolve_op("+", C.float_), C.int_, tn, True, True)
     plans = [p for p in k.launches.plans.values() if hasattr(p, "kernel")]
     if not plans:
         print("  ptx: the default scan kernel was not launched", flush=True)
@@ -459,8 +467,32 @@ def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
             rep[name] = int(knl.get_work_group_info(getattr(info, name), dev.cl_device))
         except Exception as e:  # noqa: BLE001 - a query the driver does not answer
             rep[name] = repr(e)[:80]
+    rep.update(nv_build_report(dev, k))
     print(f"  ptx of the default scan kernel ({tn}): {rep}", flush=True)
     return rep
+
+
+def nv_build_report(dev: Any, k: Any) -> dict[str, Any]:
+    """ptxas's account of a launched clpy kernel on NVIDIA (registers per work-item, spills,
+    shared memory: they set how many groups stay resident), from a rebuild of the plan's
+    source with ``-cl-nv-verbose``; {} elsewhere or when the driver says nothing."""
+    if "nvidia" not in dev.name.lower():
+        return {}
+    import pyopencl as cl
+
+    plans = [p for p in k.launches.plans.values() if hasattr(p, "options")]
+    if not plans:
+        return {}
+    p = plans[0]
+    try:
+        prg = cl.Program(dev.context, p.source).build(
+            options=f"{p.options} -cl-nv-verbose", devices=[dev.cl_device]
+        )
+        log = prg.get_build_info(dev.cl_device, cl.program_build_info.LOG)
+    except Exception as e:  # noqa: BLE001 - a diagnostic only
+        return {"ptxas": f"{type(e).__name__}: {str(e)[:120]}"}
+    m = re.search(r"Used (\d+) registers", log)
+    return {"registers": int(m.group(1)) if m else None, "ptxas": " ".join(log.split())[-240:]}
 
 
 def table(rows: list[dict[str, Any]]) -> str:

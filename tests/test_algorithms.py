@@ -280,6 +280,12 @@ SCHEMES = {  # small tiles, so that many tiles wait on each other
     "lookback-looping-groups": dict(scan_wg=32, scan_vecs=1, scan_lb=4, scan_loop=1),
     "lookback-load-reads": dict(scan_wg=32, scan_vecs=2, scan_wgscan="local", scan_lb=3,
                                 scan_read="load"),
+    "lookback-window": dict(scan_wg=64, scan_vecs=1, scan_lb=1, scan_lookback="window"),
+    "lookback-window-spec-load": dict(scan_wg=32, scan_vecs=2, scan_read="load",
+                                      scan_lookback="window", scan_spec=True),
+    "lookback-window-local-scan": dict(scan_wg=32, scan_vecs=1, scan_wgscan="local",
+                                       scan_lookback="window", scan_spec=True),
+    "lookback-spec": dict(scan_wg=64, scan_vecs=1, scan_lb=2, scan_spec=True),
     "lookback-local-memory-tile": dict(scan_vecs=0),
     "reduce-then-scan": {},
 }

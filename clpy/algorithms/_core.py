@@ -371,6 +371,8 @@ class Tuning:
     scan_lb: int = 4
     scan_loop: int = 0  # > 0: that many looping groups per compute unit (scan_tiles.py)
     scan_read: str = "rmw"  # how the look-back reads status words: "rmw" or "load"
+    scan_lookback: str = "serial"  # one work-item looks back, or "window": 32 at once
+    scan_spec: bool = False  # load tile get_group_id(0) before the ticket comes back
 
 
 # The single-pass scan's tile per GPU vendor (platform name substring), measured with

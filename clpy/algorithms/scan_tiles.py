@@ -51,20 +51,14 @@ from clpy.vectors import vector
 FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
 WGSCANS = ("native", "local")
 READS = ("rmw", "load")
+LOOKBACKS = ("serial", "window")
+WINDOW = 32  # predecessors one step of the window look-back reads at once
 
 
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
-def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
-    """``look_back(status, tile, agg, f_agg, f_pfx, ident)``: publish ``agg`` (tile 0: as
-    its inclusive prefix), then combine predecessors' words from the nearest back, ``lb``
-    independent atomic reads at a time, until an inclusive prefix; publish this tile's
-    inclusive prefix and return the exclusive one. Run by one work-item of the group.
-    ``read``: how a word is read, "rmw" (``atom_or(p, 0)``, a read-modify-write: any
-    OpenCL 1.2 device with 64-bit atomics) or "load" (``atomic_load_explicit``, relaxed,
-    device scope: a plain coherent load, no serialisation at the word's cache line; OpenCL
-    C 2.0 atomics)."""
-    combine, LB, FROM = op.combine, lb, FROM_BITS[t]  # noqa: N806
+def _peek(read: str) -> Any:
+    """``peek(status, i)``: status word ``i``, read atomically (``look_back`` says how)."""
     if read not in READS:
         raise ValueError(f"read: expected one of {READS}, got {read!r}")
     if read == "load":
@@ -80,6 +74,23 @@ def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
         @clpy.func
         def peek(status: Global[ulong], i: int32) -> ulong:
             return clpy.atom_or(status, i, ulong(0))
+
+    return peek
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
+    """``look_back(status, tile, agg, f_agg, f_pfx, ident)``: publish ``agg`` (tile 0: as
+    its inclusive prefix), then combine predecessors' words from the nearest back, ``lb``
+    independent atomic reads at a time, until an inclusive prefix; publish this tile's
+    inclusive prefix and return the exclusive one. Run by one work-item of the group.
+    ``read``: how a word is read, "rmw" (``atom_or(p, 0)``, a read-modify-write: any
+    OpenCL 1.2 device with 64-bit atomics) or "load" (``atomic_load_explicit``, relaxed,
+    device scope: a plain coherent load, no serialisation at the word's cache line; OpenCL
+    C 2.0 atomics)."""
+    combine, LB, FROM = op.combine, lb, FROM_BITS[t]  # noqa: N806
+    peek = _peek(read)
 
     @clpy.func
     def pack(flag: uint, v: t) -> ulong:
@@ -113,6 +124,75 @@ def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
         return prefix
 
     return look_back
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def window_look_back(t: ScalarType, op: Op, read: str = "load") -> Any:
+    """``window_look_back(status, tile, sh, ctl, win, f_agg, f_pfx, ident)``, called by every
+    work-item of the group after one of them published the tile's aggregate (tile 0: its
+    inclusive prefix) and stored it in ``sh[0]``, with ``ctl[0] == WINDOW`` visible (set
+    before an earlier barrier). Returns the tile's exclusive prefix in every work-item.
+
+    Per step, work-items ``0 .. WINDOW - 1`` each read one predecessor's word at once (lane
+    ``L``: tile ``j - L``; one memory round trip for ``WINDOW`` words, where the serial
+    ``look_back`` needs one per ``lb``), each spinning only on its own word until it holds at
+    least an aggregate, and the lanes that see an inclusive prefix ``atomic_min`` their index
+    into ``ctl[0]``; after a barrier work-item 0 combines the words from the nearest to the
+    nearest prefix out of local memory, publishes the tile's inclusive prefix and resets
+    ``ctl[0]``; after a second barrier every work-item reads the prefix, or all go on to the
+    next window. Two barriers per step, almost always one step."""
+    combine, FROM, W = op.combine, FROM_BITS[t], WINDOW  # noqa: N806
+    peek = _peek(read)
+
+    @clpy.func
+    def pack(flag: uint, v: t) -> ulong:
+        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
+
+    @clpy.func
+    def window_look_back(
+        status: Global[ulong],
+        tile: int32,
+        sh: clpy.Local[t],
+        ctl: clpy.Local[int32],
+        win: clpy.Local[ulong],
+        f_agg: uint,
+        f_pfx: uint,
+        ident: t,
+    ) -> t:
+        lid = clpy.get_local_id(0)
+        if tile == 0:  # uniform: the ticket is the group's
+            return ident
+        j = tile - 1
+        done = 0
+        prefix = ident  # work-item 0's running combination of the windows read so far
+        while done == 0:
+            if lid < W:
+                k = j - lid
+                s = pack(f_pfx, ident)  # before tile 0: an empty inclusive prefix
+                if k >= 0:
+                    s = peek(status, k)
+                    while uint(s >> 32) < f_agg:  # spin on this predecessor only
+                        s = peek(status, k)
+                if uint(s >> 32) == f_pfx:
+                    clpy.atomic_min(ctl, 0, lid)
+                win[lid] = s
+            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+            if lid == 0:
+                m = ctl[0]
+                for i in range(min(m + 1, W)):  # nearest first: combine(older, newer)
+                    prefix = combine(FROM(uint(win[i] & 0xFFFFFFFF)), prefix)
+                ctl[0] = W
+                ctl[1] = 1 if m < W else 0
+                if m < W:
+                    clpy.atom_xchg(status, tile, pack(f_pfx, combine(prefix, sh[0])))
+                    sh[1] = prefix
+            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+            done = ctl[1]
+            j -= W
+        return sh[1]
+
+    return window_look_back
 
 
 @functools.cache
@@ -289,25 +369,47 @@ def regs_kernel(
     lb: int,
     persistent: bool = False,
     read: str = "rmw",
+    lookback_mode: str = "serial",
+    spec: bool = False,
 ) -> Any:
     """The tile kernel (module docstring). Arguments: ``(x, y, n, ident, status, counter,
     epoch, ntiles)``, ``x``/``y`` as ``Global[vector(t, 4)]`` when ``vecptr``. With
     ``persistent`` (native work-group scan only) a group loops over tiles, taking the next
     tile's ticket and issuing its loads before this tile's look-back; one more argument,
     ``groups`` (the number launched). ``read``: how the look-back reads status words
-    (``look_back``)."""
+    (``look_back``). ``lookback_mode``: "serial" (one work-item, ``look_back``) or "window"
+    (``WINDOW`` work-items at once, ``window_look_back``). ``spec``: issue the loads of tile
+    ``get_group_id(0)`` before the ticket comes back, and load again only when the ticket
+    names another tile (module docstring)."""
     combine, OP, I, WG, V = op.combine, op.op, idx, wg, vecs  # noqa: N806
     ITEMS, TILE4, INCL = 4 * vecs, wg * vecs, int(incl)  # noqa: N806
     PT = vector(t, 4) if vecptr else t  # noqa: N806
     if wgscan not in WGSCANS:
         raise ValueError(f"wgscan: expected one of {WGSCANS}, got {wgscan!r}")
+    if lookback_mode not in LOOKBACKS:
+        raise ValueError(f"lookback: expected one of {LOOKBACKS}, got {lookback_mode!r}")
+    WINDOWED, SPEC = lookback_mode == "window", bool(spec)  # noqa: N806
+    NWIN = WINDOW if WINDOWED else 1  # noqa: N806
+    if persistent and (WINDOWED or SPEC):
+        raise ValueError("looping groups look back serially and load after their ticket")
     load_run, store_run, fetch_run, scan_run = _run_io(t, op, idx, wg, vecs, vecptr)
     lookback = look_back(t, op, lb, read)
+    wlb = window_look_back(t, op, read)
 
     @clpy.func
-    def take_ticket(counter: Global[int32], ticket: clpy.Local[int32], ntiles: int32) -> int32:
+    def publish(status: Global[ulong], tile: int32, agg: t, f_agg: uint, f_pfx: uint) -> t:
+        """The tile's aggregate (tile 0: its inclusive prefix) into its status word."""
+        flag = f_pfx if tile == 0 else f_agg
+        clpy.atom_xchg(status, tile, (ulong(flag) << 32) | ulong(clpy.as_uint(agg)))
+        return agg
+
+    @clpy.func
+    def take_ticket(
+        counter: Global[int32], ticket: clpy.Local[int32], ntiles: int32, ctl: clpy.Local[int32]
+    ) -> int32:
         if clpy.get_local_id(0) == 0:
             ticket[0] = clpy.atomic_inc(counter, 0)
+            ctl[0] = NWIN  # the window look-back's "no prefix seen yet"
         clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
         tile = ticket[0]
         if clpy.get_local_id(0) == 0 and tile == ntiles - 1:
@@ -381,17 +483,35 @@ def regs_kernel(
             ntiles: int32,
         ):
             lid = clpy.get_local_id(0)
-            sh = clpy.local_array(t, 1)
+            gid = clpy.get_group_id(0)
+            sh = clpy.local_array(t, 2)
             ticket = clpy.local_array(int32, 1)
-            tile = take_ticket(counter, ticket, ntiles)
+            ctl = clpy.local_array(int32, 2)
+            win = clpy.local_array(ulong, NWIN)
             v = clpy.private_array(t, ITEMS)
+            if SPEC:  # in flight while the ticket comes back
+                fetch_run(x, v, I(gid) * TILE4 + lid * V, n, ident)
+            tile = take_ticket(counter, ticket, ntiles, ctl)
             q0 = I(tile) * TILE4 + lid * V
-            run = load_run(x, v, q0, n, ident)
+            if SPEC:
+                if tile != gid:  # uniform: the group's ticket
+                    fetch_run(x, v, q0, n, ident)
+            else:
+                fetch_run(x, v, q0, n, ident)
+            run = scan_run(v)
             p = clpy.work_group_scan_exclusive(run, OP)
-            if lid == WG - 1:  # knows the aggregate without another barrier
-                sh[0] = lookback(status, tile, combine(p, run), epoch * 2 + 1, epoch * 2 + 2, ident)
-            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-            store_run(y, v, q0, n, combine(sh[0], p), INCL)
+            f_agg = epoch * 2 + 1
+            f_pfx = epoch * 2 + 2
+            if WINDOWED:
+                if lid == WG - 1:  # knows the aggregate without another barrier
+                    sh[0] = publish(status, tile, combine(p, run), f_agg, f_pfx)
+                pre = wlb(status, tile, sh, ctl, win, f_agg, f_pfx, ident)
+                store_run(y, v, q0, n, combine(pre, p), INCL)
+            else:
+                if lid == WG - 1:  # knows the aggregate without another barrier
+                    sh[0] = lookback(status, tile, combine(p, run), f_agg, f_pfx, ident)
+                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+                store_run(y, v, q0, n, combine(sh[0], p), INCL)
 
         return scan_tiles
 
@@ -412,22 +532,50 @@ def regs_kernel(
         ntiles: int32,
     ):
         lid = clpy.get_local_id(0)
-        sh = clpy.local_array(t, 1)
+        gid = clpy.get_group_id(0)
+        sh = clpy.local_array(t, 2)
         ticket = clpy.local_array(int32, 1)
+        ctl = clpy.local_array(int32, 2)
+        win = clpy.local_array(ulong, NWIN)
         tot = clpy.local_array(t, TOT)
         part = clpy.local_array(t, 32)
-        tile = take_ticket(counter, ticket, ntiles)
         v = clpy.private_array(t, ITEMS)
+        if SPEC:  # in flight while the ticket comes back
+            fetch_run(x, v, I(gid) * TILE4 + lid * V, n, ident)
+        tile = take_ticket(counter, ticket, ntiles, ctl)
         q0 = I(tile) * TILE4 + lid * V
-        run = load_run(x, v, q0, n, ident)
+        if SPEC:
+            if tile != gid:  # uniform: the group's ticket
+                fetch_run(x, v, q0, n, ident)
+        else:
+            fetch_run(x, v, q0, n, ident)
+        run = scan_run(v)
         agg = wg_scan(run, tot, part, ident)
-        if lid == 0:
-            sh[0] = lookback(status, tile, agg, epoch * 2 + 1, epoch * 2 + 2, ident)
-        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-        pre = combine(combine(sh[0], part[lid // S]), tot[lid + (lid >> 5)])
+        f_agg = epoch * 2 + 1
+        f_pfx = epoch * 2 + 2
+        if WINDOWED:
+            if lid == 0:
+                sh[0] = publish(status, tile, agg, f_agg, f_pfx)
+            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)  # part, and sh[0] for the look-back
+            pre = wlb(status, tile, sh, ctl, win, f_agg, f_pfx, ident)
+        else:
+            if lid == 0:
+                sh[0] = lookback(status, tile, agg, f_agg, f_pfx, ident)
+            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+            pre = sh[0]
+        pre = combine(combine(pre, part[lid // S]), tot[lid + (lid >> 5)])
         store_run(y, v, q0, n, pre, INCL)
 
     return scan_tiles_local
 
 
-__all__ = ["regs_kernel", "look_back", "FROM_BITS", "WGSCANS", "READS"]
+__all__ = [
+    "regs_kernel",
+    "look_back",
+    "window_look_back",
+    "FROM_BITS",
+    "WGSCANS",
+    "READS",
+    "LOOKBACKS",
+    "WINDOW",
+]

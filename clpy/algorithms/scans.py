@@ -24,8 +24,10 @@ look-back is windowed, as in CUB: ``WINDOW`` (32) work-items each read one prede
 word into local memory, and work-item 0 walks the window from the nearest predecessor,
 combining (in tile order: only associativity is needed) until it meets an inclusive prefix,
 spinning only on a word that holds neither yet; without a prefix in the window, the next
-window is read. The register tiles of scan_tiles.py look back from one work-item, which
-reads ``scan_lb`` predecessors' words with independent atomic reads per step (no barrier).
+window is read. The register tiles of scan_tiles.py look back either from one work-item,
+which reads ``scan_lb`` predecessors' words with independent atomic reads per step (no
+barrier; ``scan_lookback="serial"``), or with the same 32-word window (``"window"``), whose
+lanes also spin in parallel and find the nearest prefix with a local ``atomic_min``.
 (A sub-group version, sub_group_any/reduce/scan over lanes, measured 0.39x
 copy on an H100, whose driver has no native sub-groups so clpy lowers them to work-group
 collectives, and hung intermittently on PoCL under pytest: removed.) Flags carry a
@@ -42,8 +44,14 @@ tile below its own; a lane that would read one before tile 0 reads nothing); (2)
 running work-group stays resident and keeps being scheduled until it finishes (no preemption
 in favour of a group that has not started: the "occupancy-bound" execution model, Sorensen et
 al., OOPSLA 2016), so every tile it waits on finishes its publication in finite time. Within
-the waiting group only one work-item spins; the others wait at a barrier, so nothing relies on
-work-items of one group making independent progress. Looping groups (``scan_loop``, the
+the waiting group only the look-back's work-items spin (one, or the window's lanes); the
+others wait at a barrier. A spinning lane waits only on a word of another, earlier group,
+never on a work-item of its own group, so nothing relies on work-items of one group making
+independent progress: lanes that run in lock-step (a warp) loop until every lane's word is
+ready, and each becomes ready regardless of them. Speculative loads (``scan_spec``: a group
+loads tile ``get_group_id(0)`` before its ticket returns, and reloads if the ticket names
+another tile) only read the input; the group still scans and publishes its ticket's tile, so
+nothing waits on a group-id order the device does not promise. Looping groups (``scan_loop``, the
 option of scan_tiles.py that takes the next tile's ticket before finishing the current one)
 keep this: a group holds at most two tickets, and the later one waits only on earlier tickets,
 among them its own earlier tile, which it finishes first. Neither holds on the simulator, which
@@ -329,6 +337,30 @@ def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
     return bool(tune.lookback) and not place.is_sim and t in _FROM_BITS
 
 
+def tile_kernel(
+    t: ScalarType, op: Op, idx: ScalarType, tn: Any, inclusive: bool, vecptr: bool
+) -> tuple[Any, bool]:
+    """The register tile kernel of scan_tiles.py for the tuning ``tn``, and whether its
+    groups loop over tiles (one more argument: the number of groups)."""
+    loop = tn.scan_loop > 0 and tn.scan_wgscan == "native"
+    k = regs_kernel(
+        t,
+        op,
+        idx,
+        tn.scan_wg,
+        tn.scan_vecs,
+        inclusive,
+        vecptr,
+        tn.scan_wgscan,
+        tn.scan_lb,
+        loop,
+        tn.scan_read,
+        "serial" if loop else tn.scan_lookback,
+        tn.scan_spec and not loop,
+    )
+    return k, loop
+
+
 def scan_on(
     inp: Input,
     y: Any,
@@ -363,20 +395,7 @@ def scan_on(
             vecptr = n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
             if vecptr:  # the buffers themselves, typed as 4-vectors (16-byte accesses)
                 xa, ya = xa.base_data, ya.base_data
-            loop = tn.scan_loop > 0 and tn.scan_wgscan == "native"
-            k = regs_kernel(
-                t,
-                op,
-                idx,
-                wg,
-                tn.scan_vecs,
-                inclusive,
-                vecptr,
-                tn.scan_wgscan,
-                tn.scan_lb,
-                loop,
-                tn.scan_read,
-            )
+            k, loop = tile_kernel(t, op, idx, tn, inclusive, vecptr)
         else:
             loop = False
             k = _lookback_kernel(t, op, idx, wg, items, inclusive)
@@ -455,4 +474,4 @@ def scan(x: Any, op: Any = "+", inclusive: bool = True, out: Any = None, device:
     return inp.result(y)
 
 
-__all__ = ["scan", "scan_on"]
+__all__ = ["scan", "scan_on", "tile_kernel"]
