@@ -44,7 +44,7 @@ import clpy
 from clpy import Global, float32, int32
 from clpy.runtime import transfers
 
-PARTS = ("link", "launch", "sweep", "host", "duplex", "split", "resident")
+PARTS = ("link", "launch", "sweep", "host", "duplex", "split", "resident", "paths")
 
 
 @clpy.kernel
@@ -228,6 +228,9 @@ def _measure(cl: Any, cdev: Any, nbytes: int, reps: int, parts: set[str]) -> dic
                 split[f"mix3_{name}"] = gbps(_median(launch_mix, few), 5 * nbytes)
                 assert np.array_equal(outs[1], arrays[1] * arrays[2])
         r["split"] = split
+    if "paths" in parts:
+        r["paths"] = _paths(cl, cdev, host, reps)
+        print(_paths_note(nbytes, r["paths"]), flush=True)
     if "resident" in parts:
         dx = clpy.to_device(host, cdev)
         dy = clpy.zeros_like(dx)
@@ -240,6 +243,13 @@ def _measure(cl: Any, cdev: Any, nbytes: int, reps: int, parts: set[str]) -> dic
     return r
 
 
+def _fresh_copier() -> None:
+    old = transfers._COPIER
+    transfers._COPIER = None
+    if old is not None:
+        old.shutdown(wait=True)
+
+
 @contextlib.contextmanager
 def _knobs(**values: Any) -> Iterator[None]:
     """clpy/runtime/transfers.py's settings changed for a measurement (fresh staging areas and
@@ -247,15 +257,167 @@ def _knobs(**values: Any) -> Iterator[None]:
     saved = {k: getattr(transfers, k) for k in values}
     for k, v in values.items():
         setattr(transfers, k, v)
-    transfers._COPIER = None
+    _fresh_copier()
     transfers.clear_pools()
     try:
         yield
     finally:
         for k, v in saved.items():
             setattr(transfers, k, v)
-        transfers._COPIER = None
+        _fresh_copier()
         transfers.clear_pools()
+
+
+# The paths "paths" compares: clpy/runtime/transfers.py settings (the launcher's default is
+# PIPELINE "pair", COPY_THREADS 8, CHUNK 64 MiB).
+_PATHS: dict[str, dict[str, Any]] = {
+    "direct": dict(STAGE_MIN=1 << 62),
+    "pair_t8_c64": dict(PIPELINE="pair", COPY_THREADS=8, CHUNK=64 << 20),
+    "pair_t16_c64": dict(PIPELINE="pair", COPY_THREADS=16, CHUNK=64 << 20),
+    "pair_t16_c16": dict(PIPELINE="pair", COPY_THREADS=16, CHUNK=16 << 20),
+    "ring_t8_s8_k16": dict(PIPELINE="ring", COPY_THREADS=8, RING_SLOT=8 << 20, RING_SLOTS=16),
+    "ring_t16_s8_k16": dict(PIPELINE="ring", COPY_THREADS=16, RING_SLOT=8 << 20, RING_SLOTS=16),
+    "ring_t16_s4_k32": dict(PIPELINE="ring", COPY_THREADS=16, RING_SLOT=4 << 20, RING_SLOTS=32),
+    "ring_t16_s16_k16": dict(PIPELINE="ring", COPY_THREADS=16, RING_SLOT=16 << 20, RING_SLOTS=16),
+    "ring_t12_s8_k24": dict(PIPELINE="ring", COPY_THREADS=12, RING_SLOT=8 << 20, RING_SLOTS=24),
+    "ring_t16_s8_k16_noflush": dict(
+        PIPELINE="ring", COPY_THREADS=16, RING_SLOT=8 << 20, RING_SLOTS=16, RING_FLUSH=False
+    ),
+}
+
+
+def _paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, Any]:
+    """Each way of moving a pageable NumPy array (``host``) to a device buffer and back, alone
+    (``h2d``: until the data is on the device; ``d2h``: into an existing array, as a launch's
+    copy back does), and the ``touch`` launch with NumPy arguments through it (x in, y in: the
+    launcher cannot know the kernel writes all of y, y out). Also two raw paths the launcher
+    does not take: ``use_host_ptr`` (a ``USE_HOST_PTR`` buffer on the NumPy memory, copied
+    on the device; for d2h, mapped afterwards so the host memory holds the data) and
+    ``whole_pinned`` (the whole array copied by 16 threads into one pinned buffer, then one
+    DMA: no overlap). Two passes over the paths, the second in reverse order; medians of all
+    samples."""
+    q, ctx = cdev.queue, cdev.context
+    mf = cl.mem_flags
+    nbytes = host.nbytes
+    n = host.size
+    nn = np.int32(n)
+    dbuf = cl.Buffer(ctx, mf.READ_WRITE, nbytes)
+    back = np.empty_like(host)
+    back[:] = 0
+    y = np.zeros_like(host)
+    few = max(3, reps // 2)
+    samples: dict[str, dict[str, list[float]]] = {}
+
+    def add(path: str, what: str, fn: Callable[[], Any]) -> None:
+        fn()  # warm-up: staging areas, threads, buffers
+        for _ in range(few):
+            t0 = time.perf_counter()
+            fn()
+            samples.setdefault(path, {}).setdefault(what, []).append(time.perf_counter() - t0)
+
+    def knob_path(name: str) -> None:
+        with _knobs(STAGE_CPU_DEVICES=True, **_PATHS[name]):
+            add(name, "h2d", lambda: (transfers.upload(cl, q, dbuf, host), q.finish()))
+            back[:] = 0
+            add(name, "d2h", lambda: transfers.download(cl, q, back, dbuf))
+            assert np.array_equal(back, host), name
+            y[:] = 0
+            add(name, "launch", lambda: touch[n](host, y, nn, device=cdev))
+            assert np.array_equal(y, host + 1), name
+
+    def use_host_ptr() -> None:
+        def h2d() -> None:
+            b = cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=host)
+            cl.enqueue_copy(q, dbuf, b)
+            q.finish()
+
+        def d2h() -> None:
+            b = cl.Buffer(ctx, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=back)
+            cl.enqueue_copy(q, b, dbuf)
+            m, _ = cl.enqueue_map_buffer(q, b, cl.map_flags.READ, 0, (nbytes,), np.uint8)
+            del m  # unmapped when the array goes
+            q.finish()
+
+        def launch() -> None:
+            xb = cl.Buffer(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=host)
+            yb = cl.Buffer(ctx, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=y)
+            touch[n](xb, yb, nn, device=cdev)
+            m, _ = cl.enqueue_map_buffer(q, yb, cl.map_flags.READ, 0, (nbytes,), np.uint8)
+            del m
+            q.finish()
+
+        add("use_host_ptr", "h2d", h2d)
+        back[:] = 0
+        add("use_host_ptr", "d2h", d2h)
+        assert np.array_equal(back, host)
+        y[:] = 0
+        add("use_host_ptr", "launch", launch)
+        assert np.array_equal(y, host + 1)
+
+    def whole_pinned() -> None:
+        pin = transfers.pinned_array(cl, q, host.shape, host.dtype)
+        with _knobs(COPY_THREADS=16):
+
+            def h2d() -> None:
+                transfers._copy(pin.view(np.uint8), host.view(np.uint8))
+                cl.enqueue_copy(q, dbuf, pin)
+                q.finish()
+
+            def d2h() -> None:
+                cl.enqueue_copy(q, pin, dbuf)
+                transfers._copy(back.view(np.uint8), pin.view(np.uint8))
+
+            add("whole_pinned", "h2d", h2d)
+            back[:] = 0
+            add("whole_pinned", "d2h", d2h)
+            assert np.array_equal(back, host)
+
+    order: list[Callable[[], None]] = [lambda nm=nm: knob_path(nm) for nm in _PATHS]  # type: ignore[misc]
+    order += [use_host_ptr, whole_pinned]
+    for fn in order + order[::-1]:
+        fn()
+    dx = clpy.to_device(host, cdev)
+    dy = clpy.zeros_like(dx)
+    kernel_s = _median(lambda: (touch[n](dx, dy, nn, device=cdev), q.finish()), reps)
+    out: dict[str, Any] = {"kernel_resident_ms": kernel_s * 1e3}
+    for path, d in samples.items():
+        out[path] = {f"{w}_GBps": nbytes / statistics.median(ts) / 1e9 for w, ts in d.items()}
+    # the launch: x in, y in, y out (3 transfers) and the kernel, one after the other
+    best_h2d = max(v.get("h2d_GBps", 0.0) for v in out.values() if isinstance(v, dict))
+    best_d2h = max(v.get("d2h_GBps", 0.0) for v in out.values() if isinstance(v, dict))
+    bound_s = 2 * nbytes / best_h2d / 1e9 + nbytes / best_d2h / 1e9 + kernel_s
+    out["bound"] = {
+        "best_h2d_GBps": best_h2d,
+        "best_d2h_GBps": best_d2h,
+        "launch_bound_ms": bound_s * 1e3,
+    }
+    for v in out.values():
+        if isinstance(v, dict) and "launch_GBps" in v:
+            t = nbytes / v["launch_GBps"] / 1e9
+            v["launch_vs_bound"] = bound_s / t
+            v["h2d_vs_best"] = v["h2d_GBps"] / best_h2d
+            v["d2h_vs_best"] = v["d2h_GBps"] / best_d2h
+    return out
+
+
+def _paths_note(nbytes: int, p: dict[str, Any]) -> str:
+    b = p["bound"]
+    lines = [
+        f"{nbytes >> 20} MiB paths (GB/s of one array; launch: touch with NumPy x, y = x in, "
+        f"y in, y out + kernel {p['kernel_resident_ms']:.2f} ms, as array bytes per second). "
+        f"Bound: best h2d {b['best_h2d_GBps']:.1f}, best d2h {b['best_d2h_GBps']:.1f} GB/s "
+        f"over these paths -> launch >= {b['launch_bound_ms']:.2f} ms"
+    ]
+    for k, v in p.items():
+        if k in ("bound", "kernel_resident_ms") or not isinstance(v, dict):
+            continue
+        extra = (
+            f" launch {v['launch_GBps']:.1f} ({v['launch_vs_bound']:.2f} of bound)"
+            if "launch_GBps" in v
+            else ""
+        )
+        lines.append(f"  {k:26s} h2d {v['h2d_GBps']:6.1f}  d2h {v['d2h_GBps']:6.1f}{extra}")
+    return "\n".join(lines)
 
 
 def _host_copies(cl: Any, q: Any, host: np.ndarray, pinned: np.ndarray, reps: int) -> Any:
@@ -351,7 +513,7 @@ def _print(res: dict[str, Any]) -> None:
     print("|" + "---|" * (len(cols) + 1))
     for r in rows:
         print(f"| {r['MiB']} | " + " | ".join(f"{r.get(c, float('nan')):.2f}" for c in cols) + " |")
-    for key in sorted(nested):
+    for key in sorted(nested - {"paths"}):
         print(f"\n## {key} (GB/s)")
         names = list(rows[0].get(key, {}))
         print("| MiB | " + " | ".join(names) + " |")
@@ -360,6 +522,35 @@ def _print(res: dict[str, Any]) -> None:
             d = r.get(key, {})
             vals = " | ".join(f"{d.get(k, float('nan')):.2f}" for k in names)
             print(f"| {r['MiB']} | {vals} |")
+
+
+def _print_paths(rows: list[dict[str, Any]]) -> None:
+    """One row per size and path: h2d, d2h, launch GB/s and the launch against the bound."""
+    if not any("paths" in r for r in rows):
+        return
+    print(
+        "\n## paths: one array each way alone, and the touch launch (x in, y in, y out + "
+        "kernel) as array GB/s; bound = best h2d and d2h of all paths, one after the other"
+    )
+    print("| MiB | path | h2d | d2h | launch | launch / bound |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        p = r.get("paths", {})
+        for name, v in p.items():
+            if not isinstance(v, dict) or name == "bound":
+                continue
+            nan = float("nan")
+            print(
+                f"| {r['MiB']} | {name} | {v.get('h2d_GBps', nan):.2f} | "
+                f"{v.get('d2h_GBps', nan):.2f} | {v.get('launch_GBps', nan):.2f} | "
+                f"{v.get('launch_vs_bound', nan):.2f} |"
+            )
+        b = p.get("bound")
+        if b:
+            print(
+                f"| {r['MiB']} | **bound** | {b['best_h2d_GBps']:.2f} | {b['best_d2h_GBps']:.2f}"
+                f" | {b['launch_bound_ms']:.2f} ms | |"
+            )
 
 
 def _bound_note(r: dict[str, Any]) -> str:
@@ -405,6 +596,7 @@ def main() -> None:
         sizes = [int(s) for s in a.mib.split(",")]
         res = run(a.platform.lower(), sizes, a.reps, parts, Path(a.out))
     _print(res)
+    _print_paths(res["rows"])
 
 
 if __name__ == "__main__":
