@@ -118,6 +118,40 @@ def _same(src: str) -> str:
     return src
 
 
+def cuda_attributes(ptx: bytes, names: list[str]) -> dict[str, Any]:
+    """Per kernel of an NVIDIA OpenCL binary (PTX), what the CUDA driver's JIT makes of it
+    (registers per thread, static shared and local memory, the block size limit), through
+    CuPy where it is installed: the OpenCL API reports none of these. Errors as a string."""
+    try:
+        import tempfile
+
+        import cupy  # type: ignore[import-not-found]
+
+        with tempfile.NamedTemporaryFile("wb", suffix=".ptx", delete=False) as f:
+            f.write(ptx.rstrip(b"\0"))
+        mod = cupy.RawModule(path=f.name)
+        out: dict[str, Any] = {}
+        for n in names:
+            fn = mod.get_function(n)
+            out[n] = {
+                "num_regs": int(fn.num_regs),
+                "shared_size_bytes": int(fn.shared_size_bytes),
+                "local_size_bytes": int(fn.local_size_bytes),
+                "max_threads_per_block": int(fn.max_threads_per_block),
+            }
+        return out
+    except Exception as e:  # noqa: BLE001 - a diagnostic: say why and go on
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def _binary(prg: Any) -> bytes | None:
+    try:
+        bins = prg.binaries
+        return bytes(bins[0]) if bins else None
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _intervals(events: list[Any]) -> list[float]:
     return [(e.profile.end - e.profile.start) * 1e-3 for e in events]  # microseconds
 
@@ -179,6 +213,21 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
                 errors[name] = f"{type(e).__name__}: {e}"
                 print(f"  {m.NAME} {name}: {errors[name]}", flush=True)
     swap.restore()
+    # registers and memory per kernel as the CUDA JIT compiles the PTX (NVIDIA only); the
+    # original's program is the last one its host built (orig_b: the host's own options)
+    if "nvidia" in queue.device.platform.name.lower():
+        cuda: dict[str, Any] = {}
+        for _, prg, k in swap.saved:
+            b = _binary(prg)
+            if b is not None:
+                cuda.update(cuda_attributes(b, [k.function_name]))
+        orig_prg = common.BUILT.get((int(ctx.int_ptr), m.CL_FILE))
+        b = None if orig_prg is None else _binary(orig_prg)
+        if b is not None:
+            names = [kk.function_name for kk in orig_prg.all_kernels()]
+            cuda.update({f"orig:{n}": a for n, a in cuda_attributes(b, names).items()})
+        res["cuda"] = cuda
+        print(f"  {m.NAME} cuda attributes: {cuda}", flush=True)
     for name, rs in runs.items():
         if not rs:
             res[name] = {"error": errors.get(name, "no runs")}
@@ -223,7 +272,7 @@ def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
             "|---|---|---|---|",
         ]
         for name, r in res.items():
-            if not isinstance(r, dict):
+            if not isinstance(r, dict) or name == "cuda":
                 continue
             if "error" in r:
                 lines.append(f"| {name} | error: {r['error'][:120]} | | |")
@@ -236,6 +285,19 @@ def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
             )
             rat = f"{base / t:.3f}x" if base else "-"
             lines.append(f"| {name} | {t:.1f} | {rat} | {ks} |")
+        cuda = res.get("cuda")
+        if cuda:
+            lines.append("")
+            lines.append(
+                "CUDA JIT of the PTX: "
+                + "; ".join(
+                    f"{k}: {v.get('num_regs')} regs, shared {v.get('shared_size_bytes')}, "
+                    f"local {v.get('local_size_bytes')}"
+                    if isinstance(v, dict)
+                    else f"{k}: {v}"
+                    for k, v in cuda.items()
+                )
+            )
         lines.append("")
     return "\n".join(lines)
 
