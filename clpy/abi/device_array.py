@@ -215,6 +215,15 @@ class DeviceArray:
             if not lay.shape and not isinstance(got, np.ndarray):
                 return got  # NumPy scalar
             return self._view_of(got, None)
+        arr = self._cl
+        if type(key) is int and self._lay is None and arr.ndim == 1 and -arr.size <= key < arr.size:
+            # the common d[i] of a reduction's result on a whole array: one small blocking read
+            import pyopencl as cl
+
+            out = np.empty(1, arr.dtype)
+            offset = arr.offset + (key % arr.size) * arr.strides[0]
+            cl.enqueue_copy(arr.queue, out, arr.base_data, src_offset=offset)
+            return out[0]
         base = self._layout()
         if type(key) is int and len(base.shape) == 1 and -base.shape[0] <= key < base.shape[0]:
             # the common d[i] of a reduction's result: straight to the one-element read
