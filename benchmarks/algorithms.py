@@ -75,6 +75,7 @@ TILE_KEYS = (
     "scan_read",
     "scan_lookback",
     "scan_spec",
+    "scan_maxreg",
 )
 BATCH_NOTE = (
     "10 back-to-back calls without reading the result, between two synchronizations "
@@ -197,6 +198,13 @@ def bench_size(
             device_only(lambda: scans.scan_on(inp, y, f32, plus, True, old_tile), sync),
             8 * n,
         )
+        rts = dataclasses.replace(tuning(dev), lookback=False)  # three launches, 12 B/element
+        row(
+            "scan",
+            "clpy reduce-then-scan, device only",
+            device_only(lambda: scans.scan_on(inp, y, f32, plus, True, rts), sync),
+            8 * n,
+        )
         isk = InclusiveScanKernel(ctx, np.float32, "a+b", neutral="0")
         row(
             "scan",
@@ -282,20 +290,26 @@ REDUCE_PATHS = (
     ("bound + pinned, poll", True, True, "poll"),
     ("bound + mapped result", True, False, "map"),
 )
-# (scan_wgscan, scan_loop, work-group sizes, 4-vectors per work-item, look-back modes,
-# speculative loads) swept with the device's default look-back reads, then SWEEP_LB and
-# SWEEP_READS for the best. Looping groups (scan_loop > 0) ran at 0.7-1.4 TB/s on the H100:
-# one configuration stays as a reference.
-SWEEP_GRID: tuple[
-    tuple[str, int, tuple[int, ...], tuple[int, ...], tuple[str, ...], tuple[bool, ...]], ...
-] = (
-    ("native", 0, (256, 384, 512), (4, 5), ("serial", "window"), (False, True)),
+# The scan sweep, in phases of falling priority (configurations run only while the sweep's
+# time budget lasts): (scan_wgscan, scan_loop, work-group sizes, 4-vectors per work-item, look-back
+# modes, speculative loads), with the device's default look-back reads. Between the first
+# grid and the rest: -cl-nv-maxrregcount for the best so far (NVIDIA); at the end the
+# status-word reads and the serial look-back's width for the best. Looping groups
+# (scan_loop > 0) ran at 0.7-1.4 TB/s on the H100: one configuration stays as a reference.
+_Ints = tuple[int, ...]
+_Grid = tuple[tuple[str, int, _Ints, _Ints, tuple[str, ...], tuple[bool, ...]], ...]
+SWEEP_FIRST: _Grid = (("native", 0, (512,), (4,), ("serial", "window"), (False, True)),)
+SWEEP_GRID: _Grid = (
+    ("native", 0, (256, 384), (4,), ("serial", "window"), (False, True)),
+    ("native", 0, (256, 384, 512), (5,), ("serial", "window"), (False, True)),
     ("native", 0, (768,), (4,), ("serial", "window"), (False, True)),
     ("local", 0, (512,), (4,), ("serial", "window"), (False, True)),
     ("native", 2, (512,), (4,), ("serial",), (False,)),
 )
 SWEEP_LB = (1, 2, 8)  # serial look-back: status words per step, for the best
 SWEEP_READS = ("rmw", "load")  # how status words are read, for the best
+SWEEP_MAXREG = (32, 40, 48, 64)  # -cl-nv-maxrregcount, for the best (NVIDIA)
+SWEEP_SECONDS = 170.0  # no new configuration after this many seconds (GPU run limit: 300 s)
 
 
 def _scan_ok(dev: Any, tn: Tuning, x: Any, y: Any, ref: np.ndarray) -> str:
@@ -326,7 +340,9 @@ def _scan_ok(dev: Any, tn: Tuning, x: Any, y: Any, ref: np.ndarray) -> str:
     return ""
 
 
-def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
+def sweep(
+    dev: Any, n: int, repeat: int, do_sort: bool, seconds: float = SWEEP_SECONDS
+) -> list[dict[str, Any]]:
     """The single-pass scan's tile (device only, float32 +, n elements) over work-group
     size, 4-vectors per work-item and work-group scan ("native" collective or "local"),
     then the look-back width for the best; each configuration checked against NumPy first.
@@ -345,7 +361,12 @@ def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
     base = tuning(dev)
     out: list[dict[str, Any]] = []
 
+    skipped = [0]
+
     def one(**kw: Any) -> None:
+        if time.perf_counter() - t0 > seconds:  # the budget is spent: the rest another time
+            skipped[0] += 1
+            return
         tn = dataclasses.replace(base, lookback=True, **kw)
         rec: dict[str, Any] = {"n": n, **kw}
         try:
@@ -354,47 +375,74 @@ def sweep(dev: Any, n: int, repeat: int, do_sort: bool) -> list[dict[str, Any]]:
             rec.update(GBps=8 * n / sec / 1e9, error=bad or None)
             idx = index_type(n, 4 * tn.scan_wg * tn.scan_vecs)
             k, _ = scans.tile_kernel(C.float_, o, idx, tn, True, True)
-            rec["registers"] = nv_build_report(dev, k).get("registers")
+            rec["registers"] = nv_build_report(dev, k, tn.scan_maxreg).get("registers")
         except Exception as e:  # noqa: BLE001 - a configuration the device rejects
             rec.update(GBps=0.0, error=f"{type(e).__name__}: {str(e)[:200]}")
         out.append(rec)
         print(
             f"  scan sweep {' '.join(f'{k}={v}' for k, v in kw.items())}: "
             f"{rec['GBps']:.0f} GB/s{' ' + rec['error'] if rec['error'] else ''}"
-            f"{' (' + str(rec.get('registers')) + ' registers)' if rec.get('registers') else ''}",
+            f"{' (' + str(rec.get('registers')) + ' registers)' if rec.get('registers') else ''}"
+            f" [{time.perf_counter() - t0:.0f} s]",
             flush=True,
         )
 
-    for wgscan, loop, wgs, vecss, modes, specs in SWEEP_GRID:
-        for wg in wgs:
-            for vecs in vecss:
-                for mode in modes:
-                    for spec in specs:
-                        one(
-                            scan_wg=wg,
-                            scan_vecs=vecs,
-                            scan_wgscan=wgscan,
-                            scan_lb=base.scan_lb,
-                            scan_loop=loop,
-                            scan_read=base.scan_read,
-                            scan_lookback=mode,
-                            scan_spec=spec,
-                        )
+    t0 = time.perf_counter()
+
+    def grid(g: _Grid) -> None:
+        for wgscan, loop, wgs, vecss, modes, specs in g:
+            for wg in wgs:
+                for vecs in vecss:
+                    for mode in modes:
+                        for spec in specs:
+                            one(
+                                scan_wg=wg,
+                                scan_vecs=vecs,
+                                scan_wgscan=wgscan,
+                                scan_lb=base.scan_lb,
+                                scan_loop=loop,
+                                scan_read=base.scan_read,
+                                scan_lookback=mode,
+                                scan_spec=spec,
+                            )
 
     def tile_of(r: dict[str, Any]) -> dict[str, Any]:
         return {k: r.get(k, getattr(base, k)) for k in TILE_KEYS}
 
-    good = [r for r in out if not r["error"]]
-    if good:
-        best = max(good, key=lambda r: r["GBps"])
+    def best() -> dict[str, Any] | None:
+        good = [r for r in out if not r["error"]]
+        return max(good, key=lambda r: r["GBps"]) if good else None
+
+    def maxregs() -> None:
+        b = best()
+        if b is not None and "nvidia" in dev.name.lower():  # a compiler option of NVIDIA's
+            for maxreg in SWEEP_MAXREG:
+                one(**{**tile_of(b), "scan_maxreg": maxreg})
+
+    def reads_and_widths() -> None:
+        b = best()
+        if b is None:
+            return
         for read in SWEEP_READS:
-            if read != best["scan_read"]:
-                one(**{**tile_of(best), "scan_read": read})
-        if best["scan_lookback"] == "serial":
+            if read != b["scan_read"]:
+                one(**{**tile_of(b), "scan_read": read})
+        if b["scan_lookback"] == "serial":
             for lb in SWEEP_LB:
-                one(**{**tile_of(best), "scan_lb": lb})
-        best = max((r for r in out if not r["error"]), key=lambda r: r["GBps"])
-        print(f"  scan sweep best: {best}", flush=True)
+                one(**{**tile_of(b), "scan_lb": lb})
+
+    phases = (
+        ("first grid", lambda: grid(SWEEP_FIRST)),
+        ("register caps", maxregs),
+        ("grid", lambda: grid(SWEEP_GRID)),
+        ("reads and look-back widths", reads_and_widths),
+    )
+    for _name, phase in phases:
+        phase()
+    if skipped[0]:
+        print(f"  scan sweep: {skipped[0]} configurations skipped (budget spent)", flush=True)
+    b = best()
+    if b is not None:
+        print(f"  scan sweep best ({time.perf_counter() - t0:.0f} s): {b}", flush=True)
     if not do_sort:
         return out
     ns = min(n, 1 << 24)
@@ -467,12 +515,12 @@ def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
             rep[name] = int(knl.get_work_group_info(getattr(info, name), dev.cl_device))
         except Exception as e:  # noqa: BLE001 - a query the driver does not answer
             rep[name] = repr(e)[:80]
-    rep.update(nv_build_report(dev, k))
+    rep.update(nv_build_report(dev, k, tn.scan_maxreg))
     print(f"  ptx of the default scan kernel ({tn}): {rep}", flush=True)
     return rep
 
 
-def nv_build_report(dev: Any, k: Any) -> dict[str, Any]:
+def nv_build_report(dev: Any, k: Any, maxreg: int = 0) -> dict[str, Any]:
     """ptxas's account of a launched clpy kernel on NVIDIA (registers per work-item, spills,
     shared memory: they set how many groups stay resident), from a rebuild of the plan's
     source with ``-cl-nv-verbose``; {} elsewhere or when the driver says nothing."""
@@ -480,7 +528,12 @@ def nv_build_report(dev: Any, k: Any) -> dict[str, Any]:
         return {}
     import pyopencl as cl
 
-    plans = [p for p in k.launches.plans.values() if hasattr(p, "options")]
+    cap = f"-cl-nv-maxrregcount={maxreg}"
+    plans = [
+        p
+        for p in k.launches.plans.values()
+        if hasattr(p, "options") and (cap in p.options) == (maxreg > 0)
+    ]
     if not plans:
         return {}
     p = plans[0]
@@ -530,6 +583,12 @@ def main() -> int:
     ap.add_argument(
         "--ptx", action="store_true", help="write the scan kernel's device code, with counts"
     )
+    ap.add_argument(
+        "--sweep-seconds",
+        type=float,
+        default=SWEEP_SECONDS,
+        help="no new scan sweep configuration after this many seconds",
+    )
     results = str(Path(__file__).parent / "results")
     ap.add_argument(
         "--out-dir",
@@ -555,7 +614,11 @@ def main() -> int:
     result: dict[str, Any] = {"device": dev.name, "description": dev.description}
     if a.sweep:  # first, so that the tables below use the tile it picks
         result["scan_sweep"] = sweep(
-            dev, 1 << max(int(s) for s in a.sizes.split(",")), a.repeat, "sort" in only
+            dev,
+            1 << max(int(s) for s in a.sizes.split(",")),
+            a.repeat,
+            "sort" in only,
+            a.sweep_seconds,
         )
         adopt_best(dev, result["scan_sweep"])
         print(f"  tuning from here on (the sweep's best tile): {tuning(dev)}", flush=True)

@@ -333,6 +333,25 @@ def _whole_vectors(a: Any) -> bool:
     return bool(getattr(a, "offset", 1) == 0 and a.base_data.size % 16 == 0)
 
 
+_CAPPED: dict[Any, Any] = {}
+
+
+def _launch_on(place: Place, maxreg: int) -> Any:
+    """Where the tile kernel launches: ``place``, or with ``maxreg`` > 0 a variant of its
+    device (same context and queue) built with ``-cl-nv-maxrregcount=maxreg`` (NVIDIA's
+    compiler option: at most that many registers per work-item, so more groups stay
+    resident; only the NVIDIA tuning sets it)."""
+    if maxreg <= 0:
+        return place.launch_on
+    key = (id(place.dev), int(place.cl_queue.int_ptr), maxreg)
+    with _STATES_LOCK:
+        v = _CAPPED.get(key)
+        if v is None:
+            opts = (*place.dev.build_options, f"-cl-nv-maxrregcount={maxreg}")
+            v = _CAPPED[key] = (place.dev, place.dev.variant(build_options=opts, queue=place.queue))
+    return v[1]
+
+
 def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
     return bool(tune.lookback) and not place.is_sim and t in _FROM_BITS
 
@@ -425,7 +444,7 @@ def scan_on(
                 np.uint32(st.epoch),
                 np.int32(ntiles),
                 *extra,
-                device=place.launch_on,
+                device=_launch_on(place, tn.scan_maxreg if tn.scan_vecs > 0 else 0),
                 wait=False,
             )
         return
