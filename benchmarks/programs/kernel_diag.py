@@ -14,6 +14,7 @@ rows show the noise):
   other argument reaches);
 - ``clpy_norestrict``: the emitted source with ``restrict`` removed (no ``ld.global.nc``);
 - ``clpy_noconst``: also without ``const`` on read-only buffers;
+- ``clpy_restrict_noconst``: ``restrict`` kept, ``const`` removed;
 - ``clpy_noopts``: the emitted source built without options (OpenCL C 1.2 defaults).
 
 The clpy variants keep clpy's host loop (DeviceArrays, one profiling queue); only the program
@@ -106,12 +107,12 @@ def _norestrict(src: str) -> str:
     return src.replace(" restrict", "")
 
 
+def _constless(src: str) -> str:
+    return src.replace("__global const ", "__global ").replace("__constant const ", "__constant ")
+
+
 def _noconst(src: str) -> str:
-    return (
-        _norestrict(src)
-        .replace("__global const ", "__global ")
-        .replace("__constant const ", "__constant ")
-    )
+    return _constless(_norestrict(src))
 
 
 def _same(src: str) -> str:
@@ -191,6 +192,7 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
         ("clpy", clpy_run, swap.restore),
         ("clpy_norestrict", clpy_run, lambda: swap.apply(_norestrict, None)),
         ("clpy_noconst", clpy_run, lambda: swap.apply(_noconst, None)),
+        ("clpy_restrict_noconst", clpy_run, lambda: swap.apply(_constless, None)),
         ("clpy_noopts", clpy_run, lambda: swap.apply(_same, "")),
         ("orig_b", orig, lambda: None),
     ]
