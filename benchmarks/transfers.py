@@ -416,6 +416,55 @@ def _paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, Any]:
         add("uhp_fresh_aligned", "launch", launch)
         assert np.array_equal(ay, host + 1)
 
+    def direct_queues(k: int) -> Callable[[], None]:
+        """The driver's own pageable path, the array split in k parts, each copied (blocking)
+        by its own thread on its own queue: whether the driver's staging copies run in
+        parallel."""
+
+        def run() -> None:
+            qs = [cl.CommandQueue(ctx, q.device) for _ in range(k)]
+            step = -(-nbytes // k) // 4096 * 4096 or nbytes
+            src, dst = host.view(np.uint8), back.view(np.uint8)
+            parts = [(o, min(step, nbytes - o)) for o in range(0, nbytes, step)]
+            with ThreadPoolExecutor(len(parts)) as pool:
+
+                def h2d() -> None:
+                    futs = [
+                        pool.submit(
+                            lambda qq, o, m: cl.enqueue_copy(
+                                qq, dbuf, src[o : o + m], dst_offset=o
+                            ).wait(),
+                            qs[i % k],
+                            o,
+                            m,
+                        )
+                        for i, (o, m) in enumerate(parts)
+                    ]
+                    for f in futs:
+                        f.result()
+
+                def d2h() -> None:
+                    futs = [
+                        pool.submit(
+                            lambda qq, o, m: cl.enqueue_copy(
+                                qq, dst[o : o + m], dbuf, src_offset=o
+                            ).wait(),
+                            qs[i % k],
+                            o,
+                            m,
+                        )
+                        for i, (o, m) in enumerate(parts)
+                    ]
+                    for f in futs:
+                        f.result()
+
+                add(f"direct_q{k}", "h2d", h2d)
+                back[:] = 0
+                add(f"direct_q{k}", "d2h", d2h)
+                assert np.array_equal(back, host)
+
+        return run
+
     def whole_pinned() -> None:
         pin = transfers.pinned_array(cl, q, host.shape, host.dtype)
         with _knobs(COPY_THREADS=16):
@@ -436,6 +485,7 @@ def _paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, Any]:
 
     order: list[Callable[[], None]] = [lambda nm=nm: knob_path(nm) for nm in _PATHS]  # type: ignore[misc]
     order += [use_host_ptr, uhp_cached, uhp_fresh_aligned, whole_pinned]
+    order += [direct_queues(2), direct_queues(4)]
     for fn in order + order[::-1]:
         fn()
     dx = clpy.to_device(host, cdev)
