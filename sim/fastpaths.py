@@ -16,6 +16,7 @@ from clpy.ir.nodes import Break, Const, Continue, Expr, For, Index, Return, Stmt
 from clpy.ir.walk import walk
 from clpy.types.core import AddressSpace, ArrayType, ScalarType
 from clpy_sim import ops
+from clpy_sim.affine import Run
 from clpy_sim.frame import Frame
 from clpy_sim.parallel import Aborted
 from clpy_sim.values import same_contents
@@ -104,6 +105,30 @@ def aug_global(
         h = ref(fr)
         mem, a = h
         batch = fr.batch
+        if type(a) is Run:
+            if (
+                a.step == 1
+                and getattr(mem, "direct", False)
+                and (mem.shadow is None or not batch.watch)
+                and not batch.watching
+                and a.shape == fr.shape
+                and mem.data.dtype == dt
+                and a.first >= 0
+                and a.first + a.n <= mem.count
+            ):
+                row = mem.data[a.first : a.first + a.n].reshape(a.shape)
+                y = rhs(fr)
+                if getattr(y, "dtype", None) == dt:
+                    batch.stores += 1
+                    ufunc(row, y, out=row)
+                    return
+                r = ufunc(row, y)
+                if getattr(r, "dtype", None) != dt:
+                    r = ops.fix_dtype(r, t)
+                store(fr, h, r)
+                return
+            a = a.array(fr)
+            h = (mem, a)
         if (
             type(a) is np.ndarray
             and getattr(mem, "direct", False)

@@ -23,10 +23,12 @@ from clpy.ir.nodes import Expr, Field, Index, Swizzle, Var, VarRef
 from clpy.ir.program_vars import ProgramVar
 from clpy.types.core import AddressSpace, ArrayType, PointerType, VectorType
 from clpy_sim import program_scope
+from clpy_sim.affine import Run, index_fn
 from clpy_sim.frame import Frame, PtrVal
 from clpy_sim.values import same_contents
 
 Value = Any
+_I64 = np.dtype(np.int64)
 Ref = Callable[[Frame], Any]
 Load = Callable[[Frame, Any], Value]
 Store = Callable[[Frame, Any, Value], None]
@@ -112,8 +114,8 @@ class LvalueCompiler:
     def _index(self, e: Index, copy: bool = True) -> tuple[Ref, Load, Store]:
         bt = e.base.type
         loc = e.loc
-        idx = self.expr(e.index)
         if isinstance(bt, PointerType):
+            idx = index_fn(e.index, self.expr)  # exact ints or a Run (sim/affine.py)
             base = self.expr(e.base)
 
             def pref(fr: Frame) -> Any:
@@ -122,6 +124,11 @@ class LvalueCompiler:
                 off = p.off
                 if isinstance(off, np.integer) and off == 0:
                     return p.mem, i
+                if type(i) is Run:
+                    if type(off) is np.int64:
+                        o = int(off)
+                        return p.mem, Run(i.first + o, i.step, i.shape, i.n, _I64)
+                    i = i.array(fr)
                 return p.mem, np.asarray(i).astype(np.int64) + off
 
             def pload(fr: Frame, h: Any) -> Value:
@@ -210,7 +217,6 @@ class LvalueCompiler:
         bt = e.base.type
         assert isinstance(bt, ArrayType)
         base = self.array_ref(e.base)
-        idx = self.expr(e.index)
         dim = bt.shape[0]
         stride = math.prod(bt.shape[1:])
         loc = e.loc
@@ -220,12 +226,15 @@ class LvalueCompiler:
         if isinstance(e.base, VarRef) and bt.space is AddressSpace.LOCAL and len(bt.shape) == 1:
             # the memory object checks bounds (same extent): just pass the index through
             arr_var = e.base.var
+            idx = index_fn(e.index, self.expr)  # exact ints or a Run (sim/affine.py)
 
             def ref1(fr: Frame) -> Any:
                 p = fr.get(arr_var)
                 return p.mem, idx(fr)
 
             return ref1
+
+        idx = self.expr(e.index)
 
         def ref(fr: Frame) -> Any:
             storage, off = base(fr)

@@ -19,6 +19,7 @@ import numpy as np
 from clpy.ir.nodes import Loc
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
+from clpy_sim.affine import Run, ramp
 from clpy_sim.frame import Frame
 from clpy_sim.races import GlobalShadow, LocalShadow
 from clpy_sim.state import Launch
@@ -216,7 +217,34 @@ class Memory:
         """The elements as one flat array (local memory: all work-groups' regions)."""
         return self.data
 
+    def _run_where(self, fr: Frame, r: Run) -> Where | None:
+        """The ``Where`` that ``where`` gives for the indices of ``r`` (a ``Run``) when they
+        are in bounds and it would treat them as a run; None: make them an array first."""
+        first = r.first
+        if (
+            r.step == 1
+            and first >= 0
+            and first + r.n <= self.count
+            and r.shape == fr.shape
+            and type(self).where is Memory.where
+        ):
+            return Where("run", fr.shape, sl=first)
+        return None
+
     def load(self, fr: Frame, addr: Value, loc: Loc, copy: bool = True) -> Value:
+        if type(addr) is Run:
+            if self.direct and (self.shadow is None or not fr.batch.watch):
+                first, n = addr.first, addr.n
+                if addr.step == 1 and first >= 0 and first + n <= self.count:
+                    v = self.data[first : first + n].reshape(*addr.shape, *self.trail)
+                    return _from_raw(v.copy() if copy else v, self.elem)
+            else:
+                rw = self._run_where(fr, addr)
+                if rw is not None:
+                    if self.shadow is not None and fr.batch.watch:
+                        self.shadow.read(fr, rw, loc)
+                    return _from_raw(rw.gather(self.data, copy), self.elem)
+            addr = addr.array(fr)
         if self.direct and (self.shadow is None or not fr.batch.watch):
             return self._load_direct(fr, addr, loc, copy)
         w = self.where(fr, addr, loc, False)
@@ -244,6 +272,17 @@ class Memory:
         return _from_raw(self.data[i], self.elem)
 
     def store(self, fr: Frame, addr: Value, v: Value, loc: Loc) -> None:
+        if type(addr) is Run:
+            rw = None if fr.batch.watching else self._run_where(fr, addr)
+            if rw is None:
+                addr = addr.array(fr)
+            else:
+                fr.batch.stores += 1
+                if self.shadow is not None and fr.batch.watch:
+                    self.shadow.write(fr, rw, loc)
+                if not self._adopt(fr, rw, v):
+                    self._put(rw, v, fr.shape)
+                return
         if fr.batch.watching:
             self._store_watched(fr, addr, v, loc)
             return
@@ -323,6 +362,7 @@ class LocalMem(Memory):
         self.count = data.shape[1]
         self.trail = data.shape[2:]
         self.shared = False  # ``data`` was adopted from a lane value (``_adopt``)
+        self._wheres: dict[Any, Where] = {}  # compiled indices, by index and frame shape
 
     def flat_data(self) -> np.ndarray:
         self._unshare()
@@ -368,9 +408,69 @@ class LocalMem(Memory):
                 self.data = self.data.copy()
             self.shared = False
 
+    def _run_where(self, fr: Frame, r: Run) -> Where | None:
+        """``where``'s column slice (step 1) or ``take`` (another step) for a ``Run`` of
+        indices that is the same in every group (shape ``(1, w)``), in bounds."""
+        gs = fr.gslot
+        shape = r.shape
+        if not (
+            len(shape) == 2
+            and shape[0] == 1
+            and type(gs) is np.ndarray
+            and gs.ndim == 2
+            and gs.shape[1] == 1
+        ):
+            return None
+        first, step, n = r.first, r.step, r.n
+        full = gs.shape[0] == self.data.shape[0]
+        if full:
+            key = (first, step, n, fr.shape)
+            w = self._wheres.get(key)
+            if w is not None:
+                return w
+        c = self.count
+        last = first + step * (n - 1)
+        if min(first, last) < 0 or max(first, last) >= c:
+            return None
+        rows: Any = slice(None) if full else gs[:, 0]
+        if step == 1:
+            w = Where("slice", fr.shape, rows=rows, sl=slice(first, first + n), local_count=c)
+        elif n > _ROW_MEMO_MAX:
+            return None
+        else:
+            idx = ramp(np.intp, first, step, n)
+            w = Where("take", fr.shape, rows=rows, idx=idx, local_count=c, unique=True)
+        if full:
+            self._remember(key, w)
+        return w
+
+    def _remember(self, key: Any, w: Where) -> None:
+        """Keep ``w`` for the next access with the same indices (``Where`` objects are never
+        changed once made, bar the flat indices they compute once)."""
+        if len(self._wheres) >= _WHERE_MEMO_MAX:
+            self._wheres.clear()
+        self._wheres[key] = w
+
     def where(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Where:
         c = self.count
         gs = fr.gslot
+        if (
+            type(addr) is not np.ndarray
+            and type(gs) is np.ndarray
+            and gs.ndim == 2
+            and gs.shape[1] == 1
+            and gs.shape[0] == self.data.shape[0]
+        ):
+            # a uniform index with every group present (``tile[j * BS + i]`` in a loop): the
+            # element's column of every group, remembered per index
+            k = int(addr)
+            if 0 <= k < c:
+                key = (k, fr.shape)
+                w = self._wheres.get(key)
+                if w is None:
+                    w = Where("col", fr.shape, rows=np.arange(gs.shape[0]), idx=k, local_count=c)
+                    self._remember(key, w)
+                return w
         first = fr.batch.run_of(addr)
         if (
             first is not None
@@ -423,6 +523,7 @@ class LocalMem(Memory):
 
 
 _ALL = slice(None)
+_WHERE_MEMO_MAX = 4096  # compiled indices a local memory keeps (``LocalMem._remember``)
 _ROW_MEMO_MAX = 1024  # index rows up to this many lanes are remembered (``_row_info``)
 
 
