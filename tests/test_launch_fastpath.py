@@ -1,0 +1,65 @@
+"""The resident launch fast path (clpy/runtime/clplan.py, devices.py): selectors resolved once,
+the resident and aliasing checks remembered by the identity of the buffer arguments. What is
+remembered must never stand for a different launch: a NumPy array in a slot that held a device
+array is still copied back, an aliasing call still gets its own variant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import clpy
+from clpy import Global, float32, int32
+from clpy.runtime.devices import RUNTIME
+
+
+@clpy.kernel
+def axpy(x: Global[float32], y: Global[float32], n: int32):
+    i = clpy.get_global_id(0)
+    if i < n:
+        y[i] = y[i] + 2.0 * x[i]
+
+
+def test_selectors_resolve_to_the_same_device(cl_device: Any) -> None:
+    import pyopencl as cl
+
+    dev = clpy.get_device(cl_device)
+    assert RUNTIME.find(dev.name) is dev
+    assert RUNTIME.find(dev.name) is dev  # remembered
+    assert RUNTIME.find(dev.queue) is dev
+    q = cl.CommandQueue(dev.context, cl_device)
+    assert RUNTIME.find(q) is dev
+    assert RUNTIME.find(q) is dev
+    assert RUNTIME.find("sim").is_sim
+
+
+def test_resident_memo_does_not_outlive_its_arguments(cl_device: Any) -> None:
+    dev = clpy.get_device(cl_device)
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    dx = clpy.to_device(x, dev)
+    dy = clpy.zeros((n,), np.float32, dev)
+    for _ in range(3):  # the same device arrays: the remembered answer
+        axpy[n](dx, dy, n, device=dev)
+    np.testing.assert_array_equal(dy.get(), 6 * x)
+    y = np.ones(n, np.float32)  # a NumPy array in the slot: copied in and back
+    axpy[n](dx, y, n, device=dev)
+    np.testing.assert_array_equal(y, 1 + 2 * x)
+    axpy[n](dx, dy, n, device=dev)  # and back to the device arrays
+    np.testing.assert_array_equal(dy.get(), 8 * x)
+
+
+def test_alias_memo_follows_the_arguments(cl_device: Any) -> None:
+    dev = clpy.get_device(cl_device)
+    n = 256
+    x = np.arange(n, dtype=np.float32)
+    dx = clpy.to_device(x, dev)
+    dy = clpy.to_device(x, dev)
+    axpy[n](dx, dy, n, device=dev)  # distinct: restrict
+    axpy[n](dx, dx, n, device=dev)  # one array for both: the aliasing variant
+    axpy[n](dx, dy, n, device=dev)
+    np.testing.assert_array_equal(dy.get(), 9 * x)  # 3x, then 3x + 2 * 3x
+    np.testing.assert_array_equal(dx.get(), 3 * x)
+    plan = next(iter(axpy.launches.plans.values()))
+    assert len(plan._variants) == 2
