@@ -613,13 +613,27 @@ def neg_short_guarded(a: int16) -> int16:
     return int16(-a)
 
 
+@clpy.func
+def neg_char_guarded(a: int8) -> int8:
+    if a == int8(-128):
+        return a
+    return int8(-a)
+
+
 @clpy.kernel
 def guarded_short_negation(x: Global[int16], o: Global[int32]):
     # seed 310677 of the three-way run (H100, driver 580): NVIDIA returns 32768 for -32768,
     # a value no short holds, with or without an explicit (short) cast on the return (checked
-    # in raw OpenCL C on the H100, 2026-11-23). Documented, not yet lowered around.
+    # in raw OpenCL C on the H100, 2026-11-23). clpy spells the narrow negation as a helper
+    # there (quirks: lower_negation; clpy/emit/lower_negation.py).
     i = clpy.get_global_id(0)
     o[i] = clpy.convert_int_sat(neg_short_guarded(x[i]))
+
+
+@clpy.kernel
+def guarded_char_negation(x: Global[int8], o: Global[int32]):
+    i = clpy.get_global_id(0)
+    o[i] = int32(neg_char_guarded(x[i]))
 
 
 def test_guarded_short_negation(cl_device):
@@ -629,6 +643,55 @@ def test_guarded_short_negation(cl_device):
     )
     want = np.array([-32768, 9, -5, -32767, 32767, 0, -1, 1], np.int32)
     np.testing.assert_array_equal(sim[1], want)
-    if not np.array_equal(dev[1], want):
-        assert "nvidia" in cl_device.platform.name.lower(), dev[1]
-        pytest.xfail(f"NVIDIA bug: a guarded short negation of -32768 gives {dev[1][0]}")
+    np.testing.assert_array_equal(dev[1], want)
+
+
+@pytest.mark.parametrize("spelling", ["volatile", "sub_sat", "unsigned"])
+def test_negation_lowered_as_for_nvidia(cl_device, spelling):
+    """Each spelling of clpy/emit/lower_negation.py, forced on this device, over every char
+    and short: the two's-complement negation (MIN stays MIN)."""
+    from dataclasses import replace
+
+    import clpy.emit.lower_negation as ln
+
+    assert spelling in ln.SPELLINGS
+    dev = next(d for d in clpy.devices() if d.cl_device == cl_device)
+    lower = {"lower_negation": frozenset({"char", "short"}), "negation_spelling": spelling}
+    tgt = replace(dev.target, name=f"forced-neg-{spelling}", info={**dev.target.info, **lower})
+    src = guarded_short_negation.source_for(tgt, line_directives=False)
+    assert "return clpy_neg_short(a);" in src and "short clpy_neg_short(short a)" in src, src
+    plain = guarded_short_negation.source_for("opencl-c-1.2", line_directives=False)
+    assert "clpy_neg" not in plain and "return (short)-(int)a;" in plain
+    for kern, t in ((guarded_short_negation, np.int16), (guarded_char_negation, np.int8)):
+        info = np.iinfo(t)
+        x = np.arange(info.min, info.max + 1).astype(t)
+        o = np.zeros(len(x), np.int32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kern[(len(x),), (64,)](x, o, device=dev.variant(target=tgt))
+        np.testing.assert_array_equal(o, (-x.astype(np.int32)).astype(t).astype(np.int32))
+
+
+RAW_GUARDED_NEG = (
+    "short f(short a) {\n    if (a == -32768) return a;\n    return -(int)a;\n}\n"
+    "__kernel void k(__global const short* x, __global int* o) {\n"
+    "    o[get_global_id(0)] = convert_int_sat(f(x[get_global_id(0)]));\n}"
+)
+
+
+def test_raw_guarded_short_negation(cl_context, cl_queue):
+    """The driver's own: NVIDIA (driver 580) gives 32768 for -32768 (the helper avoids it)."""
+    import pyopencl as cl
+
+    prg = cl.Program(cl_context, RAW_GUARDED_NEG).build()
+    x = np.array([-32768, -9, 5, 32767], np.int16)
+    o = np.zeros(4, np.int32)
+    mf = cl.mem_flags
+    xb = cl.Buffer(cl_context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    ob = cl.Buffer(cl_context, mf.WRITE_ONLY, o.nbytes)
+    prg.k(cl_queue, (4,), None, xb, ob)
+    cl.enqueue_copy(cl_queue, o, ob)
+    if list(o) != [-32768, 9, -5, -32767]:
+        platform = cl_context.devices[0].platform.name
+        assert "nvidia" in platform.lower(), o
+        pytest.xfail(f"NVIDIA bug: a guarded short negation of -32768 gives {o[0]}")

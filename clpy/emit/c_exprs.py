@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from clpy.emit.blocks import block_text, enqueue_text, ndrange_text
+from clpy.emit.lower_negation import NARROW, negation_call
 from clpy.emit.names import Namer
 from clpy.errors import CompileError
 from clpy.ir.blocks import BlockLiteral
@@ -197,6 +198,10 @@ class ExprEmitter:
         return f"{self.sub(e.left, p, e.op)} {op} {self.sub(e.right, p + 1, e.op)}", p
 
     def e_Unary(self, e: Unary) -> tuple[str, int]:
+        if e.op == "-" and isinstance(e.type, ScalarType) and e.type.cl_name in ("int", "long"):
+            lowered = self._lowered_negation(e.type, e.operand)
+            if lowered is not None:
+                return lowered, _POSTFIX
         op = "!" if e.op == "not" else e.op
         inner = self.sub(e.operand, _UNARY)
         if op in "+-" and inner.startswith(op):
@@ -217,6 +222,12 @@ class ExprEmitter:
         return text, _TERNARY
 
     def e_Cast(self, e: Cast) -> tuple[str, int]:
+        narrow = narrow_negation(e)
+        if narrow is not None:
+            assert isinstance(e.type, ScalarType)
+            lowered = self._lowered_negation(e.type, narrow)
+            if lowered is not None:
+                return lowered, _POSTFIX
         src, dst = e.value.type, e.type
         if isinstance(dst, VectorType):
             if isinstance(src, VectorType):
@@ -283,6 +294,18 @@ class ExprEmitter:
         text, prec = self.emit(p)
         if prec >= _POSTFIX and _SWIZZLE_END.search(text) and not _is_lvalue(p):
             return f"({text})"
+        return text
+
+    def _lowered_negation(self, t: ScalarType, operand: Expr) -> str | None:
+        """``-operand`` in ``t`` as a helper call where the target's device gets a signed
+        negation wrong (``Target.info["lower_negation"]``; clpy/emit/lower_negation.py)."""
+        tgt = getattr(self.call_hook, "tgt", None)
+        info = tgt.info if tgt is not None else {}
+        if t.cl_name not in info.get("lower_negation", ()):
+            return None
+        spelling = str(info.get("negation_spelling", "volatile"))
+        text, helper = negation_call(spelling, t, self(operand))
+        self.helpers.add(helper)
         return text
 
     def e_BlockLiteral(self, e: BlockLiteral) -> tuple[str, int]:
@@ -427,6 +450,19 @@ def _shift_operands(e: Binary) -> tuple[Expr, Expr]:
     return left, right
 
 
+def narrow_negation(e: Expr) -> Expr | None:
+    """``a`` of ``(short)-(int)a`` (char or short ``a``, negated in int and converted back),
+    else None."""
+    if not (isinstance(e, Cast) and isinstance(e.type, ScalarType)):
+        return None
+    if e.type.cl_name not in NARROW or not isinstance(e.value, Unary) or e.value.op != "-":
+        return None
+    inner = e.value.operand
+    if isinstance(inner, Cast) and inner.value.type == e.type:
+        return inner.value
+    return None
+
+
 def implicit_value(e: Expr) -> Expr:
     """Drop a conversion that assignment (or passing to a prototyped parameter) does in C.
 
@@ -434,6 +470,8 @@ def implicit_value(e: Expr) -> Expr:
     narrowing float conversions stay explicit, since they lose information a reader should
     see. Vector broadcasts of a scalar of the element type are implicit too.
     """
+    if narrow_negation(e) is not None:
+        return e  # (short)-(int)a: the cast is where a device quirk may lower it
     if (
         isinstance(e, Cast)
         and isinstance(e.value, (Compare, Logical))

@@ -13,6 +13,8 @@ from clpy.emit.lower_mad_sat import KIND as MAD_SAT_KIND
 from clpy.emit.lower_mad_sat import mad_sat_helper_source
 from clpy.emit.lower_nan import KIND as NAN_GUARD_KIND
 from clpy.emit.lower_nan import nan_guard_helper_source
+from clpy.emit.lower_negation import KIND as NEG_KIND
+from clpy.emit.lower_negation import negation_helper_source
 from clpy.types.core import ScalarType, Type, VectorType
 
 
@@ -25,6 +27,8 @@ def helper_source(kind: str, t: Type) -> str:
         return mad_sat_helper_source(t)
     if kind.startswith(NAN_GUARD_KIND):  # rounding functions with a NaN guard
         return nan_guard_helper_source(kind, t)
+    if kind.startswith(NEG_KIND):  # signed negation spelled out for the target
+        return negation_helper_source(kind, t)
     if kind.startswith("wait_events"):  # clpy.wait_group_events(e0, e1, ...)
         k = int(kind[len("wait_events") :])
         params = ", ".join(f"event_t e{i}" for i in range(k))

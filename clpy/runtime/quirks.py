@@ -31,6 +31,9 @@ class Quirk:
     ``lower_sat_conversions``: the sources (``"float"``, ``"int"``) from which the driver's
     ``convert_T_sat*`` is wrong; clpy spells those conversions out with explicit NaN checks and
     clamps (clpy/emit/lower_convert.py).
+    ``lower_negation``: the signed types (``"char"``, ``"short"``, ``"int"``, ``"long"``) whose
+    negation the driver can get wrong; clpy calls a helper written as ``negation_spelling``
+    (clpy/emit/lower_negation.py ``SPELLINGS``).
     """
 
     match: str
@@ -44,6 +47,8 @@ class Quirk:
     max_global_id: int | None = None
     kernel_wg_query_low: bool = False
     lower_sat_conversions: frozenset[str] = frozenset()
+    lower_negation: frozenset[str] = frozenset()
+    negation_spelling: str = "volatile"
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -108,6 +113,10 @@ QUIRKS: tuple[Quirk, ...] = (
         # three-way fuzz runs: every saturating conversion that can go out of range is
         # spelled out (tests/test_fuzz_regressions.py shows which the driver gets wrong).
         lower_sat_conversions=frozenset({"float", "int"}),
+        # A guarded negation of a short, `if (a == -32768) return a; return -(int)a;`, gave
+        # 32768 for -32768 (seed 310677, H100, driver 580): spelled as a helper.
+        lower_negation=frozenset({"char", "short"}),
+        negation_spelling="volatile",
     ),
 )
 
@@ -167,6 +176,8 @@ def device_target(info: DeviceInfo) -> Target:
         "max_global_id": q.max_global_id if q else None,
         "kernel_wg_query_low": bool(q and q.kernel_wg_query_low),
         "lower_sat_conversions": q.lower_sat_conversions if q else frozenset(),
+        "lower_negation": q.lower_negation if q else frozenset(),
+        "negation_spelling": q.negation_spelling if q else "volatile",
         "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
     }
     return Target(
