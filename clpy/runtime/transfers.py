@@ -295,7 +295,11 @@ class Ring:
         self.lock = threading.Lock()
 
     def _pieces(self, n: int) -> list[tuple[int, int]]:
-        return [(o, min(self.slot, n - o)) for o in range(0, n, self.slot)]
+        """Pieces of a copy of ``n`` bytes: a slot each, smaller for arrays of a few slots
+        (at least two pieces per copy thread, of at least 1 MiB), so that every thread works."""
+        step = -(-n // (2 * max(1, COPY_THREADS)))
+        step = min(self.slot, max(1 << 20, -(-step // _PAGE) * _PAGE))
+        return [(o, min(step, n - o)) for o in range(0, n, step)]
 
     def upload(self, dst: Any, host: np.ndarray, offset: int = 0) -> None:
         """``host`` into ``dst`` from byte ``offset``; returns once every piece is in pinned
