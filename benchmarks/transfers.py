@@ -465,6 +465,26 @@ def _paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, Any]:
 
         return run
 
+    def direct_chunked() -> None:
+        """The driver's pageable path in 64 MiB pieces, all enqueued, then one wait."""
+        step = 64 << 20
+        src, dst = host.view(np.uint8), back.view(np.uint8)
+
+        def h2d() -> None:
+            for o in range(0, nbytes, step):
+                cl.enqueue_copy(q, dbuf, src[o : o + step], dst_offset=o, is_blocking=False)
+            q.finish()
+
+        def d2h() -> None:
+            for o in range(0, nbytes, step):
+                cl.enqueue_copy(q, dst[o : o + step], dbuf, src_offset=o, is_blocking=False)
+            q.finish()
+
+        add("direct_c64", "h2d", h2d)
+        back[:] = 0
+        add("direct_c64", "d2h", d2h)
+        assert np.array_equal(back, host)
+
     def whole_pinned() -> None:
         pin = transfers.pinned_array(cl, q, host.shape, host.dtype)
         with _knobs(COPY_THREADS=16):
@@ -485,7 +505,7 @@ def _paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, Any]:
 
     order: list[Callable[[], None]] = [lambda nm=nm: knob_path(nm) for nm in _PATHS]  # type: ignore[misc]
     order += [use_host_ptr, uhp_cached, uhp_fresh_aligned, whole_pinned]
-    order += [direct_queues(2), direct_queues(4)]
+    order += [direct_chunked, direct_queues(2), direct_queues(4)]
     for fn in order + order[::-1]:
         fn()
     dx = clpy.to_device(host, cdev)
