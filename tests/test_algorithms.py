@@ -318,6 +318,40 @@ def test_scan_schemes_on_opencl(cl_device, scheme, dt, op):
             np.testing.assert_array_equal(inp.data.get(), _ref_accumulate(op, x))
 
 
+TILE_VARIANTS = {  # the register tile's options of scan_tiles.py, small tiles
+    "window-spec": dict(scan_wg=64, scan_vecs=1, scan_lookback="window", scan_spec=True),
+    "window-local-scan-3-vectors": dict(scan_wg=32, scan_vecs=3, scan_wgscan="local",
+                                        scan_lookback="window", scan_read="load"),
+    "serial-spec-5-vectors": dict(scan_wg=32, scan_vecs=5, scan_lb=2, scan_spec=True),
+}
+
+
+@pytest.mark.parametrize("variant", list(TILE_VARIANTS))
+@pytest.mark.parametrize("dt", [np.int32, np.uint32, np.float32])
+def test_scan_tile_variants_every_operator(cl_device, variant, dt, monkeypatch):
+    """Each tile variant through the public ``scan`` (its tuning forced), inclusive and
+    exclusive ("+"), sizes 0, 1, primes, whole and partial tiles, 2^20 + 3: every operator
+    for the first variant (the new look-back and loads) on int32 and float32, three for the
+    rest (kernel builds are most of the time)."""
+    dev = clpy.get_device(cl_device)
+    tn = Tuning(wg=64, groups=8, items=3, lookback=True, vec=4, **TILE_VARIANTS[variant])
+    monkeypatch.setattr(scans, "tuning", lambda d: tn)
+    every = variant == next(iter(TILE_VARIANTS)) and dt != np.uint32
+    for op in OPS if every else ["+", "max", "^"]:
+        if not _ok(op, dt):
+            continue
+        for n in (0, 1, 2, 61, 257, 1031, 100003, *([BIG] if op in ("+", "min") else [])):
+            x = _data(n, dt, op, n)
+            want = _ref_accumulate(op, x)
+            np.testing.assert_array_equal(alg.scan(x, op, device=dev), want,
+                                          err_msg=f"{op} n={n}")
+            if op != "+":
+                continue  # exclusive: one more kernel per operator; "+" stands for them
+            want_e = np.concatenate([[_identity(op, dt)], want[:-1]]).astype(dt) if n else want
+            np.testing.assert_array_equal(alg.scan(x, op, inclusive=False, device=dev), want_e,
+                                          err_msg=f"{op} exclusive n={n}")
+
+
 @pytest.mark.parametrize("path", ["read", "wait", "poll", "map"])
 @pytest.mark.parametrize("bound,pinned", [(True, True), (False, False)])
 def test_reduce_result_paths(cl_device, path, bound, pinned, monkeypatch):
