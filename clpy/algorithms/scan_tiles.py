@@ -11,6 +11,15 @@ exclusive scan of the per-work-item totals follows; one work-item publishes the 
 aggregate and looks back (``look_back``); after one barrier every work-item adds the tile's
 prefix to its run and stores it with vector stores. No tile is staged in local memory.
 
+Options (each in the tuning, measured against each other by the benchmark's ``--sweep``):
+the look-back is serial (one work-item, ``lb`` independent reads per step: ``look_back``) or
+a 32-word window (32 work-items read and spin at once, the nearest inclusive prefix is found
+with a local ``atomic_min``, two barriers per step: ``window_look_back``); status words are
+read with atomic read-modify-writes or relaxed atomic loads; with ``spec`` a group issues the
+loads of tile ``get_group_id(0)`` before its ticket returns (the ticket's latency overlaps
+the loads; a group whose ticket names another tile loads again: scans.py says why that keeps
+the forward-progress argument intact).
+
 The work-group scan of the totals is either the collective ``work_group_scan_exclusive``
 ("native": the driver's own on NVIDIA, lowered by clpy elsewhere) or a two-level scan in
 local memory ("local": 32 work-items each scan ``wg / 32`` totals serially, one scans the
@@ -20,7 +29,8 @@ local memory, padded so the 32 strided reads hit 32 banks). Which one is faster 
 
 Measured on an H100 (benchmarks/results/algorithms_h100.json, ``scan_sweep``): 512 x 16
 elements, native scan, 4 words per look-back step, 2.0 TB/s device time (0.69x copy), no
-faster than the local-memory tile of scans.py (0.71x). NVIDIA's native
+faster than the local-memory tile of scans.py (0.71x); with relaxed atomic loads for the
+look-back 2.2 TB/s (0.74x; session 4, 11:16 UTC run). NVIDIA's native
 ``work_group_scan_exclusive_add`` is a shuffle scan per warp followed by a loop over the warps
 with two ``bar.sync`` each (14 barriers at 256 work-items: scan_tiles.ptx of the benchmark's
 ``--ptx``); the "local" scan (three barriers) was still slower; looping groups
