@@ -323,6 +323,9 @@ TILE_VARIANTS = {  # the register tile's options of scan_tiles.py, small tiles
     "window-local-scan-3-vectors": dict(scan_wg=32, scan_vecs=3, scan_wgscan="local",
                                         scan_lookback="window", scan_read="load"),
     "serial-spec-5-vectors": dict(scan_wg=32, scan_vecs=5, scan_lb=2, scan_spec=True),
+    "rake-window-spec": dict(scan_wg=96, scan_vecs=1, scan_wgscan="rake",
+                             scan_lookback="window", scan_spec=True),
+    "rake-serial": dict(scan_wg=64, scan_vecs=2, scan_wgscan="rake", scan_read="load"),
 }
 
 

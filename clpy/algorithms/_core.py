@@ -363,8 +363,8 @@ class Tuning:
     vec: int  # lanes per load in reductions of scalars (1: scalar loads)
     # The single-pass scan of 4-byte scalars (scan_tiles.py): work-group size, 4-vectors per
     # work-item (0: the local-memory tile kernel of scans.py), work-group scan of the
-    # work-items' totals ("native" collective or "local" two-level) and status words read
-    # per look-back step.
+    # work-items' totals ("native" collective, "local" two-level or "rake": scan_tiles.py)
+    # and status words read per look-back step.
     scan_wg: int = 256
     scan_vecs: int = 4
     scan_wgscan: str = "native"

@@ -24,7 +24,9 @@ The work-group scan of the totals is either the collective ``work_group_scan_exc
 ("native": the driver's own on NVIDIA, lowered by clpy elsewhere) or a two-level scan in
 local memory ("local": 32 work-items each scan ``wg / 32`` totals serially, one scans the
 32 partial sums with four 4-vector loads, three barriers, ``wg + wg / 32 + 32`` elements of
-local memory, padded so the 32 strided reads hit 32 banks). Which one is faster is measured
+local memory, padded so the 32 strided reads hit 32 banks; "rake": the same first level,
+then every work-item folds the partial sums before its own, two barriers and no serial step
+by one work-item, ``_rake_scan``). Which one is faster is measured
 (``python -m benchmarks.algorithms --sweep``) and set in the device tuning (_core.py).
 
 Measured on an H100 (benchmarks/results/algorithms_h100.json, ``scan_sweep``): 512 x 16
@@ -54,155 +56,18 @@ from typing import Any, no_type_check
 import clpy
 from clpy import Global, Private, int32, uint, ulong
 from clpy.algorithms._core import Op
-from clpy.types import catalog as C
+from clpy.algorithms.scan_lookback import (
+    FROM_BITS,
+    LOOKBACKS,
+    READS,
+    WINDOW,
+    look_back,
+    window_look_back,
+)
 from clpy.types.core import ScalarType
 from clpy.vectors import vector
 
-FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
-WGSCANS = ("native", "local")
-READS = ("rmw", "load")
-LOOKBACKS = ("serial", "window")
-WINDOW = 32  # predecessors one step of the window look-back reads at once
-
-
-@functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
-def _peek(read: str) -> Any:
-    """``peek(status, i)``: status word ``i``, read atomically (``look_back`` says how)."""
-    if read not in READS:
-        raise ValueError(f"read: expected one of {READS}, got {read!r}")
-    if read == "load":
-
-        @clpy.func
-        def peek(status: Global[ulong], i: int32) -> ulong:
-            return clpy.atomic_load_explicit(
-                status + i, clpy.memory_order_relaxed, clpy.memory_scope_device
-            )
-
-    else:
-
-        @clpy.func
-        def peek(status: Global[ulong], i: int32) -> ulong:
-            return clpy.atom_or(status, i, ulong(0))
-
-    return peek
-
-
-@functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
-def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
-    """``look_back(status, tile, agg, f_agg, f_pfx, ident)``: publish ``agg`` (tile 0: as
-    its inclusive prefix), then combine predecessors' words from the nearest back, ``lb``
-    independent atomic reads at a time, until an inclusive prefix; publish this tile's
-    inclusive prefix and return the exclusive one. Run by one work-item of the group.
-    ``read``: how a word is read, "rmw" (``atom_or(p, 0)``, a read-modify-write: any
-    OpenCL 1.2 device with 64-bit atomics) or "load" (``atomic_load_explicit``, relaxed,
-    device scope: a plain coherent load, no serialisation at the word's cache line; OpenCL
-    C 2.0 atomics)."""
-    combine, LB, FROM = op.combine, lb, FROM_BITS[t]  # noqa: N806
-    peek = _peek(read)
-
-    @clpy.func
-    def pack(flag: uint, v: t) -> ulong:
-        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
-
-    @clpy.func
-    def look_back(
-        status: Global[ulong], tile: int32, agg: t, f_agg: uint, f_pfx: uint, ident: t
-    ) -> t:
-        if tile == 0:
-            clpy.atom_xchg(status, 0, pack(f_pfx, agg))
-            return ident
-        clpy.atom_xchg(status, tile, pack(f_agg, agg))
-        prefix = ident
-        j = tile - 1
-        done = 0
-        w = clpy.private_array(ulong, LB)
-        while done == 0:
-            for k in range(LB):  # independent reads: one round trip for LB words
-                w[k] = peek(status, j - k) if j - k >= 0 else ulong(0)
-            for k in range(LB):
-                if done == 0:  # j - k >= 0 here: tile 0 always holds a prefix
-                    s = w[k]
-                    while uint(s >> 32) < f_agg:  # spin on this predecessor only
-                        s = peek(status, j - k)
-                    prefix = combine(FROM(uint(s & 0xFFFFFFFF)), prefix)
-                    if uint(s >> 32) == f_pfx:
-                        done = 1
-            j -= LB
-        clpy.atom_xchg(status, tile, pack(f_pfx, combine(prefix, agg)))
-        return prefix
-
-    return look_back
-
-
-@functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
-def window_look_back(t: ScalarType, op: Op, read: str = "load") -> Any:
-    """``window_look_back(status, tile, sh, ctl, win, f_agg, f_pfx, ident)``, called by every
-    work-item of the group after one of them published the tile's aggregate (tile 0: its
-    inclusive prefix) and stored it in ``sh[0]``, with ``ctl[0] == WINDOW`` visible (set
-    before an earlier barrier). Returns the tile's exclusive prefix in every work-item.
-
-    Per step, work-items ``0 .. WINDOW - 1`` each read one predecessor's word at once (lane
-    ``L``: tile ``j - L``; one memory round trip for ``WINDOW`` words, where the serial
-    ``look_back`` needs one per ``lb``), each spinning only on its own word until it holds at
-    least an aggregate, and the lanes that see an inclusive prefix ``atomic_min`` their index
-    into ``ctl[0]``; after a barrier work-item 0 combines the words from the nearest to the
-    nearest prefix out of local memory, publishes the tile's inclusive prefix and resets
-    ``ctl[0]``; after a second barrier every work-item reads the prefix, or all go on to the
-    next window. Two barriers per step, almost always one step."""
-    combine, FROM, W = op.combine, FROM_BITS[t], WINDOW  # noqa: N806
-    peek = _peek(read)
-
-    @clpy.func
-    def pack(flag: uint, v: t) -> ulong:
-        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
-
-    @clpy.func
-    def window_look_back(
-        status: Global[ulong],
-        tile: int32,
-        sh: clpy.Local[t],
-        ctl: clpy.Local[int32],
-        win: clpy.Local[ulong],
-        f_agg: uint,
-        f_pfx: uint,
-        ident: t,
-    ) -> t:
-        lid = clpy.get_local_id(0)
-        if tile == 0:  # uniform: the ticket is the group's
-            return ident
-        j = tile - 1
-        done = 0
-        prefix = ident  # work-item 0's running combination of the windows read so far
-        while done == 0:
-            if lid < W:
-                k = j - lid
-                s = pack(f_pfx, ident)  # before tile 0: an empty inclusive prefix
-                if k >= 0:
-                    s = peek(status, k)
-                    while uint(s >> 32) < f_agg:  # spin on this predecessor only
-                        s = peek(status, k)
-                if uint(s >> 32) == f_pfx:
-                    clpy.atomic_min(ctl, 0, lid)
-                win[lid] = s
-            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-            if lid == 0:
-                m = ctl[0]
-                for i in range(min(m + 1, W)):  # nearest first: combine(older, newer)
-                    prefix = combine(FROM(uint(win[i] & 0xFFFFFFFF)), prefix)
-                ctl[0] = W
-                ctl[1] = 1 if m < W else 0
-                if m < W:
-                    clpy.atom_xchg(status, tile, pack(f_pfx, combine(prefix, sh[0])))
-                    sh[1] = prefix
-            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-            done = ctl[1]
-            j -= W
-        return sh[1]
-
-    return window_look_back
+WGSCANS = ("native", "local", "rake")
 
 
 @functools.cache
@@ -305,6 +170,45 @@ def _local_scan(t: ScalarType, op: Op, wg: int) -> Any:
         return agg
 
     return wg_scan
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _rake_scan(t: ScalarType, op: Op, wg: int) -> Any:
+    """The "rake" work-group scan (two barriers, no serial step by one work-item):
+    ``rake(run, tot, part, ident)`` returns every work-item's exclusive prefix of the
+    group's ``run``s. The totals go to local memory (padded: the raking reads hit 32 banks);
+    32 work-items each scan ``wg / 32`` of them in place and store their sum in ``part``;
+    then every work-item folds the sums of the chunks before its own (broadcast reads) and
+    adds its scanned total."""
+    combine, S = op.combine, wg // 32  # noqa: N806
+
+    @clpy.func
+    def pad(a: int32) -> int32:
+        return a + (a >> 5)
+
+    @clpy.func
+    def rake(run: t, tot: clpy.Local[t], part: clpy.Local[t], ident: t) -> t:
+        lid = clpy.get_local_id(0)
+        tot[pad(lid)] = run
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+        if lid < 32:
+            acc = ident
+            for k in range(S):
+                a = pad(lid * S + k)
+                w = tot[a]
+                tot[a] = acc
+                acc = combine(acc, w)
+            part[lid] = acc
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+        c = lid // S
+        pre = ident
+        for k in range(32):
+            if k < c:
+                pre = combine(pre, part[k])
+        return combine(pre, tot[pad(lid)])
+
+    return rake
 
 
 @functools.cache
@@ -479,7 +383,14 @@ def regs_kernel(
 
         return scan_tiles_loop
 
-    if wgscan == "native":
+    if wgscan in ("native", "rake"):
+        RAKE = wgscan == "rake"  # noqa: N806
+        if RAKE and (wg % 32 or wg < 32):
+            raise ValueError(
+                f"the raking work-group scan needs a multiple of 32 work-items, not {wg}"
+            )
+        rake = _rake_scan(t, op, max(wg, 32))
+        NTOT = wg + wg // 32 if RAKE else 1  # noqa: N806
 
         @clpy.kernel
         def scan_tiles(
@@ -498,6 +409,8 @@ def regs_kernel(
             ticket = clpy.local_array(int32, 1)
             ctl = clpy.local_array(int32, 2)
             win = clpy.local_array(ulong, NWIN)
+            tot = clpy.local_array(t, NTOT)
+            part = clpy.local_array(t, 32 if RAKE else 1)
             v = clpy.private_array(t, ITEMS)
             if SPEC:  # in flight while the ticket comes back
                 fetch_run(x, v, I(gid) * TILE4 + lid * V, n, ident)
@@ -509,7 +422,10 @@ def regs_kernel(
             else:
                 fetch_run(x, v, q0, n, ident)
             run = scan_run(v)
-            p = clpy.work_group_scan_exclusive(run, OP)
+            if RAKE:
+                p = rake(run, tot, part, ident)
+            else:
+                p = clpy.work_group_scan_exclusive(run, OP)
             f_agg = epoch * 2 + 1
             f_pfx = epoch * 2 + 2
             if WINDOWED:
