@@ -221,6 +221,17 @@ def test_fma_and_bitselect_of_uniform_values_in_conditions(cl_device):
     np.testing.assert_array_equal(dev[1], want)
 
 
+def _as_pocl():
+    from dataclasses import replace
+
+    from clpy.emit.targets import target_of
+
+    return replace(target_of("opencl-c-1.2"), name="as-pocl", info={"volatile_loop_vars": True})
+
+
+_AS_POCL = _as_pocl()
+
+
 @clpy.kernel
 def divergent_loop_then_barrier(x: Global[int32], out: Global[int8]):
     # seed 10865: a private variable assigned only in a loop that some work-items run zero
@@ -248,12 +259,58 @@ def test_pocl_private_variable_after_divergent_loop_and_barrier(cl_device):
     )
     want = np.where(np.arange(16) % 8 == 0, -8, 64)
     np.testing.assert_array_equal(sim[1], want)
-    if not np.array_equal(dev[1], want):
-        assert "portable computing language" in cl_device.platform.name.lower(), dev[1]
-        pytest.xfail(
-            f"PoCL bug: after a divergent loop and a barrier every work-item reads "
-            f"{sorted(set(dev[1].tolist()))}"
-        )
+    np.testing.assert_array_equal(dev[1], want)  # PoCL: v and w are declared volatile there
+    src = divergent_loop_then_barrier.source_for(_AS_POCL, line_directives=False)
+    assert "volatile char v = " in src and "volatile int w = 0;" in src, src
+    assert "volatile" not in divergent_loop_then_barrier.source_for("opencl-c-1.2")
+
+
+@clpy.kernel
+def data_loop_then_barrier(x: Global[int32], out: Global[int32]):
+    # A divergent loop whose variable takes each work-item's own data is not declared
+    # volatile (PoCL's analysis already keeps such a variable per work-item).
+    lin = clpy.get_global_linear_id()
+    acc = 0
+    for i in range(lin, 64, 16 + (lin & 3)):
+        acc += x[i]
+    clpy.barrier()
+    out[lin] = acc
+
+
+def test_loop_barrier_volatile_only_where_needed(cl_device):
+    x = np.arange(64, dtype=np.int32)
+    sim, dev = _both(data_loop_then_barrier, (16,), (16,), x, np.zeros(16, np.int32),
+                     cl_device=cl_device)  # fmt: skip
+    want = [sum(range(i, 64, 16 + (i & 3))) for i in range(16)]
+    np.testing.assert_array_equal(sim[1], want)
+    np.testing.assert_array_equal(dev[1], want)
+    assert "volatile" not in data_loop_then_barrier.source_for(_AS_POCL)
+
+
+RAW_LOOP_BARRIER = (
+    "__kernel void k(__global const int* x, __global char* out) {\n"
+    "    int lin = get_global_id(0);\n    char v = -8;\n    int w = 0;\n"
+    "    while (w < (lin & 7) + x[0]) {\n        w += 1;\n        v = 64;\n    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n    out[lin] = v;\n}"
+)
+
+
+def test_raw_private_variable_after_divergent_loop_and_barrier(cl_context, cl_queue):
+    """The driver's own (seed 10865): PoCL 3.0 gives every work-item 64 (clpy's volatile
+    declaration avoids it)."""
+    import pyopencl as cl
+
+    prg = cl.Program(cl_context, RAW_LOOP_BARRIER).build()
+    mf = cl.mem_flags
+    xb = cl.Buffer(cl_context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.zeros(1, np.int32))
+    o = np.zeros(16, np.int8)
+    ob = cl.Buffer(cl_context, mf.WRITE_ONLY, o.nbytes)
+    prg.k(cl_queue, (16,), (16,), xb, ob)
+    cl.enqueue_copy(cl_queue, o, ob)
+    want = np.where(np.arange(16) % 8 == 0, -8, 64)
+    if not np.array_equal(o, want):
+        assert "portable computing language" in cl_context.devices[0].platform.name.lower(), o
+        pytest.xfail(f"PoCL bug: after the loop and a barrier every work-item reads {set(o)}")
 
 
 @clpy.struct
@@ -270,8 +327,8 @@ def redpair_op(a: RedPair, b: RedPair) -> RedPair:
 @clpy.kernel
 def loop_then_lowered_scan(out: Global[int64]):
     # seeds 1000183 (the background run), 64: the same PoCL bug, the barrier being one of a
-    # lowered collective's. The fuzzer no longer makes a barrier after such a loop for PoCL
-    # (feature loop-barrier).
+    # lowered collective's. clpy declares such variables volatile for PoCL (quirks:
+    # volatile_loop_vars; clpy/emit/lower_uniform.py loop_barrier_vars).
     lin = clpy.get_global_linear_id()
     lid = clpy.get_local_linear_id()
     v2 = int64(0)
@@ -310,10 +367,7 @@ def test_pocl_loop_then_barrier_variants(cl_device, kern, gsize, lsize, want):
     ly = lsize[1] if len(lsize) > 1 else 1
     lid = (gid % gsize[0]) % lsize[0] + lsize[0] * ((gid // gsize[0]) % ly)
     np.testing.assert_array_equal(sim[0], want(lid))
-    if not np.array_equal(dev[0], sim[0]):
-        assert "portable computing language" in cl_device.platform.name.lower(), dev[0]
-        seen = sorted(set(dev[0].tolist()))
-        pytest.xfail(f"PoCL bug: after the loop and a barrier every work-item reads {seen}")
+    np.testing.assert_array_equal(dev[0], sim[0])  # volatile on PoCL
 
 
 @clpy.kernel

@@ -10,6 +10,7 @@ from clpy.emit.c_exprs import (
     implicit_value,
     type_name,
 )
+from clpy.emit.lower_uniform import loop_barrier_vars
 from clpy.emit.writer import Writer
 from clpy.ir.nodes import (
     Assert,
@@ -65,6 +66,11 @@ class StmtEmitter:
         # False where a driver mangles %vN conversions (NVIDIA): vectors are printed lane by
         # lane with the same text (comma-separated, spec §1.13.13.2).
         self.vector_printf = vector_printf
+        # Variables declared volatile where the device needs it (lower_uniform.py
+        # loop_barrier_vars: PoCL and a private variable of a divergent loop after a barrier).
+        tgt = getattr(ex.call_hook, "tgt", None)
+        quirk = tgt is not None and tgt.info.get("volatile_loop_vars")
+        self.volatile = loop_barrier_vars(fn) if quirk else frozenset()
 
     # ------------------------------------------------------------------ function
 
@@ -103,6 +109,8 @@ class StmtEmitter:
         v = s.var
         const_ptr = isinstance(v.type, PointerType) and v.name not in self.fn.written
         decl = declaration(v.type, self.names(v), const_ptr)
+        if v in self.volatile:
+            decl = f"volatile {decl}"
         if s.init is None:
             self.w.line(f"{decl};", s.loc)
         else:

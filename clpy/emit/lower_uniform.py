@@ -47,6 +47,7 @@ from clpy.ir.nodes import (
     While,
 )
 from clpy.ir.walk import children, walk
+from clpy.types.core import ScalarType, VectorType
 
 DIVERGENT_SOURCES = frozenset(
     {
@@ -87,9 +88,11 @@ def _tainted(e: Expr, bad: set[Var]) -> bool:
     return False
 
 
-def _tainted_vars(fn: Function) -> set[Var]:
-    """Variables whose value may differ between work-items (fixpoint over assignments)."""
-    bad: set[Var] = set()
+def _tainted_vars(fn: Function, seeds: tuple[Var, ...] = (), stop: bool = True) -> set[Var]:
+    """Variables whose value may differ between work-items (fixpoint over assignments),
+    ``seeds`` among them. ``stop=False``: a ``for`` loop's variable by its start and step
+    only (the values it takes, not how many)."""
+    bad: set[Var] = set(seeds)
     nodes = list(walk(fn.body))
     changed = True
     while changed:
@@ -102,7 +105,8 @@ def _tainted_vars(fn: Function) -> set[Var]:
             elif isinstance(n, Assign) and isinstance(n.target, VarRef):
                 var, value = n.target.var, n.value
             elif isinstance(n, For):
-                if n.var not in bad and any(_tainted(x, bad) for x in (n.start, n.stop, n.step)):
+                bounds = (n.start, n.stop, n.step) if stop else (n.start, n.step)
+                if n.var not in bad and any(_tainted(x, bad) for x in bounds):
                     bad.add(n.var)
                     changed = True
                 continue
@@ -139,6 +143,55 @@ def _exits(stmts: tuple[Stmt, ...]) -> bool:
         elif any(isinstance(n, Return) for n in walk((s,))):
             return True
     return False
+
+
+def loop_barrier_vars(fn: Function) -> frozenset[Var]:
+    """Private scalar and vector variables assigned in a loop whose trip count may differ
+    between work-items, only ever from values that do not (constants, counters, uniform
+    data: the same in every work-item trip by trip), in a function that also reaches a
+    barrier or collective outside such a loop (a device function's parameters count as
+    varying).
+
+    PoCL 3.0 gives every work-item the value of one that ran such a loop when the variable is
+    read after the barrier (fuzz seeds 10865, 1000183, 64; a loop of 0..7 trips or of 1..8
+    alike): its analysis takes the variable for work-group uniform, as each value assigned
+    is, though the number of trips is not. A ``volatile`` variable is right in every variant
+    found. Where the target's quirks say so (``Target.info["volatile_loop_vars"]``,
+    clpy/runtime/quirks.py) the emitter declares these ``volatile`` (clpy/emit/c_stmts.py); a
+    variable that also takes a work-item's own data (``acc += x[gid]``) is left alone."""
+    if _contains_uniform(fn.body, set()) is None:
+        return frozenset()
+    seeds = () if fn.is_kernel else fn.params
+    bad = _tainted_vars(fn, seeds)
+    data = _tainted_vars(fn, seeds, stop=False)
+    out: set[Var] = set()
+    outside = False  # a barrier/collective outside every divergent loop
+
+    def visit(stmts: tuple[Stmt, ...]) -> None:
+        nonlocal outside
+        for st in stmts:
+            divergent = (isinstance(st, While) and _tainted(st.cond, bad)) or (
+                isinstance(st, For) and any(_tainted(x, bad) for x in (st.start, st.stop, st.step))
+            )
+            if divergent:
+                for n in walk((st,)):
+                    if isinstance(n, Assign) and isinstance(n.target, VarRef):
+                        out.add(n.target.var)
+                    elif isinstance(n, For):
+                        out.add(n.var)
+                continue
+            if isinstance(st, (If, While, For)):
+                visit(st.body)
+                if isinstance(st, If):
+                    visit(st.orelse)
+            elif _contains_uniform((st,), set()) is not None:
+                outside = True
+
+    visit(fn.body)
+    if not outside:
+        return frozenset()
+    keep = (v for v in out if v not in data and isinstance(v.type, (ScalarType, VectorType)))
+    return frozenset(keep)
 
 
 class Problem(NamedTuple):

@@ -28,7 +28,8 @@ NAN_SAT = "nan-sat"
 
 # A barrier (local-memory exchange, collective) after a loop whose trip count depends on the
 # work-item (PoCL 3.0: a private variable assigned in the loop reads another work-item's value
-# after the barrier). Without it the generator makes no barrier after such a loop.
+# after the barrier; clpy declares such variables volatile there). Without it the generator
+# makes no barrier after such a loop.
 LOOP_BARRIER = "loop-barrier"
 # ceil/floor/trunc/round of a NaN the device compiler can see (PoCL 3.0 folds a constant NaN into
 # garbage; clpy guards them there); without it their scalar arguments are never NaN and vectors

@@ -34,6 +34,9 @@ class Quirk:
     ``lower_negation``: the signed types (``"char"``, ``"short"``, ``"int"``, ``"long"``) whose
     negation the driver can get wrong; clpy calls a helper written as ``negation_spelling``
     (clpy/emit/lower_negation.py ``SPELLINGS``).
+    ``volatile_loop_vars``: a private variable assigned in a loop of work-item-dependent trip
+    count and read after a barrier can get another work-item's value; clpy declares such
+    variables ``volatile`` (clpy/emit/lower_uniform.py ``loop_barrier_vars``).
     """
 
     match: str
@@ -49,6 +52,7 @@ class Quirk:
     lower_sat_conversions: frozenset[str] = frozenset()
     lower_negation: frozenset[str] = frozenset()
     negation_spelling: str = "volatile"
+    volatile_loop_vars: bool = False
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -67,6 +71,10 @@ QUIRKS: tuple[Quirk, ...] = (
         # ceil/floor/trunc/round of a NaN the compiler can fold give garbage (seed 800109):
         # spelled out with a NaN guard (clpy/emit/lower_nan.py).
         lower_builtins=frozenset({"ceil", "floor", "trunc", "round"}),
+        # A private variable assigned in a loop whose trip count varies between work-items
+        # reads another work-item's value after a barrier (seeds 10865, 1000183, 64): such
+        # variables are declared volatile.
+        volatile_loop_vars=True,
     ),
     Quirk(
         match="nvidia",
@@ -178,6 +186,7 @@ def device_target(info: DeviceInfo) -> Target:
         "lower_sat_conversions": q.lower_sat_conversions if q else frozenset(),
         "lower_negation": q.lower_negation if q else frozenset(),
         "negation_spelling": q.negation_spelling if q else "volatile",
+        "volatile_loop_vars": bool(q and q.volatile_loop_vars),
         "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
     }
     return Target(
