@@ -298,17 +298,18 @@ REDUCE_PATHS = (
 # (scan_loop > 0) ran at 0.7-1.4 TB/s on the H100: one configuration stays as a reference.
 _Ints = tuple[int, ...]
 _Grid = tuple[tuple[str, int, _Ints, _Ints, tuple[str, ...], tuple[bool, ...]], ...]
+MODES = ("serial", "window", "early")
 SWEEP_FIRST: _Grid = (
-    ("native", 0, (512,), (4,), ("serial", "window"), (False, True)),
-    ("rake", 0, (512,), (4,), ("serial", "window"), (False, True)),
+    ("native", 0, (512,), (4,), MODES, (False, True)),
+    ("rake", 0, (512,), (4,), MODES, (False, True)),
 )
 SWEEP_GRID: _Grid = (
-    ("native", 0, (256, 384), (4,), ("serial", "window"), (False, True)),
-    ("rake", 0, (256, 384, 1024), (4,), ("serial", "window"), (True,)),
-    ("rake", 0, (512,), (5, 3), ("serial", "window"), (True,)),
-    ("native", 0, (256, 384, 512), (5,), ("serial", "window"), (False, True)),
-    ("native", 0, (768,), (4,), ("serial", "window"), (False, True)),
-    ("local", 0, (512,), (4,), ("serial", "window"), (False, True)),
+    ("rake", 0, (256, 384, 1024), (4,), ("serial", "early"), (True,)),
+    ("native", 0, (256, 384), (4,), ("serial", "early"), (True,)),
+    ("rake", 0, (512,), (5, 3), ("serial", "early"), (True,)),
+    ("native", 0, (256, 384, 512), (5,), ("serial", "early"), (True,)),
+    ("native", 0, (768,), (4,), ("serial", "early"), (False, True)),
+    ("local", 0, (512,), (4,), MODES, (True,)),
     ("native", 2, (512,), (4,), ("serial",), (False,)),
 )
 SWEEP_LB = (1, 2, 8)  # serial look-back: status words per step, for the best

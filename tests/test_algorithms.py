@@ -326,6 +326,9 @@ TILE_VARIANTS = {  # the register tile's options of scan_tiles.py, small tiles
     "rake-window-spec": dict(scan_wg=96, scan_vecs=1, scan_wgscan="rake",
                              scan_lookback="window", scan_spec=True),
     "rake-serial": dict(scan_wg=64, scan_vecs=2, scan_wgscan="rake", scan_read="load"),
+    "rake-early-spec": dict(scan_wg=64, scan_vecs=1, scan_wgscan="rake",
+                            scan_lookback="early", scan_spec=True),
+    "local-early": dict(scan_wg=32, scan_vecs=1, scan_wgscan="local", scan_lookback="early"),
 }
 
 

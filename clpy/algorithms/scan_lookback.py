@@ -18,7 +18,7 @@ from clpy.types.core import ScalarType
 
 FROM_BITS = {C.float_: clpy.as_float, C.int_: clpy.as_int, C.uint: clpy.as_uint}
 READS = ("rmw", "load")
-LOOKBACKS = ("serial", "window")
+LOOKBACKS = ("serial", "window", "early")
 WINDOW = 32  # predecessors one step of the window look-back reads at once
 
 
@@ -96,10 +96,14 @@ def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
 def window_look_back(t: ScalarType, op: Op, read: str = "load") -> Any:
-    """``window_look_back(status, tile, sh, ctl, win, f_agg, f_pfx, ident)``, called by every
-    work-item of the group after one of them published the tile's aggregate (tile 0: its
-    inclusive prefix) and stored it in ``sh[0]``, with ``ctl[0] == WINDOW`` visible (set
-    before an earlier barrier). Returns the tile's exclusive prefix in every work-item.
+    """``window_look_back(status, tile, sh, ctl, win, f_agg, f_pfx, ident, first)``, called
+    by every work-item of the group after one of them published the tile's aggregate (tile
+    0: its inclusive prefix) and stored it in ``sh[0]``, with ``ctl[0] == WINDOW`` visible
+    (set before an earlier barrier). Returns the tile's exclusive prefix in every work-item.
+    ``first``: lane ``L``'s word of tile ``tile - 1 - L`` if read earlier (``window_peek``,
+    e.g. before the work-group scan, so that its round trip overlaps the scan; flags only
+    grow within a launch, so an early word is still true, and one that holds no aggregate yet
+    is read again), else 0.
 
     Per step, work-items ``0 .. WINDOW - 1`` each read one predecessor's word at once (lane
     ``L``: tile ``j - L``; one memory round trip for ``WINDOW`` words, where the serial
@@ -126,6 +130,7 @@ def window_look_back(t: ScalarType, op: Op, read: str = "load") -> Any:
         f_agg: uint,
         f_pfx: uint,
         ident: t,
+        first: ulong,
     ) -> t:
         lid = clpy.get_local_id(0)
         if tile == 0:  # uniform: the ticket is the group's
@@ -138,9 +143,10 @@ def window_look_back(t: ScalarType, op: Op, read: str = "load") -> Any:
                 k = j - lid
                 s = pack(f_pfx, ident)  # before tile 0: an empty inclusive prefix
                 if k >= 0:
-                    s = peek(status, k)
+                    s = first  # this lane's word read early (first window), else 0
                     while uint(s >> 32) < f_agg:  # spin on this predecessor only
                         s = peek(status, k)
+                first = ulong(0)
                 if uint(s >> 32) == f_pfx:
                     clpy.atomic_min(ctl, 0, lid)
                 win[lid] = s
@@ -162,4 +168,29 @@ def window_look_back(t: ScalarType, op: Op, read: str = "load") -> Any:
     return window_look_back
 
 
-__all__ = ["look_back", "window_look_back", "FROM_BITS", "READS", "LOOKBACKS", "WINDOW"]
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def window_peek(read: str = "load") -> Any:
+    """``window_peek(status, tile)``: lane ``L < WINDOW``'s early read of tile
+    ``tile - 1 - L``'s word for ``window_look_back``'s ``first`` (0 for other work-items and
+    before tile 0)."""
+    peek, W = _peek(read), WINDOW  # noqa: N806
+
+    @clpy.func
+    def window_peek(status: Global[ulong], tile: int32) -> ulong:
+        lid = clpy.get_local_id(0)
+        k = tile - 1 - lid
+        return peek(status, k) if lid < W and k >= 0 else ulong(0)
+
+    return window_peek
+
+
+__all__ = [
+    "look_back",
+    "window_look_back",
+    "window_peek",
+    "FROM_BITS",
+    "READS",
+    "LOOKBACKS",
+    "WINDOW",
+]

@@ -63,6 +63,7 @@ from clpy.algorithms.scan_lookback import (
     WINDOW,
     look_back,
     window_look_back,
+    window_peek,
 )
 from clpy.types.core import ScalarType
 from clpy.vectors import vector
@@ -291,8 +292,9 @@ def regs_kernel(
     ``persistent`` (native work-group scan only) a group loops over tiles, taking the next
     tile's ticket and issuing its loads before this tile's look-back; one more argument,
     ``groups`` (the number launched). ``read``: how the look-back reads status words
-    (``look_back``). ``lookback_mode``: "serial" (one work-item, ``look_back``) or "window"
-    (``WINDOW`` work-items at once, ``window_look_back``). ``spec``: issue the loads of tile
+    (``look_back``). ``lookback_mode``: "serial" (one work-item, ``look_back``), "window"
+    (``WINDOW`` work-items at once, ``window_look_back``) or "early" (the window, its first
+    words read before the work-group scan: ``window_peek``). ``spec``: issue the loads of tile
     ``get_group_id(0)`` before the ticket comes back, and load again only when the ticket
     names another tile (module docstring)."""
     combine, OP, I, WG, V = op.combine, op.op, idx, wg, vecs  # noqa: N806
@@ -302,13 +304,15 @@ def regs_kernel(
         raise ValueError(f"wgscan: expected one of {WGSCANS}, got {wgscan!r}")
     if lookback_mode not in LOOKBACKS:
         raise ValueError(f"lookback: expected one of {LOOKBACKS}, got {lookback_mode!r}")
-    WINDOWED, SPEC = lookback_mode == "window", bool(spec)  # noqa: N806
+    WINDOWED, SPEC = lookback_mode in ("window", "early"), bool(spec)  # noqa: N806
+    EARLY = lookback_mode == "early"  # noqa: N806
     NWIN = WINDOW if WINDOWED else 1  # noqa: N806
     if persistent and (WINDOWED or SPEC):
         raise ValueError("looping groups look back serially and load after their ticket")
     load_run, store_run, fetch_run, scan_run = _run_io(t, op, idx, wg, vecs, vecptr)
     lookback = look_back(t, op, lb, read)
     wlb = window_look_back(t, op, read)
+    wpeek = window_peek(read)
 
     @clpy.func
     def publish(status: Global[ulong], tile: int32, agg: t, f_agg: uint, f_pfx: uint) -> t:
@@ -421,6 +425,7 @@ def regs_kernel(
                     fetch_run(x, v, q0, n, ident)
             else:
                 fetch_run(x, v, q0, n, ident)
+            first = wpeek(status, tile) if EARLY else ulong(0)  # overlaps the scan
             run = scan_run(v)
             if RAKE:
                 p = rake(run, tot, part, ident)
@@ -431,7 +436,7 @@ def regs_kernel(
             if WINDOWED:
                 if lid == WG - 1:  # knows the aggregate without another barrier
                     sh[0] = publish(status, tile, combine(p, run), f_agg, f_pfx)
-                pre = wlb(status, tile, sh, ctl, win, f_agg, f_pfx, ident)
+                pre = wlb(status, tile, sh, ctl, win, f_agg, f_pfx, ident, first)
                 store_run(y, v, q0, n, combine(pre, p), INCL)
             else:
                 if lid == WG - 1:  # knows the aggregate without another barrier
@@ -475,6 +480,7 @@ def regs_kernel(
                 fetch_run(x, v, q0, n, ident)
         else:
             fetch_run(x, v, q0, n, ident)
+        first = wpeek(status, tile) if EARLY else ulong(0)  # overlaps the scan
         run = scan_run(v)
         agg = wg_scan(run, tot, part, ident)
         f_agg = epoch * 2 + 1
@@ -483,7 +489,7 @@ def regs_kernel(
             if lid == 0:
                 sh[0] = publish(status, tile, agg, f_agg, f_pfx)
             clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)  # part, and sh[0] for the look-back
-            pre = wlb(status, tile, sh, ctl, win, f_agg, f_pfx, ident)
+            pre = wlb(status, tile, sh, ctl, win, f_agg, f_pfx, ident, first)
         else:
             if lid == 0:
                 sh[0] = lookback(status, tile, agg, f_agg, f_pfx, ident)
