@@ -304,6 +304,9 @@ SWEEP_FIRST: _Grid = (
     ("rake", 0, (512,), (4,), MODES, (False, True)),
 )
 SWEEP_GRID: _Grid = (
+    # CUB's float32 tile on sm90 (cub/device/dispatch/tuning/tuning_scan.cuh): 128 x 24
+    ("rake", 0, (128, 256), (6,), ("serial", "early"), (True,)),
+    ("native", 0, (128,), (6, 4), ("serial", "early"), (True,)),
     ("rake", 0, (256, 384, 1024), (4,), ("serial", "early"), (True,)),
     ("native", 0, (256, 384), (4,), ("serial", "early"), (True,)),
     ("rake", 0, (512,), (5, 3), ("serial", "early"), (True,)),
