@@ -63,3 +63,42 @@ def test_alias_memo_follows_the_arguments(cl_device: Any) -> None:
     np.testing.assert_array_equal(dx.get(), 3 * x)
     plan = next(iter(axpy.launches.plans.values()))
     assert len(plan._variants) == 2
+
+
+@clpy.kernel
+def scale_add(x: Global[float32], y: Global[float32], a: float32, n: int32):
+    i = clpy.get_global_id(0)
+    if i < n:
+        y[i] = y[i] + a * x[i]
+
+
+def test_a_repeated_launch_is_the_same_launch(cl_device: Any) -> None:
+    """The same objects launch after launch are enqueued again without converting them; a
+    0-d NumPy array changed in place in between is read again, as is a new number."""
+    dev = clpy.get_device(cl_device)
+    n = 300
+    x = np.arange(n, dtype=np.float32)
+    dx = clpy.to_device(x, dev)
+    dy = clpy.zeros((n,), np.float32, dev)
+    a = np.float32(1.0)
+    for _ in range(3):
+        scale_add[n](dx, dy, a, n, device=dev)
+    plan = next(iter(scale_add.launches.plans.values()))
+    assert plan._again is not None
+    np.testing.assert_array_equal(dy.get(), 3 * x)
+    scale_add[n](dx, dy, 2.0, n, device=dev)  # another number: converted
+    np.testing.assert_array_equal(dy.get(), 5 * x)
+    z = np.array(1.0, np.float32)  # mutable: never repeated blindly
+    scale_add[n](dx, dy, z, n, device=dev)
+    z[()] = 10.0
+    scale_add[n](dx, dy, z, n, device=dev)
+    np.testing.assert_array_equal(dy.get(), 16 * x)
+    scale_add[(n // 2,)](dx, dy, a, n, device=dev)  # other sizes: not the same launch
+    want = 16 * x
+    want[: n // 2] += x[: n // 2]
+    np.testing.assert_array_equal(dy.get(), want)
+    scale_add[n](dx, dx, a, n, device=dev)  # aliasing: its own variant, then back
+    scale_add[n](dx, dy, a, n, device=dev)
+    scale_add[n](dx, dy, a, n, device=dev)
+    np.testing.assert_array_equal(dx.get(), 2 * x)
+    np.testing.assert_array_equal(dy.get(), want + 4 * x)
