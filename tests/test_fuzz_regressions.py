@@ -396,7 +396,7 @@ def test_rounding_functions_of_a_constant_nan(cl_device):
 def round_of_a_folded_double_nan(o: Global[float64], w: Global[int32]):
     # seeds 311374, 311802 (the three-way run, 09:36 UTC, before the guard): the same PoCL bug
     # in double, the NaN reaching the call through a variable, as_double(v) with v = -1, or
-    # as_double(0xFFFFFFFFFFFFFFF8): round gave a value >= 1.0 is true of, floor a denormal.
+    # as_double(0xFFFFFFFFFFFFFFF8): round gave a number (1.0 >= it held), floor a denormal.
     i = clpy.get_global_id(0)
     v = int64(-1)
     d = clpy.as_double(v)
