@@ -172,6 +172,8 @@ def test_split_path_moves_the_same_bytes(
     import pyopencl as cl
 
     monkeypatch.setattr(transfers, "DIRECT_SHARE", share)
+    monkeypatch.setattr(transfers, "PIPELINE", "pair")  # the split path is the pair's
+    transfers.clear_pools()
     dev = get_device(cl_device)
     st = transfers.staging_for(cl, dev.queue)
     assert st is not None and st._staged_bytes(3 << 20) < (3 << 20)
@@ -222,3 +224,13 @@ def test_ring_pipeline_moves_the_same_bytes(cl_device: Any, monkeypatch: Any, fl
         np.testing.assert_array_equal(d.get(), x * 2)
     finally:
         transfers.clear_pools()
+
+
+def test_staging_pipeline_from_the_environment(monkeypatch: Any) -> None:
+    monkeypatch.setenv("CLPY_STAGING", "ring")
+    assert transfers._pipeline_from_env() == "ring"
+    monkeypatch.setenv("CLPY_STAGING", "")
+    assert transfers._pipeline_from_env() == "pair"
+    monkeypatch.setenv("CLPY_STAGING", "rng")
+    with pytest.warns(RuntimeWarning, match="CLPY_STAGING='rng'"):
+        assert transfers._pipeline_from_env() == "pair"

@@ -251,13 +251,24 @@ class Staging:
 
 # ---------------------------------------------------------------------------- the ring
 
+
 # The ring pipeline: RING_SLOTS pinned slots of RING_SLOT bytes; each piece of an array is
 # copied into a slot by one worker thread while the DMAs of earlier pieces run, and its DMA is
 # enqueued (and the queue flushed) as soon as its copy is done, so the link and the host copy
 # overlap piece by piece instead of chunk pair by chunk pair. PIPELINE picks "pair" (Staging
 # above: two CHUNK slots, each chunk copied by all threads) or "ring" (benchmarks/transfers.py
 # measures both, "paths").
-PIPELINE = "pair"
+# CLPY_STAGING=ring in the environment opts in (the default stays "pair" until the ring is
+# measured on a GPU host).
+def _pipeline_from_env() -> str:
+    v = os.environ.get("CLPY_STAGING", "").strip().lower()
+    if v in ("", "pair", "ring"):
+        return v or "pair"
+    warnings.warn(f"CLPY_STAGING={v!r}: expected 'pair' or 'ring'; using 'pair'", RuntimeWarning, 2)
+    return "pair"
+
+
+PIPELINE = _pipeline_from_env()
 RING_SLOT = 8 << 20
 RING_SLOTS = 16
 RING_FLUSH = True
