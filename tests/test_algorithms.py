@@ -358,6 +358,32 @@ def test_scan_tile_variants_every_operator(cl_device, variant, dt, monkeypatch):
                                           err_msg=f"{op} exclusive n={n}")
 
 
+@pytest.mark.parametrize("bound", [True, False])
+def test_scan_bound_launch(cl_device, bound, monkeypatch):
+    """Repeated register-tile scans of one length take the bound launch (scans.BOUND_SCAN):
+    new input and output buffers, epochs and a status array that grows in between (a longer
+    scan) all reach the kernel; in place (one buffer) never binds."""
+    import pyopencl.array as cla
+
+    monkeypatch.setattr(scans, "BOUND_SCAN", bound)
+    dev = clpy.get_device(cl_device)
+    tn = Tuning(wg=64, groups=8, items=3, lookback=True, vec=4, scan_wg=32, scan_vecs=1,
+                scan_lookback="early", scan_spec=True)
+    monkeypatch.setattr(scans, "tuning", lambda d: tn)
+    st = scans._state(as_input(cla.empty(dev.queue, 4, np.int32), None).place)
+    st.bound.clear()  # a cache: this test's launches only
+    rng = np.random.default_rng(5)
+    for n in (4096, 4096, 4096 * 40, 4096, 4096):
+        x = rng.integers(-50, 50, n).astype(np.int32)
+        a = cla.to_device(dev.queue, x)
+        for _ in range(2):
+            out = cla.empty_like(a)
+            np.testing.assert_array_equal(alg.scan(a, out=out).get(), np.cumsum(x, dtype=np.int32))
+        alg.scan(a, out=a)  # in place
+        np.testing.assert_array_equal(a.get(), np.cumsum(x, dtype=np.int32))
+    assert bool(st.bound) == bound
+
+
 @pytest.mark.parametrize("path", ["read", "wait", "poll", "map"])
 @pytest.mark.parametrize("bound,pinned", [(True, True), (False, False)])
 def test_reduce_result_paths(cl_device, path, bound, pinned, monkeypatch):

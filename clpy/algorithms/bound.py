@@ -23,16 +23,22 @@ class BoundLaunch:
     """``launcher`` (``kernel[g, l]``) with ``args`` on ``place``'s OpenCL queue, made after
     ``launcher(*args, device=place.launch_on)`` ran once (which built the program and checked
     the sizes and arguments); call it with the buffer for argument 0 (a ``pyopencl.Buffer``
-    in the same context) to enqueue a launch."""
+    in the same context) to enqueue a launch, or ``launch`` it with other arguments changed.
+    ``device``: the plan of that device (a variant built with other options) when the kernel
+    has several on this queue."""
 
-    def __init__(self, launcher: Any, args: tuple[Any, ...], place: Any) -> None:
+    def __init__(
+        self, launcher: Any, args: tuple[Any, ...], place: Any, device: Any = None
+    ) -> None:
         import pyopencl as cl
 
         q = place.cl_queue
         plans = [
             p
             for p in launcher.kernel.launches.plans.values()
-            if isinstance(p, CLPlan) and p.queue.int_ptr == q.int_ptr
+            if isinstance(p, CLPlan)
+            and p.queue.int_ptr == q.int_ptr
+            and (device is None or p.device is device)
         ]
         if not plans:  # pragma: no cover - the launch above made one
             raise RuntimeError(f"{launcher!r}: no OpenCL plan on {place.dev}")
@@ -47,6 +53,16 @@ class BoundLaunch:
         g, loc = launcher.sizes
         self.sizes = (tuple(g), tuple(loc))
         self._enqueue = cl.enqueue_nd_range_kernel
+
+    def launch(self, changes: tuple[tuple[int, Any], ...]) -> Any:
+        """Enqueue with the OpenCL arguments ``(index, value)`` of ``changes`` set first
+        (buffers or NumPy scalars, as ``pyopencl.Kernel.set_arg`` takes them); returns the
+        launch's event."""
+        for j, a in changes:
+            if a is not self.args[j]:
+                self.kernel.set_arg(j, a)
+                self.args[j] = a
+        return self._enqueue(self.queue, self.kernel, *self.sizes)
 
     def __call__(self, buf: Any) -> Any:
         """Enqueue with ``buf`` as argument 0; returns the launch's event."""

@@ -76,6 +76,7 @@ import numpy as np
 import clpy
 from clpy import Global, Local, int32, int64, uint, ulong
 from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
+from clpy.algorithms.bound import BoundLaunch
 from clpy.algorithms.reductions import index_type
 from clpy.algorithms.scan_tiles import FROM_BITS, regs_kernel
 from clpy.types.core import ScalarType, Type
@@ -316,6 +317,8 @@ class _LookbackState:
         self.status: Any = None
         self.counter: Any = None
         self.epoch = 0
+        # (kernel, launch device, n) -> (BoundLaunch, the status array it holds)
+        self.bound: dict[Any, tuple[Any, Any]] = {}
 
 
 _STATES: dict[Any, _LookbackState] = {}
@@ -334,6 +337,9 @@ def _whole_vectors(a: Any) -> bool:
 
 
 _CAPPED: dict[Any, Any] = {}
+# Later launches of a single-pass register-tile scan of the same length skip the launcher:
+# a BoundLaunch (bound.py) with x, y and the epoch set per call.
+BOUND_SCAN = True
 
 
 def _launch_on(place: Place, maxreg: int) -> Any:
@@ -426,6 +432,10 @@ def scan_on(
             groups = max(1, min(ntiles, cus * tn.scan_loop))
             extra = (np.int32(groups),)
         st = _state(place)
+        on = _launch_on(place, tn.scan_maxreg if tn.scan_vecs > 0 else 0)
+        # The bound launch (bound.py) needs raw buffers that are not one buffer (one and the
+        # same buffer takes the kernel variant without ``restrict``).
+        bindable = BOUND_SCAN and tn.scan_vecs > 0 and vecptr and xa.int_ptr != ya.int_ptr
         with st.lock:
             if st.status is None or st.status.shape[0] < ntiles:
                 st.status = place.zeros(max(ntiles, 1024), np.uint64)
@@ -434,19 +444,31 @@ def scan_on(
             st.epoch = st.epoch + 1 if st.epoch < 2**30 else 1
             if st.epoch == 1:
                 st.status.fill(0)
-            k[(groups * wg,), (wg,)](
+            epoch = np.uint32(st.epoch)
+            key = (id(k), id(on), n)
+            hit = st.bound.get(key) if bindable else None
+            if hit is not None and hit[1] is st.status:
+                hit[0].launch(((0, xa), (1, ya), (6, epoch)))
+                return
+            launcher = k[(groups * wg,), (wg,)]
+            args = (
                 xa,
                 ya,
                 idx.dtype.type(n),
                 ident,
                 st.status,
                 st.counter,
-                np.uint32(st.epoch),
+                epoch,
                 np.int32(ntiles),
                 *extra,
-                device=_launch_on(place, tn.scan_maxreg if tn.scan_vecs > 0 else 0),
-                wait=False,
             )
+            launcher(*args, device=on, wait=False)
+            if bindable:
+                if len(st.bound) > 64:
+                    st.bound.clear()
+                b = BoundLaunch(launcher, args, place, on if on is not place.launch_on else None)
+                if len(b.args) == len(args):  # one OpenCL argument per kernel argument
+                    st.bound[key] = (b, st.status)
         return
     groups = max(1, min(wg, tn.groups, ntiles))
     tpg = -(-ntiles // groups)
