@@ -15,7 +15,10 @@ rows show the noise):
 - ``clpy_norestrict``: the emitted source with ``restrict`` removed (no ``ld.global.nc``);
 - ``clpy_noconst``: also without ``const`` on read-only buffers;
 - ``clpy_restrict_noconst``: ``restrict`` kept, ``const`` removed;
-- ``clpy_noopts``: the emitted source built without options (OpenCL C 1.2 defaults).
+- ``clpy_noopts``: the emitted source built without options (OpenCL C 1.2 defaults);
+- ``orig_sync``, ``clpy_sync``: the queue finished before each launch (whether a profiled
+  interval includes waiting for the uploads still running ahead of it: clpy's staged uploads
+  return once the DMAs are enqueued, the original host's copies block).
 
 The clpy variants keep clpy's host loop (DeviceArrays, one profiling queue); only the program
 behind each launch plan's kernel is swapped. Per build: the summed kernel time per run
@@ -41,6 +44,9 @@ from benchmarks.programs.report import machine, slug
 from clpy.runtime.devices import RUNTIME
 
 _NAMES: list[str] = []  # kernel name of each recorded event, in launch order
+# The queue to finish before each launch (the *_sync builds): a kernel whose profiled start
+# is taken before the copies ahead of it in the queue are done would include their tail.
+_SYNC: list[Any] = []
 
 
 def _record_names() -> Callable[[], None]:
@@ -49,11 +55,15 @@ def _record_names() -> Callable[[], None]:
 
     def host(self: Any, k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
         n = len(self.events) if self.events is not None else 0
+        for q in _SYNC:
+            q.finish()
         host_call(self, k, gsize, lsize, *args)
         if self.events is not None and len(self.events) > n:
             _NAMES.append(k.__name__)
 
     def orig(self: Any, name: str, gsize: Any, lsize: Any, *args: Any) -> None:
+        for q in _SYNC:
+            q.finish()
         orig_call(self, name, gsize, lsize, *args)
         if self.events is not None:
             _NAMES.append(name)
@@ -224,6 +234,13 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
         queue.finish()
         return out
 
+    def synced(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
+        _SYNC.append(queue)
+        try:
+            return fn(events)
+        finally:
+            _SYNC.clear()
+
     clpy_run([])  # builds the plans
     swap = Swap(cl, m, queue)
     clopts = swap.options
@@ -235,6 +252,8 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
         ("clpy_noconst", clpy_run, lambda: swap.apply(_noconst, None)),
         ("clpy_restrict_noconst", clpy_run, lambda: swap.apply(_constless, None)),
         ("clpy_noopts", clpy_run, lambda: swap.apply(_same, "")),
+        ("orig_sync", lambda ev: synced(orig, ev), lambda: None),
+        ("clpy_sync", lambda ev: synced(clpy_run, ev), swap.restore),
         ("orig_b", orig, lambda: None),
     ]
     if m.NAME in STATIC_LOCAL:
