@@ -167,7 +167,7 @@ def _cmpxchg(data: np.ndarray, s: _Sorted, cmp: np.ndarray, val: np.ndarray) -> 
     old = np.empty(s.n, dt)
     lane = np.arange(s.n)
     active = np.ones(nseg, bool)
-    while active.any():
+    while np.count_nonzero(active):
         pending = lane >= ptr[s.seg]
         hit = pending & (as_bits(cmp) == as_bits(cur[s.seg])) & active[s.seg]
         first = np.full(nseg, s.n)

@@ -277,7 +277,7 @@ def check_complete(call: Call, fr: Frame, what: str) -> None:
     counts = np.bincount(gs.ravel(), minlength=batch.G)
     full = batch.group_sizes if batch.group_sizes is not None else batch.launch.W
     partial = (counts > 0) & (counts < full)
-    if partial.any() and "barriers" in call.checks:
+    if np.count_nonzero(partial) and "barriers" in call.checks:
         g = int(np.flatnonzero(partial)[0])
         batch.launch.fail_lanes(
             fr,

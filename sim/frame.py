@@ -113,11 +113,11 @@ class Flat(Sel):
             return v
         lead = v.shape[:-2]
         if (g, w) == self.parent_shape:
-            out = np.take(v.reshape(*lead, g * w), self.idx, axis=-1)
+            out = v.reshape(*lead, g * w).take(self.idx, axis=-1)
         elif g == 1 and w == self.parent_shape[1]:
-            out = np.take(v[..., 0, :], self._rows_cols()[1], axis=-1)
+            out = v[..., 0, :].take(self._rows_cols()[1], axis=-1)
         elif w == 1 and g == self.parent_shape[0]:
-            out = np.take(v[..., 0], self._rows_cols()[0], axis=-1)
+            out = v[..., 0].take(self._rows_cols()[0], axis=-1)
         else:
             out = np.broadcast_to(v, (*lead, *self.parent_shape))[..., self.mask]
         return out[..., None, :]

@@ -92,12 +92,12 @@ class Where:
             return arr[self.rows, self.sl]
         if k == "take":
             src = arr if isinstance(self.rows, slice) else arr[self.rows]
-            return np.take(src, self.idx, axis=1)
+            return src.take(self.idx, axis=1)  # (the method: np.take adds Python layers)
         if k == "col":
             return arr[self.rows, self.idx][:, None]
         flat = self.flat()
         src = arr.reshape(-1, *trail) if self.local_count else arr
-        return np.take(src, flat, axis=0)
+        return src.take(flat, axis=0)
 
     def put(self, arr: np.ndarray, v: Any) -> None:
         k = self.kind
@@ -265,7 +265,7 @@ class Memory:
                 v = self.data[first : first + n].reshape(*addr.shape, *self.trail)
                 return _from_raw(v.copy() if copy else v, self.elem)
             a = self._check(fr, addr, loc, False)
-            return _from_raw(np.take(self.data, a, axis=0), self.elem)
+            return _from_raw(self.data.take(a, axis=0), self.elem)
         i = int(addr)
         if not 0 <= i < self.count:
             i = int(self._check(fr, addr, loc, False))

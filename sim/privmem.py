@@ -72,7 +72,7 @@ class PrivateLanes(Memory):
         first = self.base(fr)
         rel = a - first
         bad = (rel < 0) | (rel >= self.per)
-        if np.any(bad):
+        if np.count_nonzero(bad):
             if "bounds" in self.launch.checks:
                 self.launch.fail_lanes(
                     fr,

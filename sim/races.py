@@ -29,6 +29,14 @@ if TYPE_CHECKING:
     from clpy_sim.frame import Frame
 
 _I32 = np.int32
+# ``ndarray.any()``/``.all()`` go through a Python wrapper (a few µs on the small arrays of
+# every checked access); counting the non-zero elements is one C call
+_nz = np.count_nonzero
+
+
+def _every(a: np.ndarray) -> bool:
+    """``a.all()`` of an array."""
+    return bool(np.count_nonzero(a) == a.size)
 
 
 def _first(fr: Frame, bad: np.ndarray) -> int:
@@ -243,7 +251,7 @@ class LocalShadow(_Shadow):
             self.r_clean = False
             if not w.unique:
                 dup = w.gather(self.r_own, False) != new
-                if dup.any():
+                if _nz(dup):
                     flat = np.broadcast_to(w.flat(), me.shape)[np.broadcast_to(dup, me.shape)]
                     self.r_own.reshape(-1)[flat] = -1
         self.pending.clear()
@@ -255,6 +263,14 @@ class LocalShadow(_Shadow):
             me = np.asarray(fr.llid).astype(_I32) + _I32(1)
             fr.cache["me1"] = me
         return me
+
+    def _me_full(self, fr: Frame, me: np.ndarray) -> np.ndarray:
+        """``_me`` broadcast to the frame's shape (a read-only view, made once per frame)."""
+        mf = fr.cache.get("me1full")
+        if mf is None or mf.shape != fr.shape:
+            mf = full(me, fr.shape)
+            fr.cache["me1full"] = mf
+        return mf
 
     def _other(self, fr: Frame) -> Any:
         W = self.launch.W
@@ -268,7 +284,7 @@ class LocalShadow(_Shadow):
         me = self._me(fr)
         if self.uninit and not self.all_init:
             ini = w.gather(self.init, False)
-            if not ini.all():
+            if not _every(ini):
                 bad = ~ini
                 k = _first(fr, bad)
                 addr = int(np.broadcast_to(w.flat(), fr.shape).ravel()[k])
@@ -286,12 +302,12 @@ class LocalShadow(_Shadow):
         if self.wrote:
             wo = w.gather(self.w_own, False)
             bad = (wo != 0) & (wo != me)
-            if bad.any():
+            if _nz(bad):
                 self._race(
                     fr, w, bad, loc, "read", "write", self.w_own, self._line_of, self._other(fr)
                 )
         self.read_ = True
-        self.pending.append((w, full(me, fr.shape)))
+        self.pending.append((w, self._me_full(fr, me)))
         # Reads wait until a write of the interval needs them (a barrier of every group drops
         # them unread: a loop of reads between barriers, like a tile's inner product, never
         # records them), as long as what they hold stays small: their compiled indices
@@ -307,7 +323,7 @@ class LocalShadow(_Shadow):
             if self.wrote:
                 wo = w.gather(self.w_own, False)
                 bad = (wo != 0) & (wo != me)
-                if bad.any():
+                if _nz(bad):
                     self._race(
                         fr,
                         w,
@@ -323,19 +339,19 @@ class LocalShadow(_Shadow):
                 self._replay()
                 ro = w.gather(self.r_own, False)
                 bad = (ro != 0) & (ro != me)
-                if bad.any():
+                if _nz(bad):
                     self._race(
                         fr, w, bad, loc, "write", "read", self.r_own, self._line_of, self._other(fr)
                     )
             self.wrote = True
-            w.put(self.w_own, np.broadcast_to(me, fr.shape))
+            w.put(self.w_own, me)  # (assignment broadcasts it over the frame's lanes)
             self._note("write", loc, w, fr)
         if self.uninit and not self.all_init:
             w.put(self.init, True)
-            self.all_init = bool(self.init.all())
+            self.all_init = _every(self.init)
         if self.races and not w.unique:
             dup = w.gather(self.w_own, False) != me
-            if dup.any():
+            if _nz(dup):
                 self._race(
                     fr, w, dup, loc, "write", "write", self.w_own, self._line_of, self._other(fr)
                 )
@@ -408,21 +424,21 @@ class GlobalShadow(_Shadow):
         # (the ``== mine`` tests: a loop's read-modify-write of its own elements, every trip;
         # the record is then exactly this access's, so the full test would find nothing and
         # the update would change nothing)
-        if wv.any() and not (wv == mine).all():
+        if _nz(wv) and not _every(wv == mine):
             bad = self._conflict_single(wv, me_hi, grp1, ep)
-            if bad.any():
+            if _nz(bad):
                 self._race(
                     fr, w, bad, loc, "read", "write", self.w, self._line_of, self._wid_of(self.w)
                 )
         rv = w.gather(self.r, False)
-        if w.unique and not rv.any():
+        if w.unique and not _nz(rv):
             w.put(self.r, full(mine, fr.shape))
-        elif not (rv == mine).all():  # the last reader of each element is this work-item
+        elif not _every(rv == mine):  # the last reader of each element is this work-item
             new = self._merge_readers(rv, me_hi, grp1, ep, mine)
             w.put(self.r, new)
             if not w.unique:
                 dup = w.gather(self.r, False) != new
-                if dup.any():
+                if _nz(dup):
                     shape = fr.shape
                     d = full(dup, shape)
                     flat = full(w.flat(), shape)[d]
@@ -449,20 +465,20 @@ class GlobalShadow(_Shadow):
         me_hi, grp1, ep, mine = self._ids(fr)
         wv = w.gather(self.w, False)
         mine_all = False  # this work-item wrote each of these elements last, in this interval
-        if wv.any():
-            mine_all = bool((wv == mine).all())
+        if _nz(wv):
+            mine_all = _every(wv == mine)
             bad = None if mine_all else self._conflict_single(wv, me_hi, grp1, ep)
-            if bad is not None and bad.any():
+            if bad is not None and _nz(bad):
                 self._race(
                     fr, w, bad, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
                 )
         rv = w.gather(self.r, False) if self.any_read else None
-        if rv is not None and rv.any() and not ((rv == mine) | (rv == 0)).all():
+        if rv is not None and _nz(rv) and not _every((rv == mine) | (rv == 0)):
             single = self._conflict_single(rv, me_hi, grp1, ep)
             g1 = (-rv) >> _SHIFT
             multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
             bad = single | multi
-            if bad.any():
+            if _nz(bad):
                 self._race(
                     fr, w, bad, loc, "write", "read", self.r, self._line_of, self._wid_of(self.r)
                 )
@@ -474,7 +490,7 @@ class GlobalShadow(_Shadow):
         w.put(self.w, full(mine, fr.shape))
         if not w.unique:
             dup = w.gather(self.w, False) != full(mine, fr.shape)
-            if dup.any():
+            if _nz(dup):
                 self._race(
                     fr, w, dup, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
                 )

@@ -531,7 +531,7 @@ class StmtCompiler:
                         if leave is True:
                             break
                         alive = np.logical_not(leave)
-                        if not alive.any():
+                        if not np.count_nonzero(alive):
                             break
                         cur = _shrink(fr, cur, alive, keys)
                         snap = None

@@ -24,7 +24,7 @@ def barrier(call: Call, fr: Frame, args: list[Any]) -> None:
         counts = np.bincount(np.broadcast_to(gs, fr.shape).ravel(), minlength=batch.G)
         full = batch.group_sizes if batch.group_sizes is not None else launch.W
         partial = (counts > 0) & (counts < full)
-        if partial.any():
+        if np.count_nonzero(partial):
             if "barriers" in call.checks:
                 bad = partial[np.broadcast_to(gs, fr.shape)]
                 g = int(np.flatnonzero(partial)[0])
