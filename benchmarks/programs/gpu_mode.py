@@ -81,6 +81,8 @@ def kernel_times(
     """``kernel_time`` of several builds (key -> (what, fn)), run in turn round by round (a
     warm-up round first), so that clock or cache drift over the measurement hits each alike."""
     sums: dict[str, list[float]] = {k: [] for k in builds}
+    firsts: dict[str, list[float]] = {k: [] for k in builds}  # first launch of a run, us
+    rest: dict[str, list[float]] = {k: [] for k in builds}  # every later launch, us
     launches: dict[str, int] = {}
     out: dict[str, dict[str, Any]] = {}
     for i in range(repeat + 1):
@@ -93,6 +95,10 @@ def kernel_times(
                 check(m.NAME, what, res, ref, m.TOL)
                 if i:
                     sums[key].append(_kernel_seconds(events))
+                    ivs = [(e.profile.end - e.profile.start) * 1e-3 for e in events]
+                    if ivs:
+                        firsts[key].append(ivs[0])
+                        rest[key] += ivs[1:]
                 launches[key] = len(events)
             except Exception as e:
                 loud(f"ERROR {m.NAME} [{what}]: {type(e).__name__}: {e}")
@@ -103,6 +109,9 @@ def kernel_times(
                 "median_s": statistics.median(sums[key]),
                 "runs_s": sums[key],
                 "launches": launches[key],
+                # the first launch of a run apart (it may meet the tail of the uploads)
+                "first_launch_median_us": statistics.median(firsts[key]) if firsts[key] else None,
+                "later_launch_median_us": statistics.median(rest[key]) if rest[key] else None,
             }
     return out
 
