@@ -76,6 +76,7 @@ TILE_KEYS = (
     "scan_lookback",
     "scan_spec",
     "scan_maxreg",
+    "scan_layout",
 )
 BATCH_NOTE = (
     "10 back-to-back calls without reading the result, between two synchronizations "
@@ -297,21 +298,24 @@ REDUCE_PATHS = (
     ("bound + mapped result", True, False, "map"),
 )
 # The scan sweep, in phases of falling priority (configurations run only while the sweep's
-# time budget lasts): (scan_wgscan, scan_loop, work-group sizes, 4-vectors per work-item, look-back
-# modes, speculative loads), with the device's default look-back reads. Between the first
-# grid and the rest: -cl-nv-maxrregcount for the best so far (NVIDIA); at the end the
-# status-word reads and the serial look-back's width for the best. Looping groups
-# (scan_loop > 0) ran at 0.7-1.4 TB/s on the H100: one configuration stays as a reference.
+# time budget lasts): (scan_wgscan, or "striped" for scan_striped.py's tile; scan_loop;
+# work-group sizes; 4-vectors per work-item; look-back modes; speculative loads), with the
+# device's default look-back reads. Between the first grid and the rest:
+# -cl-nv-maxrregcount for the best so far (NVIDIA); at the end the status-word reads and the
+# serial look-back's width for the best. Looping groups (scan_loop > 0) ran at 0.7-1.4 TB/s
+# on the H100: one configuration stays as a reference.
 _Ints = tuple[int, ...]
 _Grid = tuple[tuple[str, int, _Ints, _Ints, tuple[str, ...], tuple[bool, ...]], ...]
 MODES = ("serial", "window", "early")
 SWEEP_FIRST: _Grid = (
     ("native", 0, (512,), (4,), MODES, (False, True)),
     ("rake", 0, (512,), (4,), MODES, (False, True)),
+    ("striped", 0, (512,), (4,), ("serial", "early"), (False, True)),
 )
 SWEEP_GRID: _Grid = (
     # CUB's float32 tile on sm90 (cub/device/dispatch/tuning/tuning_scan.cuh): 128 x 24
     ("rake", 0, (128, 256), (6,), ("serial", "early"), (True,)),
+    ("striped", 0, (128, 256, 1024), (4,), ("serial", "early"), (True,)),
     ("native", 0, (128,), (6, 4), ("serial", "early"), (True,)),
     ("rake", 0, (256, 384, 1024), (4,), ("serial", "early"), (True,)),
     ("native", 0, (256, 384), (4,), ("serial", "early"), (True,)),
@@ -410,15 +414,17 @@ def sweep(
                 for vecs in vecss:
                     for mode in modes:
                         for spec in specs:
+                            striped = wgscan == "striped"  # its own (raking) scan
                             one(
                                 scan_wg=wg,
-                                scan_vecs=vecs,
-                                scan_wgscan=wgscan,
+                                scan_vecs=4 if striped else vecs,
+                                scan_wgscan="rake" if striped else wgscan,
                                 scan_lb=base.scan_lb,
                                 scan_loop=loop,
                                 scan_read=base.scan_read,
                                 scan_lookback=mode,
                                 scan_spec=spec,
+                                scan_layout="striped" if striped else "blocked",
                             )
 
     def tile_of(r: dict[str, Any]) -> dict[str, Any]:

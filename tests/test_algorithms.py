@@ -329,6 +329,9 @@ TILE_VARIANTS = {  # the register tile's options of scan_tiles.py, small tiles
     "rake-early-spec": dict(scan_wg=64, scan_vecs=1, scan_wgscan="rake",
                             scan_lookback="early", scan_spec=True),
     "local-early": dict(scan_wg=32, scan_vecs=1, scan_wgscan="local", scan_lookback="early"),
+    "striped-early-spec": dict(scan_wg=64, scan_layout="striped", scan_lookback="early",
+                               scan_spec=True),
+    "striped-serial": dict(scan_wg=32, scan_layout="striped", scan_read="load"),
 }
 
 

@@ -374,6 +374,7 @@ class Tuning:
     scan_lookback: str = "serial"  # one work-item looks back, or "window": 32 at once
     scan_spec: bool = False  # load tile get_group_id(0) before the ticket comes back
     scan_maxreg: int = 0  # > 0: -cl-nv-maxrregcount for the tile kernel (NVIDIA only)
+    scan_layout: str = "blocked"  # or "striped": coalesced rows (scan_striped.py, 4 vectors)
 
 
 # The single-pass scan's tile per GPU vendor (platform name substring), measured with

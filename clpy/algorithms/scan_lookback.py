@@ -185,7 +185,48 @@ def window_peek(read: str = "load") -> Any:
     return window_peek
 
 
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def publisher(t: ScalarType) -> Any:
+    """``publish(status, tile, agg, f_agg, f_pfx)``: the tile's aggregate (tile 0: its
+    inclusive prefix) into its status word; returns ``agg``."""
+
+    @clpy.func
+    def publish(status: Global[ulong], tile: int32, agg: t, f_agg: uint, f_pfx: uint) -> t:
+        flag = f_pfx if tile == 0 else f_agg
+        clpy.atom_xchg(status, tile, (ulong(flag) << 32) | ulong(clpy.as_uint(agg)))
+        return agg
+
+    return publish
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def ticket_taker(nwin: int) -> Any:
+    """``take_ticket(counter, ticket, ntiles, ctl)``: the group's tile from the atomic ticket
+    counter (reset by the group that takes the last ticket), with ``ctl[0] = nwin`` (the
+    window look-back's "no prefix seen yet") visible after its barrier."""
+    NWIN = nwin  # noqa: N806
+
+    @clpy.func
+    def take_ticket(
+        counter: Global[int32], ticket: clpy.Local[int32], ntiles: int32, ctl: clpy.Local[int32]
+    ) -> int32:
+        if clpy.get_local_id(0) == 0:
+            ticket[0] = clpy.atomic_inc(counter, 0)
+            ctl[0] = NWIN
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+        tile = ticket[0]
+        if clpy.get_local_id(0) == 0 and tile == ntiles - 1:
+            clpy.atomic_xchg(counter, 0, 0)  # every ticket is taken: ready for the next launch
+        return tile
+
+    return take_ticket
+
+
 __all__ = [
+    "publisher",
+    "ticket_taker",
     "look_back",
     "window_look_back",
     "window_peek",

@@ -62,6 +62,8 @@ from clpy.algorithms.scan_lookback import (
     READS,
     WINDOW,
     look_back,
+    publisher,
+    ticket_taker,
     window_look_back,
     window_peek,
 )
@@ -314,25 +316,8 @@ def regs_kernel(
     wlb = window_look_back(t, op, read)
     wpeek = window_peek(read)
 
-    @clpy.func
-    def publish(status: Global[ulong], tile: int32, agg: t, f_agg: uint, f_pfx: uint) -> t:
-        """The tile's aggregate (tile 0: its inclusive prefix) into its status word."""
-        flag = f_pfx if tile == 0 else f_agg
-        clpy.atom_xchg(status, tile, (ulong(flag) << 32) | ulong(clpy.as_uint(agg)))
-        return agg
-
-    @clpy.func
-    def take_ticket(
-        counter: Global[int32], ticket: clpy.Local[int32], ntiles: int32, ctl: clpy.Local[int32]
-    ) -> int32:
-        if clpy.get_local_id(0) == 0:
-            ticket[0] = clpy.atomic_inc(counter, 0)
-            ctl[0] = NWIN  # the window look-back's "no prefix seen yet"
-        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-        tile = ticket[0]
-        if clpy.get_local_id(0) == 0 and tile == ntiles - 1:
-            clpy.atomic_xchg(counter, 0, 0)  # every ticket is taken: ready for the next launch
-        return tile
+    publish = publisher(t)
+    take_ticket = ticket_taker(NWIN)
 
     if wgscan == "native" and persistent:
 

@@ -78,6 +78,7 @@ from clpy import Global, Local, int32, int64, uint, ulong
 from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
 from clpy.algorithms.bound import BoundLaunch
 from clpy.algorithms.reductions import index_type
+from clpy.algorithms.scan_striped import striped_kernel
 from clpy.algorithms.scan_tiles import FROM_BITS, regs_kernel
 from clpy.types.core import ScalarType, Type
 
@@ -362,12 +363,36 @@ def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
     return bool(tune.lookback) and not place.is_sim and t in _FROM_BITS
 
 
+def _striped(tn: Any, op: Op) -> bool:
+    """Whether the tile is scan_striped.py's (4 vectors per work-item, lane-wise operators,
+    groups that do not loop)."""
+    return bool(
+        tn.scan_layout == "striped"
+        and op.vectorizable
+        and not (tn.scan_loop > 0 and tn.scan_wgscan == "native")
+    )
+
+
 def tile_kernel(
     t: ScalarType, op: Op, idx: ScalarType, tn: Any, inclusive: bool, vecptr: bool
 ) -> tuple[Any, bool]:
     """The register tile kernel of scan_tiles.py for the tuning ``tn``, and whether its
     groups loop over tiles (one more argument: the number of groups)."""
     loop = tn.scan_loop > 0 and tn.scan_wgscan == "native"
+    if _striped(tn, op):
+        k = striped_kernel(
+            t,
+            op,
+            idx,
+            tn.scan_wg,
+            inclusive,
+            vecptr,
+            tn.scan_lb,
+            tn.scan_read,
+            tn.scan_lookback,
+            tn.scan_spec,
+        )
+        return k, False
     k = regs_kernel(
         t,
         op,
@@ -415,7 +440,7 @@ def scan_on(
         xa, ya = inp.data, y
         if tn.scan_vecs > 0:  # the register tile (scan_tiles.py)
             wg = tn.scan_wg
-            tile = wg * 4 * tn.scan_vecs
+            tile = wg * 4 * (4 if _striped(tn, op) else tn.scan_vecs)
             idx = index_type(n, tile)
             vecptr = n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
             if vecptr:  # the buffers themselves, typed as 4-vectors (16-byte accesses)
