@@ -5,8 +5,10 @@ Tiles. For 4-byte scalars on OpenCL devices (the single-pass scheme below) a til
 ``scan_wg * 4 * scan_vecs`` elements and never touches local memory (scan_tiles.py, CUB's
 design): each work-item loads its contiguous run straight into registers with 16-byte vector
 loads, scans it serially, one work-group exclusive scan combines the work-items' totals, one
-work-item looks back, and the run is stored with vector stores. The tile shape is measured
-per vendor (``--sweep`` of benchmarks/algorithms.py) and kept in _core.SCAN_TILES. For other
+work-item (or a window of 32) looks back, and the run is stored with vector stores; or, with
+``scan_layout="striped"`` and a lane-wise operator, the tile's rows are loaded and stored
+coalesced (scan_striped.py). The tile shape is measured per vendor (``--sweep`` of
+benchmarks/algorithms.py) and kept in _core.SCAN_TILES. For other
 types, and with ``scan_vecs = 0``, the tile is ``wg * items`` elements scanned in local
 memory: coalesced loads into a local array, each work-item scans its ``items`` consecutive
 elements serially, ``clpy.work_group_scan_exclusive`` combines the work-items' totals, and the
