@@ -361,6 +361,38 @@ def test_scan_tile_variants_every_operator(cl_device, variant, dt, monkeypatch):
                                           err_msg=f"{op} exclusive n={n}")
 
 
+SIM_TILE_VARIANTS = {**TILE_VARIANTS, "serial": dict(scan_wg=32, scan_vecs=2)}
+
+
+@pytest.mark.parametrize("variant", list(SIM_TILE_VARIANTS))
+@pytest.mark.parametrize("order", ["work-item", "shuffled"])
+def test_scan_tile_kernels_on_simulator(variant, order):
+    """The single-pass tile kernels on the simulator, every check on (races in local memory,
+    barrier divergence, bounds), all groups in one batch so that spinning on other groups
+    ends (scans.py); "shuffled" atomics hand the tickets out in another order than the
+    group ids (the speculative loads then load again)."""
+    from clpy.types import catalog as C
+
+    tn = Tuning(wg=64, groups=8, items=3, lookback=True, vec=4, **SIM_TILE_VARIANTS[variant])
+    for dt, op in ((np.int32, "+"), (np.float32, "max"), (np.uint32, "^")):
+        t = element_type(np.dtype(dt), (1,), op)
+        o = resolve_op(op, t)
+        k, _ = scans.tile_kernel(t, o, C.int_, tn, True, False)
+        tile = tn.scan_wg * 4 * (4 if scans._striped(tn, o) else tn.scan_vecs)
+        for n in (1, 61, 1031):
+            x = _data(n, dt, op, n)
+            ntiles = -(-n // tile)
+            y = np.zeros_like(x)
+            status = np.zeros(ntiles, np.uint64)
+            counter = np.zeros(1, np.int32)
+            with clpy.sim.config(checks=True, max_lanes=1 << 16, atomic_order=order, seed=n):
+                k[(ntiles * tn.scan_wg,), (tn.scan_wg,)](
+                    x, y, np.int32(n), o.host_identity(t), status, counter, np.uint32(1),
+                    np.int32(ntiles), device="sim")
+            np.testing.assert_array_equal(y, _ref_accumulate(op, x), err_msg=f"{op} n={n}")
+            assert counter[0] == 0  # reset by the group that took the last ticket
+
+
 @pytest.mark.parametrize("bound", [True, False])
 def test_scan_bound_launch(cl_device, bound, monkeypatch):
     """Repeated register-tile scans of one length take the bound launch (scans.BOUND_SCAN):

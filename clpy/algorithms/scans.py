@@ -341,8 +341,10 @@ def _whole_vectors(a: Any) -> bool:
 
 _CAPPED: dict[Any, Any] = {}
 # Later launches of a single-pass register-tile scan of the same length skip the launcher:
-# a BoundLaunch (bound.py) with x, y and the epoch set per call.
-BOUND_SCAN = True
+# a BoundLaunch (bound.py) with x, y and the epoch set per call. Opt-in until a GPU run
+# measures it (benchmarks/algorithms.py has both rows; reduce's bound launch gained 4% on
+# the H100).
+BOUND_SCAN = False
 
 
 def _launch_on(place: Place, maxreg: int) -> Any:
