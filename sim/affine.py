@@ -61,11 +61,11 @@ class Run:
         return self.first + self.step * (self.n - 1)
 
     def array(self, fr: Frame) -> np.ndarray:
-        """The indices as an array (read-only when a view of the cached ``arange``); a run of
-        step 1 is noted as one (``Batch.note_run``), as the node-by-node sum notes it."""
+        """The indices as an array (read-only when a view of the cached ``arange``), noted as
+        a run (``Batch.note_run``: step 1 as the node-by-node sum notes it, any other step for
+        the exact evaluators that read it later)."""
         a = ramp(self.dtype, self.first, self.step, self.n).reshape(self.shape)
-        if self.step == 1:
-            fr.batch.note_run(a, self.first)
+        fr.batch.note_run(a, self.first, self.step)
         return a
 
 
@@ -147,6 +147,22 @@ def index_fn(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> Calla
     return index
 
 
+def value_fn(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> Callable[[Frame], Value]:
+    """The evaluator of an integer value assigned to a variable (``x = tx + 1``,
+    ``y = m - tx``): like ``index_fn``, but a run comes back as an array (a view of the
+    cached ramp, read-only, noted with its step), so that indices computed from the variable
+    later are exact too. Same values, dtype and shape as ``expr(e)``."""
+    idx = index_fn(e, expr)
+
+    def value(fr: Frame) -> Value:
+        v = idx(fr)
+        if type(v) is Run:
+            return v.array(fr)
+        return v
+
+    return value
+
+
 def _compile(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> AffFn | None:
     """The affine evaluator of ``e``, or None when some part of it is not one the evaluator
     knows (the whole index is then computed node by node)."""
@@ -196,9 +212,9 @@ def _var_leaf(e: VarRef, t: Any) -> AffFn:
         if type(v) is sct:
             return int(v)
         if type(v) is np.ndarray and v.ndim and v.dtype == dt:
-            first = fr.batch.run_of(v)
-            if first is not None:
-                return (first, 1, v.shape, v.size)
+            fs = fr.batch.ramp_of(v)
+            if fs is not None:
+                return (fs[0], fs[1], v.shape, v.size)
         return None
 
     return leaf
@@ -215,9 +231,9 @@ def _leaf(read: Callable[[Frame], Value], t: Any) -> AffFn:
         if type(v) is sct:
             return int(v)
         if type(v) is np.ndarray and v.ndim and v.dtype == dt:
-            first = fr.batch.run_of(v)
-            if first is not None:
-                return (first, 1, v.shape, v.size)
+            fs = fr.batch.ramp_of(v)
+            if fs is not None:
+                return (fs[0], fs[1], v.shape, v.size)
         return None
 
     return leaf
@@ -333,4 +349,4 @@ def _mul(L: AffFn, R: AffFn) -> AffFn:
     return mul
 
 
-__all__ = ["Run", "index_fn", "ramp"]
+__all__ = ["Run", "index_fn", "ramp", "value_fn"]

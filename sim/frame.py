@@ -319,9 +319,9 @@ class Frame:
             if pv.base is None:
                 self.views[key] = v
             if pv.ndim == 2 and pv.shape[0] == 1:
-                first = self.batch.run_of(pv)
-                if first is not None:  # a slice of a row of consecutive ids is one too
-                    self.batch.note_run(v, first + sel.slice.start)
+                fs = self.batch.ramp_of(pv)
+                if fs is not None:  # a slice of a row of ids in steps is one too
+                    self.batch.note_run(v, fs[0] + sel.slice.start * fs[1], fs[1])
         env[key] = v
         return v
 

@@ -413,6 +413,12 @@ class LocalMem(Memory):
         indices that is the same in every group (shape ``(1, w)``), in bounds."""
         gs = fr.gslot
         shape = r.shape
+        first, step, n = r.first, r.step, r.n
+        # remembered by everything the checks below read (a hit passed them before)
+        key = (first, step, shape, fr.shape, getattr(gs, "shape", None))
+        w = self._wheres.get(key)
+        if w is not None:
+            return w
         if not (
             len(shape) == 2
             and shape[0] == 1
@@ -421,13 +427,7 @@ class LocalMem(Memory):
             and gs.shape[1] == 1
         ):
             return None
-        first, step, n = r.first, r.step, r.n
         full = gs.shape[0] == self.data.shape[0]
-        if full:
-            key = (first, step, n, fr.shape)
-            w = self._wheres.get(key)
-            if w is not None:
-                return w
         c = self.count
         last = first + step * (n - 1)
         if min(first, last) < 0 or max(first, last) >= c:

@@ -176,7 +176,7 @@ class Batch:
         # index arrays known to be runs of consecutive ints: id -> (weak ref, first index).
         # Weak, so that the registry neither keeps arrays alive nor blocks in-place updates;
         # an in-place update of a registered array forgets it (``forget_run``).
-        self.runs: dict[int, tuple[weakref.ref[np.ndarray], int]] = {}
+        self.runs: dict[int, tuple[weakref.ref[np.ndarray], int, int]] = {}
         self.stores = 0  # memory stores so far (the no-progress checker's "memory changed")
         # while loops watched by the no-progress checker running now: stores then count only
         # when they change memory
@@ -198,21 +198,30 @@ class Batch:
             turn.wait(self.index)
             self.turn = None  # every earlier batch is done: no more waiting
 
-    def note_run(self, a: np.ndarray, first: int) -> np.ndarray:
-        """Remember that ``a`` (C-contiguous) holds first, first + 1, ... in order."""
+    def note_run(self, a: np.ndarray, first: int, step: int = 1) -> np.ndarray:
+        """Remember that ``a`` holds first, first + step, ... in C order (``step`` 1: a
+        C-contiguous run of consecutive ints, what ``run_of`` answers; any other step only
+        ``ramp_of``, for ``sim/affine.py``)."""
         runs = self.runs
         if len(runs) > 256:
-            for k in [k for k, (r, _) in runs.items() if r() is None]:
+            for k in [k for k, (r, _, _) in runs.items() if r() is None]:
                 del runs[k]
             if len(runs) > 256:
                 runs.clear()
-        runs[id(a)] = (weakref.ref(a), first)
+        runs[id(a)] = (weakref.ref(a), first, step)
         return a
 
     def run_of(self, a: Any) -> int | None:
         hit = self.runs.get(id(a))
-        if hit is not None and hit[0]() is a:
+        if hit is not None and hit[2] == 1 and hit[0]() is a:
             return hit[1]
+        return None
+
+    def ramp_of(self, a: Any) -> tuple[int, int] | None:
+        """(first, step) of an array noted by ``note_run``."""
+        hit = self.runs.get(id(a))
+        if hit is not None and hit[0]() is a:
+            return hit[1], hit[2]
         return None
 
     def forget_run(self, a: Any) -> None:

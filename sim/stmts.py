@@ -50,7 +50,7 @@ from clpy.types.core import (
     ScalarType,
     VectorType,
 )
-from clpy_sim import fastpaths, ops, privmem
+from clpy_sim import affine, fastpaths, ops, privmem
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
 from clpy_sim.memory import make_local
@@ -262,7 +262,7 @@ class StmtCompiler:
                 fr.env[var] = z
 
             return decl0
-        init = self.exprs.expr(s.init)
+        init = affine.value_fn(s.init, self.exprs.expr)  # integer runs stay known (exact)
 
         def decl(fr: Frame) -> None:
             fr.env[var] = init(fr)
@@ -274,6 +274,7 @@ class StmtCompiler:
         value = exprs.expr(s.value)
         if isinstance(s.target, VarRef) and s.op is None:
             var = s.target.var
+            value = affine.value_fn(s.value, exprs.expr)  # integer runs stay known (exact)
 
             def setvar(fr: Frame) -> None:
                 fr.env[var] = value(fr)

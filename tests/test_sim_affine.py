@@ -98,6 +98,24 @@ def local_race(y: Global[int32]):
     y[clpy.get_global_id(0)] = v
 
 
+@clpy.kernel
+def variable_runs(x: Global[int32], y: Global[int32]):
+    tx = clpy.get_local_id(0)
+    tile = clpy.local_array(int32, 2 * BS)
+    tile[tx] = x[clpy.get_global_id(0)]
+    tile[tx + BS] = 0
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    acc = int32(0)
+    for m in range(BS):
+        if tx <= m:
+            a = m - tx  # a descending run, held in a variable
+            b = tx + 1
+            acc += tile[a + b * 2 - 1]  # m + tx + 1: two variables' runs
+            b += 3  # an update of a variable that holds a run
+            acc += b
+    y[clpy.get_global_id(0)] = acc
+
+
 @pytest.fixture
 def fresh_plans() -> Iterator[None]:
     """Plans compiled anew (with whatever ``affine.ENABLED`` says), the default after."""
@@ -182,6 +200,21 @@ def test_wrap_around_and_conversions(fresh_plans: None, checks: bool) -> None:
     # int32(0 + big + 1) wraps to 0 in uint32, so the last index is gid
     want = 4 * x[gid]
     np.testing.assert_array_equal(np.frombuffer(on[1][1], dtype=np.int32), want)
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_runs_held_in_variables(fresh_plans: None, checks: bool) -> None:
+    x = (np.arange(2 * BS, dtype=np.int32) * 11) % 23
+    y = np.zeros(2 * BS, dtype=np.int32)
+    on, off = _both(lambda: _launch(variable_runs, (2 * BS,), (BS,), x, y, checks=checks))
+    assert on == off
+    want = np.zeros((2, BS), dtype=np.int64)
+    for g in range(2):
+        tile = np.concatenate([x[g * BS : (g + 1) * BS], np.zeros(BS, np.int32)])
+        for tx in range(BS):
+            for m in range(tx, BS):
+                want[g, tx] += int(tile[m + tx + 1]) + tx + 4
+    np.testing.assert_array_equal(np.frombuffer(on[1][1], dtype=np.int32), want.reshape(-1))
 
 
 def test_pointer_offset(fresh_plans: None) -> None:
