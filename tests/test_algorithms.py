@@ -14,6 +14,7 @@ import clpy.algorithms as alg
 import clpy.algorithms.scans as scans
 from clpy import float2, float32, int32
 from clpy.algorithms._core import Tuning, as_input, element_type, resolve_op
+from clpy.types import catalog as C
 
 SMALL = [0, 1, 2, 61, 257, 1031]
 BIG = 2**20 + 3
@@ -371,8 +372,6 @@ def test_scan_tile_kernels_on_simulator(variant, order):
     barrier divergence, bounds), all groups in one batch so that spinning on other groups
     ends (scans.py); "shuffled" atomics hand the tickets out in another order than the
     group ids (the speculative loads then load again)."""
-    from clpy.types import catalog as C
-
     tn = Tuning(wg=64, groups=8, items=3, lookback=True, vec=4, **SIM_TILE_VARIANTS[variant])
     for dt, op in ((np.int32, "+"), (np.float32, "max"), (np.uint32, "^")):
         t = element_type(np.dtype(dt), (1,), op)
@@ -417,6 +416,30 @@ def test_scan_bound_launch(cl_device, bound, monkeypatch):
         alg.scan(a, out=a)  # in place
         np.testing.assert_array_equal(a.get(), np.cumsum(x, dtype=np.int32))
     assert bool(st.bound) == bound
+
+
+@pytest.mark.parametrize("bound", [True, False])
+def test_scan_register_cap_variant(cl_device, bound, monkeypatch):
+    """``scan_maxreg`` launches the tile kernel on a device variant built with one more
+    option (NVIDIA's -cl-nv-maxrregcount; here a harmless -D), bound launches included."""
+    import pyopencl.array as cla
+
+    monkeypatch.setattr(scans, "MAXREG_OPTION", "-DCLPY_TEST_MAXREG={}")
+    monkeypatch.setattr(scans, "BOUND_SCAN", bound)
+    dev = clpy.get_device(cl_device)
+    tn = Tuning(wg=64, groups=8, items=3, lookback=True, vec=4, scan_wg=32, scan_vecs=2,
+                scan_maxreg=40)
+    monkeypatch.setattr(scans, "tuning", lambda d: tn)
+    x = np.arange(8192, dtype=np.int32) % 7 - 3
+    a = cla.to_device(dev.queue, x)
+    st = scans._state(as_input(a, None).place)
+    st.bound.clear()  # a cache: this test's launches only
+    for _ in range(3):
+        np.testing.assert_array_equal(alg.scan(a, out=cla.empty_like(a)).get(), np.cumsum(x))
+    assert bool(st.bound) == bound
+    k, _ = scans.tile_kernel(C.int_, resolve_op("+", C.int_), C.int_, tn, True, True)
+    opts = [p.options for p in k.launches.plans.values() if hasattr(p, "options")]
+    assert any("-DCLPY_TEST_MAXREG=40" in o for o in opts), opts
 
 
 @pytest.mark.parametrize("path", ["read", "wait", "poll", "map"])

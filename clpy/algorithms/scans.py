@@ -50,7 +50,10 @@ the waiting group only the look-back's work-items spin (one, or the window's lan
 others wait at a barrier. A spinning lane waits only on a word of another, earlier group,
 never on a work-item of its own group, so nothing relies on work-items of one group making
 independent progress: lanes that run in lock-step (a warp) loop until every lane's word is
-ready, and each becomes ready regardless of them. Speculative loads (``scan_spec``: a group
+ready, and each becomes ready regardless of them. The "early" window reads its first words
+right after the ticket, before the work-group scan, without waiting: a flag only grows
+within a launch (older launches' epochs read as "not yet"), so an early word is still true
+and one that holds no aggregate is read again. Speculative loads (``scan_spec``: a group
 loads tile ``get_group_id(0)`` before its ticket returns, and reloads if the ticket names
 another tile) only read the input; the group still scans and publishes its ticket's tile, so
 nothing waits on a group-id order the device does not promise. Looping groups (``scan_loop``, the
@@ -340,6 +343,7 @@ def _whole_vectors(a: Any) -> bool:
 
 
 _CAPPED: dict[Any, Any] = {}
+MAXREG_OPTION = "-cl-nv-maxrregcount={}"  # NVIDIA's compiler option (tests swap in a -D)
 # Later launches of a single-pass register-tile scan of the same length skip the launcher:
 # a BoundLaunch (bound.py) with x, y and the epoch set per call. Opt-in until a GPU run
 # measures it (benchmarks/algorithms.py has both rows; reduce's bound launch gained 4% on
@@ -358,7 +362,7 @@ def _launch_on(place: Place, maxreg: int) -> Any:
     with _STATES_LOCK:
         v = _CAPPED.get(key)
         if v is None:
-            opts = (*place.dev.build_options, f"-cl-nv-maxrregcount={maxreg}")
+            opts = (*place.dev.build_options, MAXREG_OPTION.format(maxreg))
             v = _CAPPED[key] = (place.dev, place.dev.variant(build_options=opts, queue=place.queue))
     return v[1]
 
