@@ -216,6 +216,60 @@ def test_kernels_take_misaligned_views_through_a_copy(dev: Any, wait: bool) -> N
     np.testing.assert_array_equal(d.get(), h2)
 
 
+@pytest.mark.parametrize("wait", [True, False])
+def test_copied_views_reuse_pooled_buffers(cl_device: Any, monkeypatch: Any, wait: bool) -> None:
+    """A misaligned view travels in a buffer of the launch queue's pool (as NumPy arguments
+    do), given back once its copy-back is enqueued: launch after launch the same buffers,
+    each filled again before its kernel runs."""
+    import pyopencl as cl
+
+    dev = clpy.get_device(cl_device)
+    pool = transfers.pool_for(cl, dev.queue)
+    assert pool is not None
+    taken: list[Any] = []
+    take = pool.take
+    monkeypatch.setattr(pool, "take", lambda n: taken.append(take(n)) or taken[-1])
+    h = np.arange(100, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    y = clpy.zeros((100,), np.float32, dev)
+    handles = []
+    for k in range(4):
+        d[1:11] = h[1:11] + k  # new data in the view each time
+        got = add_one[10](d[1:11], y[3:13], np.int32(10), device=dev, wait=wait)
+        np.testing.assert_array_equal(y[3:13].get(), h[1:11] + k + 1)
+        scale[10](d[1:11], device=dev, wait=wait)  # written: copied back, in order
+        handles.append(got)
+    for got in handles:
+        if got is not None:
+            got.wait()
+    want = h.copy()
+    want[1:11] = (h[1:11] + 3) * 2
+    np.testing.assert_array_equal(d.get(), want)
+    assert len(taken) == 12 and all(b.size == 40 for b in taken)
+    assert len({b.int_ptr for b in taken}) == 2  # the first launch's two, ever after
+
+
+def test_copied_views_from_another_queue(cl_device: Any) -> None:
+    """A launch on another queue of the array's context: the view's queue is finished before
+    the device copy into the launch queue's pooled buffer."""
+    import pyopencl as cl
+
+    dev = clpy.get_device(cl_device)
+    q2 = cl.CommandQueue(dev.context, cl_device)
+    h = np.arange(64, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    y = clpy.zeros((64,), np.float32, dev)
+    for _ in range(2):
+        scale[8](d[3:11], device=dev, wait=False)  # pending on the array's queue
+        add_one[8](d[3:11], y[5:13], np.int32(8), device=q2)
+    h2 = h.copy()
+    h2[3:11] *= 4
+    np.testing.assert_array_equal(d.get(), h2)
+    want = np.zeros(64, np.float32)
+    want[5:13] = h2[3:11] + 1
+    np.testing.assert_array_equal(y.get(), want)
+
+
 def test_overlapping_views_are_one_memory(dev: Any) -> None:
     a = _align(dev)
     d = clpy.to_device(np.zeros(3 * a, np.float32), dev)

@@ -376,3 +376,11 @@ class ViewUpload(HostUpload):
 
     def upload(self, ctx: Any, cl: Any) -> Any:
         return self.view.staged_buffer(cl)
+
+    def upload_pooled(self, cl: Any, queue: Any, pool: Any) -> Any:
+        """The copy in a buffer from ``pool`` (the launch queue's: clpy/runtime/transfers.py),
+        filled on ``queue``; the launcher gives it back once the copy-back is enqueued (the
+        queue is in order: the next use of the buffer runs after it)."""
+        buf = pool.take(self.view.nbytes)
+        self.view.stage_into(cl, queue, buf)
+        return buf

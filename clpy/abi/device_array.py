@@ -22,7 +22,8 @@ element as a NumPy scalar; slices with step 1, ``...`` and ``None`` give a *view
 the buffer. A contiguous view whose first byte is a multiple of the device's base address
 alignment (``CL_DEVICE_MEM_BASE_ADDR_ALIGN``, OpenCL 2.0 API spec §5.2.1
 ``clCreateSubBuffer``) is a sub-buffer, bound in place like the whole array (overlapping views
-are then one memory, and the launcher drops ``restrict`` for them). Any other contiguous view
+are then one memory: the launcher drops ``restrict`` for two arguments whose byte ranges overlap
+where the kernel writes either, and keeps it for disjoint views). Any other contiguous view
 travels to a kernel as a copy (made on the device, copied back after the kernel succeeded if it
 wrote it); such a view overlapping another argument of the same array that either writes is a
 ``ValueError`` (clpy/abi/aliasing.py). A view that is not contiguous (``d[:, 1:3]``) reads and
@@ -400,6 +401,20 @@ class DeviceArray:
         if lay.nbytes:
             cl.enqueue_copy(queue, dst, buf, src_offset=lay.offset, byte_count=lay.nbytes).wait()
         return dst
+
+    def stage_into(self, cl: Any, queue: Any, dst: Any) -> None:
+        """Copy this (contiguous, staged) view's data into ``dst`` (a pooled buffer of the
+        launch's in-order ``queue``: clpy/runtime/transfers.py), enqueued on that queue, so
+        the copy runs after every earlier use of ``dst`` there and before the kernel. When the
+        array lives on another queue, that queue is finished first (its pending writes to the
+        view come before the copy)."""
+        vq, buf = self._buffer()
+        lay = self._lay
+        assert lay is not None
+        if vq is not queue and vq != queue:
+            vq.finish()
+        if lay.nbytes:
+            cl.enqueue_copy(queue, dst, buf, src_offset=lay.offset, byte_count=lay.nbytes)
 
     def copy_from_buffer(self, cl: Any, queue: Any, src: Any, **kw: Any) -> Any:
         """Copy a launch's ``staged_buffer`` back into this view (after the kernel
