@@ -111,3 +111,126 @@ def test_overlapping_numpy_arrays_are_refused(where: str, request: pytest.Fixtur
     y = np.zeros(16, np.float32)
     read_twice[16](x[1:], x[:-1], y, device=dev)  # overlapping reads are fine
     np.testing.assert_array_equal(y, x[1:] + x[:-1])
+
+
+# ---------------------------------------------------------------- views of one DeviceArray
+
+
+def _align(dev: Any) -> int:
+    """float32 elements per base-address alignment: views starting there are sub-buffers."""
+    return 1 if dev.is_sim else dev.cl_device.mem_base_addr_align // 32
+
+
+@pytest.mark.parametrize("where", ["sim", "opencl"])
+def test_disjoint_views_keep_restrict(where: str, request: pytest.FixtureRequest) -> None:
+    dev = get_device("sim" if where == "sim" else request.getfixturevalue("cl_device"))
+    a = _align(dev)
+    h = np.arange(3 * a, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    x, y = d[0:a], d[2 * a : 3 * a]
+    assert not (x.staged or y.staged)  # sub-buffers of one buffer, bound in place
+    twice_then_add[a](x, y, device=dev)
+    want = h.copy()
+    want[2 * a :] = 3 * h[:a] + 1
+    np.testing.assert_array_equal(d.get(), want)
+    if where == "opencl":
+        assert _last_noalias(twice_then_add, dev) is None  # the main variant
+        src = _plan_of(twice_then_add, dev).source
+        assert "restrict x" in src and "restrict y" in src
+
+
+@pytest.mark.parametrize("where", ["sim", "opencl"])
+def test_overlapping_views_get_the_aliasing_variant(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    dev = get_device("sim" if where == "sim" else request.getfixturevalue("cl_device"))
+    a = _align(dev)
+    h = np.arange(3 * a, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    w = clpy.to_device(np.full(2 * a, 10, np.float32), dev)
+    # y is the second half of x: y[i] and x[i + a] are one element; w is other memory
+    read_twice[a](d[0 : 2 * a], w, d[a : 2 * a], device=dev)
+    if where == "opencl":
+        assert _last_noalias(read_twice, dev) == frozenset({"w"})  # only w keeps restrict
+    want = h.copy()
+    want[a : 2 * a] = h[:a] + 10
+    np.testing.assert_array_equal(d.get(), want)
+    # x and y the same elements through two views: y = 2x; z = 2x + 1; y = 4x + 1, which a
+    # restrict variant could compute as 3x + 1 (x[i] kept from before the store to y[i])
+    e = clpy.to_device(h, dev)
+    twice_then_add[a](e[0 : 2 * a], e[0:a], device=dev)
+    if where == "opencl":
+        assert _last_noalias(twice_then_add, dev) == frozenset()
+    want = h.copy()
+    want[:a] = 4 * h[:a] + 1
+    np.testing.assert_array_equal(e.get(), want)
+    if where == "opencl":
+        src = next(
+            v.source
+            for key, p in read_twice.launches.plans.items()
+            if key[1] is dev
+            for k, v in p._variants.items()
+            if k == frozenset({"w"})
+        )
+        assert "restrict w" in src and "restrict x" not in src and "restrict y" not in src
+
+
+@pytest.mark.parametrize("where", ["sim", "opencl"])
+def test_overlapping_read_only_views_keep_restrict(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    dev = get_device("sim" if where == "sim" else request.getfixturevalue("cl_device"))
+    a = _align(dev)
+    h = np.arange(3 * a, dtype=np.float32)
+    d = clpy.to_device(h, dev)
+    out = clpy.zeros((a,), np.float32, dev)
+    read_twice[a](d[0 : 2 * a], d[a : 3 * a], out, device=dev)  # overlapping reads only
+    np.testing.assert_array_equal(out.get(), h[:a] + h[a : 2 * a])
+    if where == "opencl":
+        assert _last_noalias(read_twice, dev) is None
+
+
+@clpy.kernel
+def shift_add(x: Global[float32], y: Global[float32]):
+    # every read before every write of the work-group (one work-group: the barrier orders
+    # global memory between its work-items, OpenCL C 2.0 §1.13.8), so y overlapping x
+    # gets NumPy's y[:] = x[:-1] + x[1:]; without the barrier it would be a data race
+    i = clpy.get_global_id(0)
+    s = x[i] + x[i + 1]
+    clpy.barrier(clpy.CLK_GLOBAL_MEM_FENCE)
+    y[i] = s
+
+
+@pytest.mark.parametrize("where", ["sim", "opencl"])
+def test_in_place_shift_through_overlapping_views(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    dev = get_device("sim" if where == "sim" else request.getfixturevalue("cl_device"))
+    n = max(_align(dev), 8)
+    h = np.arange(3 * n, dtype=np.float32) ** 2
+    d = clpy.to_device(h, dev)
+    shift_add[(n,), (n,)](d[0 : n + 1], d[0:n], device=dev)  # overlapping: y is x[:-1]
+    if where == "opencl":
+        assert _last_noalias(shift_add, dev) == frozenset()  # neither is restrict
+    want = h.copy()
+    want[:n] = want[:n] + want[1 : n + 1]  # NumPy: as if the inputs were read first
+    np.testing.assert_array_equal(d.get(), want)
+    e = clpy.to_device(h, dev)
+    shift_add[(n,), (n,)](e[0 : n + 1], e[2 * n : 3 * n], device=dev)  # disjoint
+    if where == "opencl":
+        assert _last_noalias(shift_add, dev) is None  # the main variant: both restrict
+        assert "restrict x" in _plan_of(shift_add, dev).source
+    want = h.copy()
+    want[2 * n :] = h[:n] + h[1 : n + 1]
+    np.testing.assert_array_equal(e.get(), want)
+
+
+def _plan_of(kernel: Any, dev: Any) -> Any:
+    return next(p for key, p in kernel.launches.plans.items() if key[1] is dev)
+
+
+def _last_noalias(kernel: Any, dev: Any) -> Any:
+    """The buffers the last launch declared restrict (None: all, the main variant)."""
+    memo = _plan_of(kernel, dev)._alias_memo
+    assert memo is not None
+    return memo[1]

@@ -153,33 +153,35 @@ class CLPlan:
 
     def _noalias(self, cl_args: list[Any], uploaded: list[int]) -> frozenset[str] | None:
         """The buffers no other argument reaches (None: all of them, the main variant).
-        Buffers alias when they are one memory object and one of them is written (this
-        launch's uploads are whole buffers of their own, one per distinct array: see
-        clpy/abi/aliasing.py); SVM pointers and sub-buffers may overlap anything. The answer
-        for the same device objects as last time is remembered (the plan holds them)."""
+        Two buffer arguments alias when their byte ranges in one memory object overlap and
+        the kernel writes one of them (C99 6.7.3.1: ``restrict`` only promises that what is
+        modified through one pointer is not reached through another). A sub-buffer (an
+        aligned ``DeviceArray`` view) is its parent's range [offset, offset + size); this
+        launch's uploads are buffers of their own, one per distinct array (clpy/abi/
+        aliasing.py). SVM pointers may overlap anything. The answer for the same device
+        objects as last time is remembered (the plan holds them)."""
         cl = self._cl
         objs = tuple([cl_args[j] for j, _, _ in self._buffer_slots])
         memo = self._alias_memo
         if memo is not None and _identical(memo[0], objs):
             return memo[1]
-        dev_args = [(cl_args[j], name, written) for j, name, written in self._buffer_slots]
-        seen: dict[int, list[tuple[str, bool]]] = {}
-        unsure = False
         own = {id(cl_args[j]) for j in uploaded}
-        for a, name, written in dev_args:
-            if isinstance(a, cl.Buffer) and (id(a) in own or not _is_sub_buffer(cl, a)):
-                seen.setdefault(a.int_ptr, []).append((name, written))
-            else:
+        spans: list[tuple[str, bool, int, int, int]] = []  # name, written, memory, start, end
+        unsure = False
+        for a, (_, name, written) in zip(objs, self._buffer_slots):
+            span = _byte_span(cl, a, id(a) in own)
+            if span is None:
                 unsure = True
+                break
+            spans.append((name, written, *span))
         if unsure:
-            out: frozenset[str] | None = frozenset(self.buffers) - {n for _, n, _ in dev_args}
+            out: frozenset[str] | None = frozenset()
         else:
-            shared = {
-                n
-                for group in seen.values()
-                if len(group) > 1 and any(w for _, w in group)
-                for n, _ in group
-            }
+            shared: set[str] = set()
+            for n, (na, wa, ma, a0, a1) in enumerate(spans):
+                for nb, wb, mb, b0, b1 in spans[:n]:
+                    if (wa or wb) and ma == mb and a0 < b1 and b0 < a1:
+                        shared.update((na, nb))
             out = frozenset(self.buffers) - shared if shared else None
         self._alias_memo = (objs, out)
         return out
@@ -255,6 +257,10 @@ class CLPlan:
                             # non-blocking when this call waits anyway; an async launch copies
                             # now, so the caller may change the array as soon as it returns
                             cl.enqueue_copy(queue, buf, host, is_blocking=not wait)
+                    elif pool is not None and type(x) is ViewUpload and host.nbytes:
+                        # a DeviceArray view that is no sub-buffer: a pooled copy on the device
+                        buf = x.upload_pooled(cl, queue, pool)
+                        pooled.append((buf, host.nbytes))
                     else:
                         buf = x.upload(self.context, cl)
                     cl_args[j] = buf
@@ -429,12 +435,22 @@ class _Variant:
         self.last = cl_args
 
 
-def _is_sub_buffer(cl: Any, buf: Any) -> bool:
-    """``buf`` was made by ``get_sub_region`` (it may overlap its parent and siblings)."""
+def _byte_span(cl: Any, buf: Any, own: bool) -> tuple[int, int, int] | None:
+    """(memory object handle, first byte, last byte + 1) a buffer argument reaches: a
+    sub-buffer's range in its parent (OpenCL 2.0 API spec §5.2.1: sub-buffers are not made
+    of sub-buffers), a whole buffer's own. None: unknown (an SVM pointer, a failed query)."""
+    if not isinstance(buf, cl.Buffer):
+        return None
+    if own:  # uploaded for this launch: no other argument's memory
+        return buf.int_ptr, 0, 1
     try:
-        return buf.get_info(cl.mem_info.ASSOCIATED_MEMOBJECT) is not None
+        parent = buf.get_info(cl.mem_info.ASSOCIATED_MEMOBJECT)
+        if parent is None:
+            return buf.int_ptr, 0, buf.size
+        start = int(buf.get_info(cl.mem_info.OFFSET))
+        return parent.int_ptr, start, start + buf.size
     except cl.Error:
-        return True
+        return None
 
 
 def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> Any:
