@@ -416,3 +416,25 @@ def test_disk_cache_holds_emitted_sources(cl_device: Any, tmp_path: Path,
     assert files[0].with_suffix(".json").exists()
     clear_caches(disk=True)
     assert not (tmp_path / "sources").exists()
+
+
+def test_pyopencl_selectors_are_remembered_without_holding_them(cl_device: Any) -> None:
+    """A queue passed as ``device=`` is looked up once and carries the answer itself: the
+    runtime keeps no reference to it (a program making queues does not pile them up), and a
+    reset runtime looks it up again."""
+    import sys
+
+    import pyopencl as cl
+
+    rt = Runtime()
+    ctx = cl.Context([cl_device])
+    q = cl.CommandQueue(ctx)
+    refs = sys.getrefcount(q), sys.getrefcount(ctx)
+    d = rt.find(q)
+    assert d.cl_device == cl_device and rt.find(q) is d and rt.find(ctx) is d
+    assert (sys.getrefcount(q), sys.getrefcount(ctx)) == refs
+    rt.reset()
+    d2 = rt.find(q)
+    assert d2 is not d and d2.name == d.name and rt.find(q) is d2
+    other = Runtime()  # another runtime's answer on the same queue is not taken
+    assert other.find(q) is not d2 and other.find(q).name == d.name

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from clpy.emit.targets import Target, target_of
 from clpy.runtime.info import DeviceInfo, query
@@ -170,10 +170,12 @@ class Runtime:
         self._devices: list[Device] | None = None
         self._selected: Device | None = None
         self._default: Device | None = None
-        # selectors resolved before (launches pass the same name or queue each time): a
-        # string, or a pyopencl object by handle with the object kept (its handle cannot be
-        # reused while it is held here)
+        # names resolved before (launches pass the same name each time)
         self._found: dict[Any, tuple[Any, Device]] = {}
+        # pyopencl selectors (queues, contexts, devices) carry their answer themselves
+        # (_FOUND_ATTR) with this runtime's token: nothing here keeps a caller's queue or
+        # context alive; reset() takes a new token, so answers from before it are not used
+        self._token = object()
 
     def devices(self) -> list[Device]:
         devs = self._devices
@@ -199,18 +201,27 @@ class Runtime:
             return selector
         if selector is None:
             return self.current()
-        if isinstance(selector, str):
-            key: Any = selector
-        else:
-            key = getattr(selector, "int_ptr", None)
-            if key is None:
-                return self._from_pyopencl(selector)
-        hit = self._found.get(key)
-        if hit is not None and (hit[0] is selector or hit[0] == selector):
+        if not isinstance(selector, str):
+            return self._find_pyopencl(selector)
+        hit = self._found.get(selector)
+        if hit is not None:
             return hit[1]
-        d = self._find_name(selector) if key is selector else self._from_pyopencl(selector)
+        d = self._find_name(selector)
         if len(self._found) < 256:
-            self._found[key] = (selector, d)
+            self._found[selector] = (selector, d)
+        return d
+
+    def _find_pyopencl(self, obj: Any) -> Device:
+        """The device of a pyopencl object, remembered on the object (pyopencl's objects take
+        attributes; where one does not, it is looked up each time)."""
+        hit = getattr(obj, _FOUND_ATTR, None)
+        if hit is not None and hit[0] is self._token:
+            return cast(Device, hit[1])
+        d = self._from_pyopencl(obj)
+        try:
+            setattr(obj, _FOUND_ATTR, (self._token, d))
+        except (AttributeError, TypeError):
+            pass
         return d
 
     def _find_name(self, selector: str) -> Device:
@@ -289,6 +300,7 @@ class Runtime:
             self._default = None
             self._selected = None
             self._found = {}
+            self._token = object()
 
 
 def _matches(d: Device, parts: list[str]) -> bool:
@@ -301,5 +313,8 @@ def _matches(d: Device, parts: list[str]) -> bool:
     p, dv = parts[0], ":".join(parts[1:])
     return p in plat and dv in dev
 
+
+# The attribute on a pyopencl queue, context or device holding (runtime token, Device).
+_FOUND_ATTR = "_clpy_device"
 
 RUNTIME = Runtime()
