@@ -107,25 +107,7 @@ def test_popcount_of_a_uniform_value_in_a_condition(cl_device):
 # the device, in the quirk table), the test checks that clpy's result is the spec's.
 
 
-@clpy.kernel
-def abs_int_min(x: Global[int32], o: Global[int64]):
-    # seed 3078: abs(INT_MIN) is (uint)2**31 (spec §1.13.3: abs returns the unsigned type);
-    # as int it is INT_MIN again. PoCL treats INT_MIN as poison in abs and abs_diff (LLVM
-    # llvm.abs with int_min_is_poison): sign-extending the int gave +2**31, and a constant
-    # argument folded to garbage.
-    i = clpy.get_global_id(0)
-    o[2 * i] = int64(int32(abs(x[i])))
-    o[2 * i + 1] = int64(int32(clpy.abs_diff(x[i], int32(0))))
-
-
-def test_pocl_abs_of_int_min(cl_device):
-    x = np.array([-(2**31), -5, 7, 2**31 - 1], np.int32)
-    sim, dev = _both(abs_int_min, (4,), (4,), x, np.zeros(8, np.int64), cl_device=cl_device)
-    want = np.repeat([-(2**31), 5, 7, 2**31 - 1], 2)
-    np.testing.assert_array_equal(sim[1], want)
-    if not np.array_equal(dev[1], want):
-        assert "portable computing language" in cl_device.platform.name.lower(), dev[1]
-        pytest.xfail(f"PoCL bug: abs/abs_diff of INT_MIN sign-extend to {dev[1][:2]}")
+# abs/abs_diff of INT_MIN (seed 3078, PoCL makes it poison): tests/test_fuzz_abs.py.
 
 
 @clpy.kernel

@@ -6,6 +6,8 @@ floats that are not provably non-negative the emitter calls these helpers.
 
 from __future__ import annotations
 
+from clpy.emit.lower_abs import KIND as INT_ABS_KIND
+from clpy.emit.lower_abs import int_abs_helper_source
 from clpy.emit.lower_convert import KIND as SAT_KIND
 from clpy.emit.lower_convert import sat_helper_source
 from clpy.emit.lower_helpers import lowered_helper_source
@@ -29,6 +31,8 @@ def helper_source(kind: str, t: Type) -> str:
         return nan_guard_helper_source(kind, t)
     if kind.startswith(NEG_KIND):  # signed negation spelled out for the target
         return negation_helper_source(kind, t)
+    if kind.startswith(INT_ABS_KIND):  # abs/abs_diff in the unsigned type for the target
+        return int_abs_helper_source(kind, t)
     if kind.startswith("wait_events"):  # clpy.wait_group_events(e0, e1, ...)
         k = int(kind[len("wait_events") :])
         params = ", ".join(f"event_t e{i}" for i in range(k))

@@ -31,6 +31,7 @@ from typing import Any
 from clpy.builtins.registry import Builtin
 from clpy.emit import lower_builtins as lb
 from clpy.emit.c_exprs import ExprEmitter
+from clpy.emit.lower_abs import lower_int_abs
 from clpy.emit.lower_atomics import lower_atomic
 from clpy.emit.lower_collectives import lower_collective
 from clpy.emit.lower_convert import lower_sat_conversion
@@ -60,6 +61,7 @@ LOWERINGS: dict[str, Lower] = {
     "sub_group_pipe": lb.lower_sub_group_pipe,
     "mad_sat": lower_mad_sat,
     "nan_guard": lower_nan_guard,
+    "int_abs": lower_int_abs,
 }
 
 DEFAULT_MAX_WORK_GROUP_SIZE = 1024

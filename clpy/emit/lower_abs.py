@@ -1,0 +1,60 @@
+"""``abs`` and ``abs_diff`` of signed integers computed in the unsigned type, for a device
+whose own treat the most negative value as undefined.
+
+OpenCL C 2.0 §6.13.3 (table 10): ``abs(x)`` is ``|x|`` and ``abs_diff(x, y)`` is ``|x - y|``,
+both returned as the unsigned type of the same width, "without modulo overflow": ``abs(INT_MIN)``
+is ``(uint)2**31``, which as an ``int`` is ``INT_MIN`` again. PoCL 3.0 (pthread, LLVM; clpy.fuzz
+seed 3078) compiles ``abs`` of a scalar ``int`` to LLVM's ``llvm.abs`` with
+``int_min_is_poison``: the optimizer may assume the result is below 2**31, so
+``(long)(int)abs(x)`` sign-extends as if it were non-negative and gives ``+2**31`` for
+``INT_MIN``, and ``abs(INT_MIN)`` of a constant folds to the same. ``abs_diff(x, 0)`` can fold
+into the same ``abs``. (char, short and long scalars, and vectors of every width, came out
+right in tests/test_fuzz_regressions.py's sweep; the quirk names the types by element.)
+
+Where the device's quirks list ``abs:<type>`` / ``abs_diff:<type>``
+(``Target.info["lower_builtins"]``, clpy/runtime/quirks.py) the call becomes a helper that
+negates in the unsigned type, where nothing overflows::
+
+    uint clpy_abs_int(int x) { uint u = as_uint(x); return x < 0 ? 0u - u : u; }
+    uint clpy_abs_diff_int(int a, int b) {
+        uint d = as_uint(a) - as_uint(b); return a < b ? 0u - d : d;
+    }
+
+``as_uint(a) - as_uint(b)`` is ``a - b`` modulo 2**32, whose negation when ``a < b`` is the
+exact ``b - a`` (at most 2**32 - 1). Vectors spell the same with the vector ``?:`` (a
+lane-wise ``select``, §6.3.i). The arguments are evaluated once (a function).
+"""
+
+from __future__ import annotations
+
+from clpy.emit.c_exprs import ExprEmitter
+from clpy.emit.targets import Target
+from clpy.ir.nodes import CallBuiltin
+from clpy.types.core import ScalarType, Type, element_of
+
+KIND = "int_abs:"  # helper kinds: "int_abs:abs" / "int_abs:abs_diff" with the argument type
+
+
+def lower_int_abs(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
+    name = call.builtin.cl_name
+    t = call.args[0].type
+    ex.helpers.add((f"{KIND}{name}", t))
+    return f"clpy_{name}_{t.cl_name}({', '.join(ex(a) for a in call.args)})"
+
+
+def int_abs_helper_source(kind: str, t: Type) -> str:
+    name = kind[len(KIND) :]
+    elem = element_of(t)
+    assert isinstance(elem, ScalarType) and elem.is_int, t
+    tn = t.cl_name
+    un = tn if not elem.is_signed else f"u{tn}"
+    why = "    // in the unsigned type: |MIN| is exact (PoCL's abs makes INT_MIN poison)\n"
+    if name == "abs":
+        head = f"{un} clpy_abs_{tn}({tn} x) {{\n"
+        body = f"    {un} u = as_{un}(x);\n    return x < ({tn})0 ? ({un})0 - u : u;"
+    elif name == "abs_diff":
+        head = f"{un} clpy_abs_diff_{tn}({tn} a, {tn} b) {{\n"
+        body = f"    {un} d = as_{un}(a) - as_{un}(b);\n    return a < b ? ({un})0 - d : d;"
+    else:
+        raise ValueError(f"no unsigned-type lowering for {name!r}")
+    return f"{head}{why}{body}\n}}"
