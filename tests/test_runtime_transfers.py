@@ -234,3 +234,24 @@ def test_staging_pipeline_from_the_environment(monkeypatch: Any) -> None:
     monkeypatch.setenv("CLPY_STAGING", "rng")
     with pytest.warns(RuntimeWarning, match="CLPY_STAGING='rng'"):
         assert transfers._pipeline_from_env() == "pair"
+
+
+def test_pools_of_one_device_share_the_idle_limit(cl_device: Any, monkeypatch: Any) -> None:
+    """POOL_LIMIT bounds the idle buffers of all queues of a device together: a program
+    launching on many queues does not keep a limit's worth of device memory per queue."""
+    import pyopencl as cl
+
+    dev = get_device(cl_device)
+    q1, q2 = (cl.CommandQueue(dev.context, cl_device) for _ in range(2))
+    p1, p2 = transfers.pool_for(cl, q1), transfers.pool_for(cl, q2)
+    assert p1 is not None and p2 is not None and p1 is not p2
+    idle = sum(p._bytes for p in p1._siblings)  # earlier tests' launches on this device
+    monkeypatch.setattr(transfers, "POOL_LIMIT", idle + 3000)
+    b1, b2 = p1.take(2000), p2.take(2000)
+    p1.give(b1, 2000)
+    p2.give(b2, 2000)  # over the device's limit with p1's: released
+    assert p1.take(2000) is b1
+    assert p2.take(2000) is not b2
+    p1.give(b1, 2000)
+    transfers.clear_pools()
+    assert not p1._free  # a plan holding p1 holds an empty pool

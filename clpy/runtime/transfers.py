@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-# Bytes of idle device memory one queue's pool may hold (the rest is released).
+# Bytes of idle device memory the pools of one device may hold together, over all its queues
+# (the rest is released).
 POOL_LIMIT = 1 << 30
 
 # After this many launches in a row that upload one unchanged NumPy array, say once that a
@@ -35,12 +36,15 @@ class PerformanceHint(UserWarning):
 class BufferPool:
     """Idle device buffers of one in-order queue, by size in bytes."""
 
-    def __init__(self, cl: Any, ctx: Any) -> None:
+    def __init__(self, cl: Any, ctx: Any, device: Any = None) -> None:
         self._cl = cl
         self._ctx = ctx
         self._free: dict[int, list[Any]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
+        # the pools of the same device (this one included), for POOL_LIMIT
+        self._siblings = _DEVICE_POOLS.setdefault(device, weakref.WeakSet())
+        self._siblings.add(self)
 
     def take(self, nbytes: int) -> Any:
         with self._lock:
@@ -51,8 +55,11 @@ class BufferPool:
         return self._cl.Buffer(self._ctx, self._cl.mem_flags.READ_WRITE, nbytes)
 
     def give(self, buf: Any, nbytes: int) -> None:
+        sib = self._siblings
+        # an estimate (other pools read without their locks); one pool: its own count
+        idle = self._bytes if len(sib) == 1 else sum([p._bytes for p in list(sib)])
         with self._lock:
-            if self._bytes + nbytes > POOL_LIMIT:
+            if idle + nbytes > POOL_LIMIT:
                 return  # dropped: pyopencl releases it when the last reference goes
             self._free.setdefault(nbytes, []).append(buf)
             self._bytes += nbytes
@@ -66,6 +73,8 @@ class BufferPool:
 # queue handle -> (the queue, kept alive with its pool; its pool). pyopencl queues cannot be
 # weakly referenced; clpy.clear_caches() empties this.
 _POOLS: dict[int, tuple[Any, BufferPool]] = {}
+# The pools of each device (by device handle): POOL_LIMIT counts their idle bytes together.
+_DEVICE_POOLS: dict[Any, weakref.WeakSet[BufferPool]] = {}
 _pools_lock = threading.Lock()
 
 
@@ -77,7 +86,8 @@ def pool_for(cl: Any, queue: Any) -> BufferPool | None:
     with _pools_lock:
         entry = _POOLS.get(key)
         if entry is None or entry[0] != queue:
-            entry = _POOLS[key] = (queue, BufferPool(cl, queue.context))
+            pool = BufferPool(cl, queue.context, int(queue.device.int_ptr))
+            entry = _POOLS[key] = (queue, pool)
     return entry[1]
 
 
