@@ -155,6 +155,11 @@ def test_overlapping_views_get_the_aliasing_variant(
     want = h.copy()
     want[a : 2 * a] = h[:a] + 10
     np.testing.assert_array_equal(d.get(), want)
+    read_twice[a](d, w, d[2 * a : 3 * a], device=dev)  # the whole array and a view of it
+    if where == "opencl":
+        assert _last_noalias(read_twice, dev) == frozenset({"w"})
+    want[2 * a :] = want[:a] + 10
+    np.testing.assert_array_equal(d.get(), want)
     # x and y the same elements through two views: y = 2x; z = 2x + 1; y = 4x + 1, which a
     # restrict variant could compute as 3x + 1 (x[i] kept from before the store to y[i])
     e = clpy.to_device(h, dev)
