@@ -268,6 +268,20 @@ def test_copied_views_from_another_queue(cl_device: Any) -> None:
     want = np.zeros(64, np.float32)
     want[5:13] = h2[3:11] + 1
     np.testing.assert_array_equal(y.get(), want)
+    # the array's queue held back by a user event: the launch on q2 returns (it does not
+    # block the host on that queue), and its copy of the view waits for the scale before it
+    gate = cl.UserEvent(dev.context)
+    cl.enqueue_barrier(dev.queue, wait_for=[gate])
+    first = scale[8](d[3:11], device=dev, wait=False)
+    second = add_one[8](d[3:11], y[5:13], np.int32(8), device=q2, wait=False)
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    assert first is not None and second is not None
+    first.wait()
+    second.wait()
+    h2[3:11] *= 2
+    want[5:13] = h2[3:11] + 1
+    np.testing.assert_array_equal(d.get(), h2)
+    np.testing.assert_array_equal(y.get(), want)
 
 
 def test_overlapping_views_are_one_memory(dev: Any) -> None:

@@ -406,15 +406,17 @@ class DeviceArray:
         """Copy this (contiguous, staged) view's data into ``dst`` (a pooled buffer of the
         launch's in-order ``queue``: clpy/runtime/transfers.py), enqueued on that queue, so
         the copy runs after every earlier use of ``dst`` there and before the kernel. When the
-        array lives on another queue, that queue is finished first (its pending writes to the
-        view come before the copy)."""
+        array lives on another queue of the context, the copy also waits for a marker of
+        everything enqueued there so far (its pending writes to the view), without blocking
+        the host."""
         vq, buf = self._buffer()
         lay = self._lay
         assert lay is not None
-        if vq is not queue and vq != queue:
-            vq.finish()
         if lay.nbytes:
-            cl.enqueue_copy(queue, dst, buf, src_offset=lay.offset, byte_count=lay.nbytes)
+            after = None if vq is queue or vq == queue else [cl.enqueue_marker(vq)]
+            cl.enqueue_copy(
+                queue, dst, buf, src_offset=lay.offset, byte_count=lay.nbytes, wait_for=after
+            )
 
     def copy_from_buffer(self, cl: Any, queue: Any, src: Any, **kw: Any) -> Any:
         """Copy a launch's ``staged_buffer`` back into this view (after the kernel
