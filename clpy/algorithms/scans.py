@@ -323,8 +323,8 @@ class _LookbackState:
         self.status: Any = None
         self.counter: Any = None
         self.epoch = 0
-        # (kernel, launch device, n) -> (BoundLaunch, the status array it holds)
-        self.bound: dict[Any, tuple[Any, Any]] = {}
+        # id(_SinglePass) -> (BoundLaunch, the status array it holds, the _SinglePass)
+        self.bound: dict[int, tuple[Any, ...]] = {}
 
 
 _STATES: dict[Any, _LookbackState] = {}
@@ -419,6 +419,98 @@ def tile_kernel(
     return k, loop
 
 
+class _SinglePass:
+    """A single-pass scan prepared for one (device, queue, type, operator, tuning, length):
+    the kernel, its sizes and fixed arguments, where it launches, and the per-queue state
+    (status words, ticket counter, epoch, bound launches)."""
+
+    def __init__(
+        self,
+        place: Place,
+        k: Any,
+        wg: int,
+        groups: int,
+        ntiles: int,
+        fixed: tuple[Any, ...],
+        extra: tuple[Any, ...],
+        on: Any,
+        register_tile: bool,
+    ) -> None:
+        self.place, self.k, self.ntiles, self.on = place, k, ntiles, on
+        self.launcher = k[(groups * wg,), (wg,)]
+        self.fixed, self.extra = fixed, extra  # (n, ident), (groups,) when groups loop
+        self.register_tile = register_tile
+        self.st = _state(place)
+
+    def run(self, xa: Any, ya: Any, distinct_buffers: bool) -> None:
+        """Enqueue the scan of ``xa`` into ``ya``. The bound launch (bound.py) needs raw
+        buffers that are not one buffer (one buffer takes the kernel variant without
+        ``restrict``): ``distinct_buffers``."""
+        st, place, ntiles = self.st, self.place, self.ntiles
+        bindable = BOUND_SCAN and self.register_tile and distinct_buffers
+        with st.lock:
+            if st.status is None or st.status.shape[0] < ntiles:
+                st.status = place.zeros(max(ntiles, 1024), np.uint64)
+                if st.counter is None:
+                    st.counter = place.zeros(1, np.int32)
+            st.epoch = st.epoch + 1 if st.epoch < 2**30 else 1
+            if st.epoch == 1:
+                st.status.fill(0)
+            epoch = np.uint32(st.epoch)
+            key = id(self)
+            hit = st.bound.get(key) if bindable else None
+            if hit is not None and hit[1] is st.status:
+                hit[0].launch(((0, xa), (1, ya), (6, epoch)))
+                return
+            n, ident = self.fixed
+            args = (xa, ya, n, ident, st.status, st.counter, epoch, np.int32(ntiles), *self.extra)
+            self.launcher(*args, device=self.on, wait=False)
+            if bindable:
+                if len(st.bound) > 64:
+                    st.bound.clear()
+                on = self.on if self.on is not place.launch_on else None
+                b = BoundLaunch(self.launcher, args, place, on)
+                if len(b.args) == len(args):  # one OpenCL argument per kernel argument
+                    st.bound[key] = (b, st.status, self)  # self: its id stays unique
+
+
+_PREPARED: dict[Any, _SinglePass] = {}
+
+
+def _prepare_single_pass(
+    place: Place,
+    t: ScalarType,
+    op: Op,
+    inclusive: bool,
+    tn: Any,
+    n: int,
+    vecptr: bool,
+    items: int,
+) -> _SinglePass:
+    """The single-pass scan of ``n`` elements with tuning ``tn`` (module docstring)."""
+    wg = tn.wg
+    if tn.scan_vecs > 0:  # the register tile (scan_tiles.py, scan_striped.py)
+        wg = tn.scan_wg
+        tile = wg * 4 * (4 if _striped(tn, op) else tn.scan_vecs)
+        idx = index_type(n, tile)
+        k, loop = tile_kernel(t, op, idx, tn, inclusive, vecptr)
+    else:
+        tile = wg * items
+        idx = index_type(n, tile)
+        loop = False
+        k = _lookback_kernel(t, op, idx, wg, items, inclusive)
+    ntiles = -(-n // tile)
+    groups = ntiles
+    extra: tuple[Any, ...] = ()
+    if loop:  # looping groups: as many as stay resident together, at most one per tile
+        cus = place.dev.info.max_compute_units if place.dev.info else 1
+        groups = max(1, min(ntiles, cus * tn.scan_loop))
+        extra = (np.int32(groups),)
+    on = _launch_on(place, tn.scan_maxreg if tn.scan_vecs > 0 else 0)
+    fixed = (idx.dtype.type(n), op.host_identity(t))
+    return _SinglePass(place, k, wg, groups, ntiles, fixed, extra, on, tn.scan_vecs > 0)
+
+
 def scan_on(
     inp: Input,
     y: Any,
@@ -439,70 +531,36 @@ def scan_on(
             // wg,
         ),
     )
+    if lookback_applies(place, t, tn):
+        assert isinstance(t, ScalarType)
+        xa, ya = inp.data, y
+        vecptr = tn.scan_vecs > 0 and n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
+        key = (
+            id(place.dev),
+            None if place.queue is None else place.queue.int_ptr,
+            t,
+            op,
+            inclusive,
+            tn,
+            n,
+            vecptr,
+        )
+        pr = _PREPARED.get(key)
+        if pr is None:
+            pr = _prepare_single_pass(place, t, op, inclusive, tn, n, vecptr, items)
+            with _STATES_LOCK:
+                if len(_PREPARED) > 256:  # many lengths: forget the oldest
+                    for old in list(_PREPARED)[:128]:
+                        del _PREPARED[old]
+                _PREPARED[key] = pr
+        if vecptr:  # the buffers themselves, typed as 4-vectors (16-byte accesses)
+            xa, ya = xa.base_data, ya.base_data
+        pr.run(xa, ya, vecptr and xa.int_ptr != ya.int_ptr)
+        return
     tile = wg * items
     ntiles = -(-n // tile)
     idx = index_type(n, tile)
     ident = op.host_identity(t)
-    if lookback_applies(place, t, tn):
-        assert isinstance(t, ScalarType)
-        xa, ya = inp.data, y
-        if tn.scan_vecs > 0:  # the register tile (scan_tiles.py)
-            wg = tn.scan_wg
-            tile = wg * 4 * (4 if _striped(tn, op) else tn.scan_vecs)
-            idx = index_type(n, tile)
-            vecptr = n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
-            if vecptr:  # the buffers themselves, typed as 4-vectors (16-byte accesses)
-                xa, ya = xa.base_data, ya.base_data
-            k, loop = tile_kernel(t, op, idx, tn, inclusive, vecptr)
-        else:
-            loop = False
-            k = _lookback_kernel(t, op, idx, wg, items, inclusive)
-        ntiles = -(-n // tile)
-        groups = ntiles
-        extra: tuple[Any, ...] = ()
-        if loop:  # looping groups: as many as stay resident together, at most one per tile
-            cus = place.dev.info.max_compute_units if place.dev.info else 1
-            groups = max(1, min(ntiles, cus * tn.scan_loop))
-            extra = (np.int32(groups),)
-        st = _state(place)
-        on = _launch_on(place, tn.scan_maxreg if tn.scan_vecs > 0 else 0)
-        # The bound launch (bound.py) needs raw buffers that are not one buffer (one and the
-        # same buffer takes the kernel variant without ``restrict``).
-        bindable = BOUND_SCAN and tn.scan_vecs > 0 and vecptr and xa.int_ptr != ya.int_ptr
-        with st.lock:
-            if st.status is None or st.status.shape[0] < ntiles:
-                st.status = place.zeros(max(ntiles, 1024), np.uint64)
-                if st.counter is None:
-                    st.counter = place.zeros(1, np.int32)
-            st.epoch = st.epoch + 1 if st.epoch < 2**30 else 1
-            if st.epoch == 1:
-                st.status.fill(0)
-            epoch = np.uint32(st.epoch)
-            key = (id(k), id(on), n)
-            hit = st.bound.get(key) if bindable else None
-            if hit is not None and hit[1] is st.status:
-                hit[0].launch(((0, xa), (1, ya), (6, epoch)))
-                return
-            launcher = k[(groups * wg,), (wg,)]
-            args = (
-                xa,
-                ya,
-                idx.dtype.type(n),
-                ident,
-                st.status,
-                st.counter,
-                epoch,
-                np.int32(ntiles),
-                *extra,
-            )
-            launcher(*args, device=on, wait=False)
-            if bindable:
-                if len(st.bound) > 64:
-                    st.bound.clear()
-                b = BoundLaunch(launcher, args, place, on if on is not place.launch_on else None)
-                if len(b.args) == len(args):  # one OpenCL argument per kernel argument
-                    st.bound[key] = (b, st.status)
-        return
     groups = max(1, min(wg, tn.groups, ntiles))
     tpg = -(-ntiles // groups)
     groups = -(-ntiles // tpg)
