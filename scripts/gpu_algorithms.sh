@@ -10,8 +10,8 @@
 #         --only reduce,scan,sort --sizes 20,24,28
 #
 # Arguments go to `python -m benchmarks.algorithms` (--only, --sizes, --repeat, --sweep,
-# --ptx); results (algorithms_<device>.json/.md and the log) go to $OUT (default
-# /tmp/clpy-bench). ALG_TESTS=<seconds> also runs tests/test_algorithms.py on the device.
+# --sweep-seconds, --ptx); results (algorithms_<device>.json/.md and the log) go to $OUT
+# (default /tmp/clpy-bench). ALG_TESTS=<seconds> also runs tests/test_algorithms.py on the device.
 # CLPY_GPU_PLATFORM=portable dry-runs the same steps on PoCL.
 set -uo pipefail
 cd "$(dirname "$0")/.."
