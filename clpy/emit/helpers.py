@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from clpy.emit.lower_abs import KIND as INT_ABS_KIND
 from clpy.emit.lower_abs import int_abs_helper_source
+from clpy.emit.lower_add_sat import KIND as ADD_SAT_KIND
+from clpy.emit.lower_add_sat import add_sat_helper_source
 from clpy.emit.lower_convert import KIND as SAT_KIND
 from clpy.emit.lower_convert import sat_helper_source
 from clpy.emit.lower_helpers import lowered_helper_source
@@ -33,6 +35,8 @@ def helper_source(kind: str, t: Type) -> str:
         return negation_helper_source(kind, t)
     if kind.startswith(INT_ABS_KIND):  # abs/abs_diff in the unsigned type for the target
         return int_abs_helper_source(kind, t)
+    if kind.startswith(ADD_SAT_KIND):  # add_sat/sub_sat spelled out for the target
+        return add_sat_helper_source(kind, t)
     if kind.startswith("wait_events"):  # clpy.wait_group_events(e0, e1, ...)
         k = int(kind[len("wait_events") :])
         params = ", ".join(f"event_t e{i}" for i in range(k))

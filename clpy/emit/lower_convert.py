@@ -38,6 +38,10 @@ from clpy.types import catalog as C
 from clpy.types.core import ScalarType, Type, element_of, lanes
 
 KIND = "sat:"  # helper kinds: "sat:<dest cl_name><_rounding>" with the source type
+# "sat:nan:<dest><_rounding>": only the NaN guarded, the rest the device's own saturating
+# conversion (quirk "float-nan": Oclgrind, whose plain convert_T_rtp/_rtn of a negative value
+# round the wrong way, while its saturating ones are right but for NaN)
+NAN_ONLY = "nan:"
 
 MACROS = {  # the limits of each integer type, by their OpenCL C macros
     "char": ("CHAR_MIN", "CHAR_MAX"),
@@ -61,7 +65,7 @@ def sat_lowered(call: CallBuiltin, tgt: Target) -> bool:
     if not isinstance(src, ScalarType) or src is C.bool_:
         return False
     if src.is_float:
-        return "float" in kinds
+        return "float" in kinds or "float-nan" in kinds
     return "int" in kinds and _int_needs_clamp(src, element_of(conv.dest))
 
 
@@ -73,7 +77,9 @@ def lower_sat_conversion(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str
     assert conv is not None
     rnd = f"_{conv.rounding}" if conv.rounding else ""
     src = call.args[0].type
-    ex.helpers.add((f"{KIND}{conv.dest.cl_name}{rnd}", src))
+    kinds = tgt.info.get("lower_sat_conversions", ())
+    nan_only = element_of(src).is_float and "float" not in kinds
+    ex.helpers.add((f"{KIND}{NAN_ONLY if nan_only else ''}{conv.dest.cl_name}{rnd}", src))
     return f"{helper_name(conv.dest.cl_name, rnd, src)}({ex(call.args[0])})"
 
 
@@ -119,6 +125,8 @@ def _float_bounds(dst: ScalarType, double: bool) -> tuple[str, str]:
 def sat_helper_source(kind: str, src: Type) -> str:
     """The C function for helper ``kind`` (``sat:long4_rte``) taking ``src``."""
     spec = kind[len(KIND) :]
+    nan_only = spec.startswith(NAN_ONLY)
+    spec = spec.removeprefix(NAN_ONLY)
     dest_name, _, rnd = spec.partition("_")
     rnd = f"_{rnd}" if rnd else ""
     selem = element_of(src)
@@ -138,6 +146,13 @@ def sat_helper_source(kind: str, src: Type) -> str:
         fl = "float" if n == 1 else f"float{n}"
         head = head.replace(f"({src.cl_name} x)", f"({src.cl_name} h)")
         pre = f"    {fl} x = convert_{fl}(h);\n"
+    if nan_only:
+        why = "    // NaN converts to 0 (OpenCL C 2.0 §6.2.3.3); the rest the device's own\n"
+        own = f"convert_{dest_name}_sat{rnd}(x)"
+        if n == 1:
+            return f"{head} {{\n{why}{pre}    return isnan(x) ? 0 : {own};\n}}"
+        imask = f"convert_{_signed_name(delem)}{n}(isnan(x))"
+        return f"{head} {{\n{why}{pre}    return select({own}, ({dest_name})0, {imask});\n}}"
     below, above = _float_bounds(delem, double)
     plain = f"convert_{dest_name}{rnd}(x)"
     if n == 1:

@@ -32,6 +32,7 @@ from clpy.builtins.registry import Builtin
 from clpy.emit import lower_builtins as lb
 from clpy.emit.c_exprs import ExprEmitter
 from clpy.emit.lower_abs import lower_int_abs
+from clpy.emit.lower_add_sat import lower_add_sat
 from clpy.emit.lower_atomics import lower_atomic
 from clpy.emit.lower_collectives import lower_collective
 from clpy.emit.lower_convert import lower_sat_conversion
@@ -62,6 +63,7 @@ LOWERINGS: dict[str, Lower] = {
     "mad_sat": lower_mad_sat,
     "nan_guard": lower_nan_guard,
     "int_abs": lower_int_abs,
+    "add_sat": lower_add_sat,
 }
 
 DEFAULT_MAX_WORK_GROUP_SIZE = 1024

@@ -27,6 +27,7 @@ from typing import Any
 
 from clpy.fuzz import features as F
 from clpy.fuzz.campaign import Result, check, device_features, device_limits, write_crash
+from clpy.fuzz.icd import register_oclgrind
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -120,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         print("--count must be >= 0 and --jobs >= 1", file=sys.stderr)
         return 2
     devices = [d.strip() for d in a.devices.split(",") if d.strip()]
+    register_oclgrind(devices)  # before the first platform query (clpy/fuzz/icd.py)
     try:
         feats = device_features(devices, F.parse(a.features))
         avoid = device_limits(devices)  # what some device's target cannot emit

@@ -80,6 +80,24 @@ QUIRKS: tuple[Quirk, ...] = (
         volatile_loop_vars=True,
     ),
     Quirk(
+        match="oclgrind",
+        note="Oclgrind 21.10 is an OpenCL 1.2 device (CL_DEVICE_OPENCL_C_VERSION 1.2) whose "
+        "CL_DEVICE_OPENCL_C_ALL_VERSIONS also lists 3.0, with no features; under "
+        "-cl-std=CL3.0 every build fails (its extensions and the 3.0 feature macros "
+        "disagree: 'options cl_khr_fp64 and __opencl_c_fp64 are set to different "
+        "values'), so clpy builds OpenCL C 1.2 there, with 1.2's features",
+        cl_std=(1, 2),
+        # By the three-way fuzz run (sim vs PoCL vs Oclgrind) and scripts/gpu_fuzz_diag.py:
+        # convert_{char,short,int,long}_sat*(NaN) give the type's MIN instead of 0 (every
+        # rounding mode, from float and double; unsigned destinations are right; seeds
+        # 500003, 500008); add_sat/sub_sat/mad_sat of long wrap instead of saturating
+        # (add_sat(LONG_MIN, LONG_MIN) is 0). Each is spelled out (tests/test_fuzz_oclgrind.py).
+        # Only the NaN is guarded ("float-nan"): its plain convert_T_rtp/_rtn of a negative
+        # value round the wrong way (convert_int_rtp(-0.5f) is -1), its saturating ones right.
+        lower_sat_conversions=frozenset({"float-nan"}),
+        lower_builtins=frozenset({"add_sat:long", "sub_sat:long", "mad_sat:long"}),
+    ),
+    Quirk(
         match="nvidia",
         note="NVIDIA reports OpenCL C 1.2 features (3.0 driver), but its compiler accepts the "
         "work-group collective built-ins (work_group_reduce_add ...) under -cl-std=CL2.0. "
@@ -170,7 +188,8 @@ def device_target(info: DeviceInfo) -> Target:
     top = max(info.opencl_c_versions)
     q = quirk_for(info)
     version = q.cl_std if q and q.cl_std else top
-    feats = _baseline_features(info, top)
+    # by the version built with: a quirk's older standard has only that version's features
+    feats = _baseline_features(info, min(top, version))
     if q:
         feats = (feats | q.add_features) - q.drop_features
     non_uniform = info.non_uniform_work_groups and version >= (2, 0)
