@@ -18,48 +18,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import sys
 import warnings
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-INTS = {
-    "char": np.int8,
-    "uchar": np.uint8,
-    "short": np.int16,
-    "ushort": np.uint16,
-    "int": np.int32,
-    "uint": np.uint32,
-    "long": np.int64,
-    "ulong": np.uint64,
-}
-ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
-EDGES = [2.0**63, 2.0**64, -1.0, -0.5, 0.99, -0.99, 0.5, 1.5, 2.5, -1.5, -2.5, 1e30, -1e30,
-         math.inf, -math.inf, math.nan, -(2.0**63), 2.0**63 - 2**40, 2.0**31, -(2.0**31),
-         2.0**31 - 0.5, 2.0**32, 4294967295.5, 127.5, -128.5, 255.5, 32767.5, 65535.5, -0.0,
-         1e-30]  # fmt: skip
-I64 = [-(2**63), -(2**63) + 1, -2, -1, 0, 1, 2, 2**31, -(2**31), 2**32, 2**62, 2**63 - 1,
-       2**63 - 2, 12345678901234]  # fmt: skip
-U64 = [0, 1, 2, 2**63, 2**64 - 1, 2**64 - 2, 2**32, 2**63 - 1, 3, 12345678901234567890]
-
-
-def _limits(dest: str) -> tuple[int, int]:
-    info = np.iinfo(INTS[dest])
-    return int(info.min), int(info.max)
-
-
-def spec_sat(x: float, dest: str, rnd: str) -> int:
-    lo, hi = _limits(dest)
-    if math.isnan(x):
-        return 0
-    if math.isinf(x):
-        return hi if x > 0 else lo
-    f = Fraction(x)
-    r = {"_rte": round(f), "_rtp": math.ceil(f), "_rtn": math.floor(f)}.get(rnd, math.trunc(f))
-    return min(max(int(r), lo), hi)
+from clpy.fuzz.edges import EDGES, I64, INTS, ROUNDINGS, U64, limits, spec_sat
 
 
 class Device:
@@ -133,7 +98,7 @@ def raw_int64_conversions(d: Device) -> list[str]:
     for i in range(m):
         for k, (a, b) in enumerate(pairs):
             v = int(xs[a][i])
-            lo, hi = _limits(b)
+            lo, hi = limits(b)
             got = int((u if b[0] == "u" else s)[i * len(pairs) + k])
             if got != min(max(v, lo), hi):
                 wrong.append(f"convert_{b}_sat(({a}){v}) = {got}")

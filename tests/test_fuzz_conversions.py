@@ -9,10 +9,8 @@ the lowering avoids; running this file with ``CLPY_TEST_PLATFORM=nvidia`` shows 
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -20,40 +18,9 @@ import numpy as np
 import pytest
 
 from clpy.emit.targets import target_of
+from clpy.fuzz.edges import EDGES, INTS, ROUNDINGS, spec_sat  # noqa: F401 (tests import them)
 from clpy.runtime.info import query
 from clpy.runtime.quirks import device_target
-
-INTS = {
-    "char": np.int8,
-    "uchar": np.uint8,
-    "short": np.int16,
-    "ushort": np.uint16,
-    "int": np.int32,
-    "uint": np.uint32,
-    "long": np.int64,
-    "ulong": np.uint64,
-}
-ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
-EDGES = [2.0**63, 2.0**64, -1.0, -0.5, 0.99, -0.99, 0.5, 1.5, 2.5, -1.5, -2.5, 1e30, -1e30,
-         math.inf, -math.inf, math.nan, -(2.0**63), 2.0**63 - 2**40, 2.0**31, -(2.0**31),
-         2.0**31 - 0.5, 2.0**32, 4294967295.5, 127.5, -128.5, 255.5, 32767.5, 65535.5, -0.0,
-         1e-30]  # fmt: skip
-
-
-def spec_sat(x: float, dest: str, rnd: str) -> int:
-    """The spec's value of ``convert_<dest>_sat<rnd>(x)`` (§6.2.3.3), computed exactly."""
-    info = np.iinfo(INTS[dest])
-    if math.isnan(x):
-        return 0
-    if math.isinf(x):
-        return int(info.max) if x > 0 else int(info.min)
-    f = Fraction(x)
-    r = {
-        "_rte": round(f),  # Fraction rounds half to even
-        "_rtp": math.ceil(f),
-        "_rtn": math.floor(f),
-    }.get(rnd, math.trunc(f))
-    return min(max(int(r), int(info.min)), int(info.max))
 
 
 def _module(src: str, tmp: Path, name: str) -> Any:
