@@ -441,3 +441,35 @@ def test_scalar_fill_of_records(dev: Any) -> None:
     h[1:4] = np.array((1, 2.5, 3), rec)
     assert d.get().tobytes() == h.tobytes()
     assert d[2] == h[2]
+
+
+def test_a_region_indexed_again_is_the_same_view(cl_device: Any) -> None:
+    """``d[a:b]`` again (while a view of that region is alive) is the same object: a loop
+    launching on fresh slices repeats the launch without converting its arguments again. The
+    array keeps its views weakly: dropping both frees the device memory at once."""
+    import gc
+    import weakref
+
+    dev = clpy.get_device(cl_device)
+    a = _align(dev)
+    d = clpy.to_device(np.zeros(3 * a, np.float32), dev)
+    v = d[a : 2 * a]
+    assert d[a : 2 * a] is v and d[a : 2 * a][0:a] is v and d[a:][0:a] is v
+    assert d[a : 2 * a + 1] is not v and d[2 * a :] is not v
+    for _ in range(4):
+        add_one[a](d[0:a], d[a : 2 * a], np.int32(a), device=dev)
+    plan = next(p for key, p in add_one.launches.plans.items() if key[1] is dev)
+    again = plan._again
+    assert again is not None and again[1][1] is v  # the repeat path held the same view
+    np.testing.assert_array_equal(d.get()[a : 2 * a], 1)
+    e = clpy.to_device(np.zeros(3 * a, np.float32), dev)
+    root = weakref.ref(e)
+    gc.disable()
+    try:
+        w = e[0:a]
+        assert e[0:a] is w and e[1 : a + 1].staged
+        w.get()
+        del e, w
+        assert root() is None  # no cycle between an array and its views
+    finally:
+        gc.enable()

@@ -34,7 +34,8 @@ views and every contiguous one is bound in place.
 from __future__ import annotations
 
 import math
-from typing import Any
+import weakref
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class DeviceArray:
     """An array that lives on one device (``device``); ``get()`` copies it to the host,
     ``d[i]`` reads one element, ``d[a:b]`` is a view of the same memory."""
 
-    __slots__ = ("device", "_host", "_cl", "_io", "_root", "_lay", "staged", "_subs")
+    __slots__ = ("device", "_host", "_cl", "_io", "_root", "_lay", "staged", "_subs", "__weakref__")
 
     def __init__(self, device: Any, host: np.ndarray | None, cl_array: Any, io: Any = None) -> None:
         self.device = device
@@ -289,11 +290,26 @@ class DeviceArray:
 
     def _view_of(self, host: np.ndarray | None, lay: Layout | None) -> DeviceArray:
         root = self._root if self._root is not None else self
+        cache = None
+        if lay is not None:
+            # the same region again is the same view object while one is alive (OpenCL): a
+            # view holds nothing but its place, and a loop launching on d[a:b] then repeats
+            # the same launch (clpy/runtime/clplan.py _run_again; the plan holds the last
+            # launch's views) instead of converting new objects. Weak: a strong entry would be
+            # a cycle (root -> view -> root), freeing the device memory only at a collection.
+            cache = root._cache()
+            ref = cache.get(lay)
+            v = ref() if ref is not None else None
+            if v is not None:
+                return cast(DeviceArray, v)
         v = DeviceArray(self.device, host, None, self._io)
         v._root = root
-        if lay is not None:
+        if lay is not None and cache is not None:
             v._lay = lay
             v.staged = not (lay.c_contiguous and lay.offset % root._align() == 0)
+            if len(cache) > _SUB_CACHE:
+                cache.clear()
+            cache[lay] = weakref.ref(v)
         return v
 
     def _cache(self) -> dict[Any, Any]:
