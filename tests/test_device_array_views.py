@@ -473,3 +473,28 @@ def test_a_region_indexed_again_is_the_same_view(cl_device: Any) -> None:
         assert root() is None  # no cycle between an array and its views
     finally:
         gc.enable()
+
+
+def test_one_dimensional_slices_match_numpy() -> None:
+    """The shortcut for ``d[a:b]`` of a 1-D array (clpy/abi/array_index.py) gives NumPy's
+    view, from a whole array and from a view, and NumPy's errors."""
+    from clpy.abi.array_index import Layout, index_layout
+
+    a = np.arange(40, dtype=np.float64)
+    base = a.__array_interface__["data"][0]
+    rng = np.random.default_rng(11)
+    for start in (0, 8 * 3):
+        lay0 = Layout.contiguous((40 - start // 8,), 8, start)
+        for _ in range(200):
+            lo, hi = (int(x) if rng.integers(0, 4) else None for x in rng.integers(-45, 46, 2))
+            key = slice(lo, hi, 1 if rng.integers(0, 2) else None)
+            want = a[start // 8 :][key]
+            lay = index_layout(lay0, key)
+            assert lay.shape == want.shape, key
+            if want.size:
+                assert lay.offset == want.__array_interface__["data"][0] - base, key
+            assert lay == index_layout(lay0, (key,)), key  # the general path agrees
+    with pytest.raises(ValueError, match="step 1, got step 2 on axis 0"):
+        index_layout(Layout.contiguous((10,), 4), slice(0, 8, 2))
+    with pytest.raises(TypeError, match="slice bounds must be integers"):
+        index_layout(Layout.contiguous((10,), 4), slice(0.5, 3))

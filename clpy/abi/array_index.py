@@ -75,6 +75,11 @@ def _where(ndim: int) -> str:
 
 def index_layout(lay: Layout, key: Any) -> Layout:
     """The layout of ``view[key]``; a result with no axes is one element (a scalar read)."""
+    if type(key) is slice and len(lay.shape) == 1:  # the common d[a:b]: what the loop gives
+        start, stop, _ = _slice(key, lay.shape[0], 0)
+        st = lay.strides[0]
+        offset = lay.offset + (start * st if stop > start else 0)
+        return Layout((max(stop - start, 0),), lay.strides, offset, lay.itemsize)
     items = key if isinstance(key, tuple) else (key,)
     n_ell = sum(1 for k in items if k is Ellipsis)
     if n_ell > 1:

@@ -125,8 +125,13 @@ class DeviceArray:
         """Where this array's elements are in its root's ``base_data`` (OpenCL)."""
         if self._lay is not None:
             return self._lay
-        arr = self._cl
-        return Layout(tuple(arr.shape), tuple(arr.strides), int(arr.offset), arr.dtype.itemsize)
+        cache = self._cache()
+        got = cache.get("layout")
+        if got is None:  # a whole array's place never changes
+            arr = self._cl
+            got = Layout(tuple(arr.shape), tuple(arr.strides), int(arr.offset), arr.dtype.itemsize)
+            cache["layout"] = got
+        return cast(Layout, got)
 
     def _buffer(self) -> tuple[Any, Any]:
         """(queue, the root's memory object) of an OpenCL array or view."""
