@@ -263,3 +263,28 @@ def test_ramp_and_run_array() -> None:
     assert not ramp(np.int32, 0, 1, 8).flags.writeable  # a view of the shared ramp
     r = Run(4, 1, (1, 1), 1, np.dtype(np.int32))
     assert r.step == 1 and r.last == 4
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_thread_count_changes_nothing(checks: bool) -> None:
+    """Several batches (max_lanes of one group) on one thread and on two: the same bytes,
+    and the same race report for the cross-group bug."""
+    n, rows = 64, 4
+    x = np.arange(n * rows, dtype=np.int32) * 5 - 7
+    y = np.zeros_like(x)
+    out = []
+    for threads in (1, 2):
+        ys = y.copy()
+        zs = np.zeros(64, dtype=np.int32)
+        with clpy.sim.config(checks=checks, threads=threads, max_lanes=16):
+            loop_rows[(n,), (16,)](x, ys, n, rows, device="sim")
+            try:
+                cross_group_race[(64,), (BS,)](zs, device="sim")
+                rep: Any = None
+            except SimulationError as e:
+                r = e.reports[0]
+                rep = (r.kind, r.message, r.global_id, r.index, r.other_global_id)
+        out.append((ys.tobytes(), zs.tobytes() if rep is None else None, rep))
+    assert out[0] == out[1]
+    if checks:
+        assert out[0][2] is not None and out[0][2][0] == "data-race"
