@@ -21,8 +21,9 @@ from clpy.frontend.definite import check_definite_assignment
 from clpy.frontend.exprs import ExprBuilder
 from clpy.frontend.source import ParsedFunction
 from clpy.frontend.stmts import StmtBuilder
-from clpy.ir.nodes import Function, Var
-from clpy.ir.walk import collect_structs
+from clpy.ir.blocks import FunctionRef
+from clpy.ir.nodes import Function, Stmt, Var
+from clpy.ir.walk import collect_structs, walk
 from clpy.types import catalog as C
 from clpy.types.core import Type
 
@@ -128,12 +129,38 @@ def build_function(
         loc=parsed.loc(parsed.tree),
         source_file=parsed.file,
         written=frozenset(_close_written(state.written, state.aliases)),
-        callees=tuple(state.callees),
+        callees=_live_callees(body, state.callees),
     )
     check_definite_assignment(fn, state.annotated, state.folded_reads)
     fn = _with_structs(fn)
     finish_kernel(self_ref, fn)
     return fn
+
+
+def _live_callees(body: tuple[Stmt, ...], callees: list[Function]) -> tuple[Function, ...]:
+    """The device functions the finished body still reaches, in the order they were met.
+
+    The builder notes a callee when it types the call, also in a branch of a compile-time
+    condition that it then folds away (``if RAKE: rake(...)`` with ``RAKE`` a Python
+    constant); such a function is not part of the program and is not emitted. References are
+    calls, user-defined reduction combiners and device-enqueued children (any IR field holding
+    a ``Function`` or a built ``FunctionRef``); each callee's own ``callees`` is already live.
+    """
+    live: set[int] = set()
+    todo: list[Function] = []
+    for n in walk(body):
+        for v in n.__dict__.values():
+            if isinstance(v, FunctionRef):
+                v = v.function
+            if isinstance(v, Function) and id(v) not in live:
+                live.add(id(v))
+                todo.append(v)
+    while todo:
+        for c in todo.pop().callees:
+            if id(c) not in live:
+                live.add(id(c))
+                todo.append(c)
+    return tuple(f for f in callees if id(f) in live)
 
 
 def _close_written(written: set[str], aliases: dict[str, frozenset[str]]) -> set[str]:
