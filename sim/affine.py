@@ -114,11 +114,19 @@ def index_fn(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> Calla
     """The evaluator of index expression ``e``: exact (see the module docstring) where it
     can be, else ``expr(e)`` (the node-by-node closure, which ``expr`` compiles)."""
     normal = expr(e)
+    return _exact(e, expr, normal) or normal
+
+
+def _exact(
+    e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]], normal: Callable[[Frame], Value]
+) -> Callable[[Frame], Value] | None:
+    """``index_fn``'s exact evaluator (falling back to ``normal``), or None where ``e`` is
+    not one it knows."""
     if not (ENABLED and _int_type(e.type) and isinstance(e, (Binary, Cast))):
-        return normal  # a leaf alone gains nothing
+        return None  # a leaf alone gains nothing
     aff = _compile(e, expr)
     if aff is None:
-        return normal
+        return None
     t = e.type
     dt = ops.dtype_of(t)
     sct = dt.type
@@ -152,7 +160,10 @@ def value_fn(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> Calla
     ``y = m - tx``): like ``index_fn``, but a run comes back as an array (a view of the
     cached ramp, read-only, noted with its step), so that indices computed from the variable
     later are exact too. Same values, dtype and shape as ``expr(e)``."""
-    idx = index_fn(e, expr)
+    normal = expr(e)
+    idx = _exact(e, expr, normal)
+    if idx is None:
+        return normal
 
     def value(fr: Frame) -> Value:
         v = idx(fr)

@@ -271,15 +271,15 @@ class StmtCompiler:
 
     def s_Assign(self, s: Assign) -> StmtFn:
         exprs = self.exprs
-        value = exprs.expr(s.value)
         if isinstance(s.target, VarRef) and s.op is None:
             var = s.target.var
-            value = affine.value_fn(s.value, exprs.expr)  # integer runs stay known (exact)
+            setval = affine.value_fn(s.value, exprs.expr)  # integer runs stay known (exact)
 
             def setvar(fr: Frame) -> None:
-                fr.env[var] = value(fr)
+                fr.env[var] = setval(fr)
 
             return setvar
+        value = exprs.expr(s.value)
         ref, load, store = exprs.lvalue(s.target, copy=False)
         if s.op is None:
             if _is_memory(s.target):
