@@ -2,9 +2,10 @@
 §6.13.3, table 10: the result is the unsigned type, "without modulo overflow", so
 ``abs(INT_MIN)`` is ``(uint)2**31``, which converts back to ``int`` as ``INT_MIN``).
 
-PoCL 3.0 makes ``INT_MIN`` poison in ``abs`` of a scalar ``int`` (found by clpy.fuzz, seed
-3078); clpy computes both functions in the unsigned type there (quirks ``abs:int``,
-``abs_diff:int``; clpy/emit/lower_abs.py). Here: the spec's values on the simulator and, through
+PoCL 3.0 makes ``MIN`` poison in ``abs`` (found by clpy.fuzz: seed 3078, an ``int`` at run
+time; seed 127, a constant ``LONG_MIN`` folded to -20); clpy computes both functions in the
+unsigned type there for every signed type (quirks ``abs:<type>``, ``abs_diff:<type>``;
+clpy/emit/lower_abs.py). Here: the spec's values on the simulator and, through
 clpy, on the device for every signed width, scalar and vector; the helper forced on this device
 for every signed type; and the driver's own raw result.
 """
@@ -20,7 +21,8 @@ import numpy as np
 import pytest
 
 import clpy
-from clpy import Global, int32, int64
+import clpy.vectors as V
+from clpy import Global, int8, int16, int32, int64
 
 SIGNED = {"int8": "char", "int16": "short", "int32": "int", "int64": "long"}
 
@@ -34,6 +36,29 @@ def abs_int_min(x: Global[int32], o: Global[int64]):
     i = clpy.get_global_id(0)
     o[2 * i] = int64(int32(abs(x[i])))
     o[2 * i + 1] = int64(int32(clpy.abs_diff(x[i], int32(0))))
+
+
+@clpy.kernel
+def abs_of_constant_min(o: Global[int64]):
+    # seed 127: abs of a constant LONG_MIN (a lane of a literal vector) folded to -20 on PoCL:
+    # poison folds to anything, at every width.
+    i = clpy.get_global_id(0)
+    o[6 * i] = int64(abs(V.long4(int64(-9223372036854775808)).s1))
+    o[6 * i + 1] = int64(abs(int64(-9223372036854775808)))
+    o[6 * i + 2] = int64(int32(abs(int32(-2147483648))))
+    o[6 * i + 3] = int64(int16(abs(int16(-32768))))
+    o[6 * i + 4] = int64(int8(abs(int8(-128))))
+    o[6 * i + 5] = int64(clpy.abs_diff(int64(-9223372036854775808), int64(0)))
+
+
+def test_abs_of_a_constant_min(cl_device: Any) -> None:
+    import pyopencl as cl
+
+    want = [-(2**63), -(2**63), -(2**31), -(2**15), -(2**7), -(2**63)] * 2
+    for device in ("sim", cl.Context([cl_device])):
+        o = np.zeros(12, np.int64)
+        _quiet(abs_of_constant_min, (2,), o, device=device)
+        assert o.tolist() == want, device
 
 
 def _quiet(k: Any, grid: tuple[int, ...], *arrays: np.ndarray, device: Any) -> None:

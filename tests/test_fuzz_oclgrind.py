@@ -215,7 +215,36 @@ ob = cl.Buffer(dev.context, mf.WRITE_ONLY, 24)
 raw.k(q, (1,), None, ob, fb, ab)
 ro = np.zeros(3, np.int64); cl.enqueue_copy(q, ro, ob); q.finish()
 out["raw"] = ro.tolist()
+crash = cl.Program(dev.context, RAW_I24).build()
+try:
+    cl.Kernel(crash, "k")
+    out["i24"] = "ok"
+except cl.Error as e:
+    out["i24"] = str(e).splitlines()[0]
 print("RESULT " + json.dumps(out))
+"""
+
+# seed 500255, reduced by hand: Oclgrind 21.10 dies creating the kernel ("OCLGRIND FATAL
+# ERROR ... Unsupported constant int size: 3 bytes"; LLVM's optimizer made an i24 constant).
+# Not avoided: clpy.fuzz.campaign.KNOWN_DEVICE_ERRORS counts it as a known device bug.
+RAW_I24 = """
+typedef struct { float f0; uchar f1; short f2; } Rec;
+short sf2(Rec r) { return r.f2; }
+__kernel void k(__global const Rec* in_rec, __global const uchar* u, __global short* o,
+                __global const short* in_short) {
+  int i = get_global_id(0);
+  Rec s1 = in_rec[i];
+  uchar16 v9 = vload16(0, u);
+  for (int w = 0; w < (i & 7); w++) {
+     v9 = select(v9, (uchar16)3, (uchar16)(254, 33, s1.f1, s1.f1, 0, 31, u[i], s1.f1, 255,
+                 s1.f1, 1, s1.f1, s1.f1, 255, 1, 64) == (uchar16)3);
+  }
+  for (int j = 0; j < 3; ++j) {
+     s1.f2 = sf2(s1);
+     s1.f2 = (s1.f0 > i) ? 3 : in_short[i];
+  }
+  o[i] = s1.f2 + v9.s3;
+}
 """
 
 
@@ -229,7 +258,7 @@ def oclgrind_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "OCL_ICD_VENDORS"}
     env["OCLGRIND_NUM_THREADS"] = "1"
     script = tmp_path_factory.mktemp("oclgrind") / "child.py"  # clpy reads kernels' source
-    script.write_text(CHILD)
+    script.write_text(f"RAW_I24 = {RAW_I24!r}\n" + CHILD)
     r = subprocess.run([sys.executable, str(script)], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=300)  # fmt: skip
     line = next((x for x in r.stdout.splitlines() if x.startswith("RESULT ")), None)
@@ -254,3 +283,24 @@ def test_raw_oclgrind_bugs(oclgrind_run: dict[str, Any]) -> None:
     raw = oclgrind_run["raw"]
     if raw != [0, -(2**63), 0]:
         pytest.xfail(f"Oclgrind 21.10 bugs: {raw} instead of [0, LONG_MIN, 0]")
+
+
+def test_raw_oclgrind_kernel_creation_crash(oclgrind_run: dict[str, Any]) -> None:
+    """Seed 500255's crash, and the fuzzer's entry for it: the error it gives is listed."""
+    from clpy.fuzz.campaign import verdict
+    from clpy.fuzz.runner import Outcome
+
+    err = oclgrind_run["i24"]
+    if err == "ok":
+        return  # a fixed Oclgrind
+    assert "INVALID_KERNEL_NAME" in err, err
+    good = {"o": np.arange(3)}
+    sim, pocl = Outcome("sim", good), Outcome("opencl:pocl", good)
+    grind = Outcome("opencl:oclgrind", error=f"LogicError: clCreateKernel failed: {err}")
+    pairs = [(sim, pocl), (sim, grind)]
+    assert verdict([sim, pocl, grind], pairs)[0] == "known"
+    bad = Outcome("opencl:pocl", {"o": np.arange(3) + 1})
+    assert verdict([sim, bad, grind], [(sim, bad), (sim, grind)])[0] == "mismatch"
+    other = Outcome("opencl:pocl", error="LogicError: clCreateKernel failed: INVALID_KERNEL_NAME")
+    assert verdict([sim, other, grind], [(sim, other), (sim, grind)])[0] == "error"
+    pytest.xfail(f"Oclgrind 21.10 bug: creating the kernel fails ({err})")

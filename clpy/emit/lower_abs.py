@@ -8,8 +8,8 @@ seed 3078) compiles ``abs`` of a scalar ``int`` to LLVM's ``llvm.abs`` with
 ``int_min_is_poison``: the optimizer may assume the result is below 2**31, so
 ``(long)(int)abs(x)`` sign-extends as if it were non-negative and gives ``+2**31`` for
 ``INT_MIN``, and ``abs(INT_MIN)`` of a constant folds to the same. ``abs_diff(x, 0)`` can fold
-into the same ``abs``. (char, short and long scalars, and vectors of every width, came out
-right in tests/test_fuzz_regressions.py's sweep; the quirk names the types by element.)
+into the same ``abs``. A constant ``LONG_MIN`` folded to -20 (seed 127): poison may become
+anything, so the quirk names every signed type (tests/test_fuzz_abs.py).
 
 Where the device's quirks list ``abs:<type>`` / ``abs_diff:<type>``
 (``Target.info["lower_builtins"]``, clpy/runtime/quirks.py) the call becomes a helper that

@@ -70,10 +70,13 @@ QUIRKS: tuple[Quirk, ...] = (
         lower_sat_conversions=frozenset({"float"}),
         # ceil/floor/trunc/round of a NaN the compiler can fold give garbage (seed 800109):
         # spelled out with a NaN guard (clpy/emit/lower_nan.py).
-        # abs of a scalar int makes INT_MIN poison (llvm.abs): (long)(int)abs(INT_MIN) is
-        # +2**31 (seed 3078; abs_diff(x, 0) folds into it): computed in the unsigned type
-        # (clpy/emit/lower_abs.py). Other widths and vectors are right there.
-        lower_builtins=frozenset({"ceil", "floor", "trunc", "round", "abs:int", "abs_diff:int"}),
+        # abs makes MIN poison (llvm.abs): (long)(int)abs(INT_MIN) is +2**31 (seed 3078;
+        # abs_diff(x, 0) folds into it), abs of a constant LONG_MIN folded to -20 (seed 127):
+        # abs/abs_diff of every signed type computed in the unsigned type (lower_abs.py).
+        lower_builtins=frozenset(
+            {"ceil", "floor", "trunc", "round"}
+            | {f"{f}:{t}" for f in ("abs", "abs_diff") for t in ("char", "short", "int", "long")}
+        ),
         # A private variable assigned in a loop whose trip count varies between work-items
         # reads another work-item's value after a barrier (seeds 10865, 1000183, 64): such
         # variables are declared volatile.
