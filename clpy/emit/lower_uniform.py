@@ -158,13 +158,17 @@ def loop_barrier_vars(fn: Function) -> frozenset[Var]:
     is, though the number of trips is not. A ``volatile`` variable is right in every variant
     found. Where the target's quirks say so (``Target.info["volatile_loop_vars"]``,
     clpy/runtime/quirks.py) the emitter declares these ``volatile`` (clpy/emit/c_stmts.py); a
-    variable that also takes a work-item's own data (``acc += x[gid]``) is left alone."""
+    variable that takes a work-item's own data inside the loop (``acc += x[gid]``) is left
+    alone. One that holds its work-item's data from before the loop and is assigned only
+    uniform values in it (``v = x[gid]``, then ``v = 0`` in the loop) is not: PoCL gave every
+    work-item that ran no trip the loop's value too (seed 510030)."""
     if _contains_uniform(fn.body, set()) is None:
         return frozenset()
     seeds = () if fn.is_kernel else fn.params
     bad = _tainted_vars(fn, seeds)
     data = _tainted_vars(fn, seeds, stop=False)
     out: set[Var] = set()
+    fed: set[Var] = set()  # assigned a work-item's own data inside a divergent loop
     outside = False  # a barrier/collective outside every divergent loop
 
     def visit(stmts: tuple[Stmt, ...]) -> None:
@@ -177,8 +181,12 @@ def loop_barrier_vars(fn: Function) -> frozenset[Var]:
                 for n in walk((st,)):
                     if isinstance(n, Assign) and isinstance(n.target, VarRef):
                         out.add(n.target.var)
+                        if _tainted(n.value, data) or (n.op and n.target.var in data):
+                            fed.add(n.target.var)
                     elif isinstance(n, For):
                         out.add(n.var)
+                        if n.var in data:
+                            fed.add(n.var)
                 continue
             if isinstance(st, (If, While, For)):
                 visit(st.body)
@@ -190,7 +198,7 @@ def loop_barrier_vars(fn: Function) -> frozenset[Var]:
     visit(fn.body)
     if not outside:
         return frozenset()
-    keep = (v for v in out if v not in data and isinstance(v.type, (ScalarType, VectorType)))
+    keep = (v for v in out if v not in fed and isinstance(v.type, (ScalarType, VectorType)))
     return frozenset(keep)
 
 
