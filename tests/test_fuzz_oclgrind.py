@@ -237,7 +237,9 @@ print("RESULT " + json.dumps(out))
 # (float3)(f)) is 0 (or -1), not 31, for every f > -2 (int4 too): both come from a comparison
 # of splats or of a selected vector, which LLVM turns into a vector of i1 that Oclgrind
 # evaluates wrongly (by these reductions; not confirmed in Oclgrind's source). Not avoided yet
-# (the i1 vector is LLVM's, not in clpy's C); the three-way run reports it as a mismatch.
+# (the i1 vector is LLVM's, not in clpy's C); the three-way run reports it as a mismatch
+# (about 2 kernels in 1,000: also seeds 500842, all(ulong2(0) < ulong2(s, s)) false for s = 3,
+# and 500893, a select by a comparison of a constant char4 with a splat).
 RAW_SELECT_CMP = """
 __kernel void k(__global short* o) {
   int lin = get_global_id(0), lid = get_local_id(0);
