@@ -231,7 +231,7 @@ def _at_call(
         o = int(own[own != 0][0])
         slot = addr // mem.count
         other = (slot + fr.batch.gfirst) * launch.W + o - 1 if o > 0 else None
-        other_loc, logged = inner._line_of(addr, kind, -1, other)
+        other_loc, logged, _ = inner._line_of(addr, kind, -1, other)
         launch.fail(
             "data-race",
             f"clpy.{call.name} {'writes' if write else 'reads'} elements of "

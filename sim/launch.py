@@ -12,6 +12,7 @@ from clpy.abi import Buffer, LocalBuffer, Param, kernel_params
 from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
+from clpy_sim.aliases import share_shadows
 from clpy_sim.alloc import tune as tune_allocator
 from clpy_sim.budget import check as check_budget
 from clpy_sim.config import SimConfig, current
@@ -49,12 +50,14 @@ class _Binder:
     def __init__(self, st: Launch) -> None:
         self.st = st
         self.serial = False  # an argument needs its batches run one after another
+        self.globals: list[Any] = []  # the global buffers, in parameter order
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
         mem = make_global(
             self.st, param.name, param.elem, array, param.constant, written=param.written
         )
         self.st.memories.append(mem)
+        self.globals.append(mem)
         return PtrVal(mem, np.int64(0))
 
     def local_buffer(self, param: LocalBuffer, count: int) -> Any:
@@ -134,6 +137,7 @@ def _run(
             local_params.append((v, bound.elem, bound.count))
         else:
             fixed[v] = bound
+    share_shadows(st, binder.globals)  # overlapping buffers: one shadow (sim/aliases.py)
     W = st.W
     per_batch = max(1, cfg.max_lanes // W)
     total = st.total_groups

@@ -16,6 +16,7 @@ per access, not a Python loop.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,9 @@ def _first(fr: Frame, bad: np.ndarray) -> int:
     return int(lanes[int(np.argmin(wids))])
 
 
+# stamps of logged accesses, ordered across the shadows of overlapping buffers
+_CLOCK = itertools.count(1)
+
 _KEEP = 16  # logged accesses per (kind, line): a loop of 16 steps between barriers
 
 
@@ -75,7 +79,10 @@ class _Shadow:
     launch: Launch
     mem: Any
     log: dict[tuple[str, Loc], list[Any]]
-    stamp: int = 0
+    # global buffers overlapping in memory (sim/aliases.py): the shadows sharing this one's
+    # arrays, and this buffer's first element's position in them
+    peers: list[Any] | None = None
+    off: int = 0
 
     def _race(
         self,
@@ -96,9 +103,9 @@ class _Shadow:
         wid = int(wids[k])
         other = None if other_ids is None else int(other_ids.reshape(-1)[addr])
         other_wid = other_wid_of(other, wid) if other is not None else None
-        other_loc, logged_wid = other_locs(addr, theirs, wid, other_wid)
+        other_loc, logged_wid, via = other_locs(addr, theirs, wid, other_wid)
         if other_loc is None and other_wid is not None:  # its line, from any work-item
-            other_loc, _ = other_locs(addr, theirs, wid, None)
+            other_loc, _, via = other_locs(addr, theirs, wid, None)
         if other_wid is None:
             # the shadow knows only "several work-items": one of them from the log, or a lane
             # of this very access on the same element (x[0] += 1 in every work-item)
@@ -130,10 +137,17 @@ class _Shadow:
                 )
                 + " not known"
             )
+        what = self.mem.describe()
+        through = ""
+        if self.peers:
+            names = ", ".join(f"`{p.mem.name}`" for p in self.peers if p is not self)
+            what += f" (which overlaps {names} in memory)"
+            if via is not None and via is not self.mem:
+                through = f" through `{via.name}`"
         self.launch.fail(
             "data-race",
-            f"{mine}/{theirs} data race on {self.mem.describe()}: this {mine} and "
-            f"another work-item's {theirs} of the same element are unordered ({where})" + missing,
+            f"{mine}/{theirs} data race on {what}: this {mine} and another work-item's "
+            f"{theirs}{through} of the same element are unordered ({where})" + missing,
             loc,
             wid,
             self.mem.name,
@@ -151,38 +165,40 @@ class _Shadow:
             entries = self.log[(kind, loc)] = []
         elif len(entries) >= _KEEP:
             del entries[0]
-        self.stamp += 1
         # the work-items only when a report needs them (computing them per access cost a
         # quarter of a checked tree reduction)
         wids = fr.cache.get("wid")
-        entries.append((self.stamp, w, wids if wids is not None else _Lanes(fr), fr.shape))
+        entries.append((next(_CLOCK), w, wids if wids is not None else _Lanes(fr), fr.shape))
 
     def _line_of(
         self, addr: int, kind: str, wid: int, other: int | None
-    ) -> tuple[Loc | None, int | None]:
+    ) -> tuple[Loc | None, int | None, Any]:
         """The line (and a work-item other than ``wid``; ``other`` if known) of the most
-        recent logged ``kind`` access to element ``addr``."""
+        recent logged ``kind`` access to element ``addr``, and the memory it went through
+        (a peer's, for overlapping buffers)."""
         found = sorted(
             (
-                (st, loc, w, wids, shape)
-                for (k, loc), es in self.log.items()
+                (st, loc, w, wids, shape, sh)
+                for sh in self.peers or (self,)
+                for (k, loc), es in sh.log.items()
                 if k == kind
                 for st, w, wids, shape in es
             ),
             key=lambda e: -e[0],
         )
-        for _, loc, w, wids, shape in found:
+        for _, loc, w, wids, shape, sh in found:
+            at = addr + self.off - sh.off  # the element's index in that buffer
             flat = np.broadcast_to(np.asarray(w.flat()), shape).ravel()
             if type(wids) is _Lanes:
                 wids = wids.wids()
             ids = np.broadcast_to(wids, shape).ravel()
-            hit = (flat == addr) & (ids != wid)
+            hit = (flat == at) & (ids != wid)
             if other is not None:
                 hit &= ids == other
             lanes = np.flatnonzero(hit)
             if lanes.size:
-                return loc, int(ids[lanes[0]])
-        return None, None
+                return loc, int(ids[lanes[0]]), sh.mem
+        return None, None, None
 
 
 _PENDING = 1024  # reads of local memory waiting for a write (``LocalShadow.pending``)
