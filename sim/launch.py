@@ -145,6 +145,13 @@ def _run(
     llid = _lane_ids(W)
 
     def run(k: int, turn: Turnstile | None) -> int:
+        # np.errstate is per thread and, in NumPy 2, per context: run_batches runs this in a
+        # copy of the launching thread's context (which overrides the errstate its workers
+        # set), so each batch sets it here (0/0 is NaN in OpenCL C, not a RuntimeWarning)
+        with np.errstate(all="ignore"):
+            return run_batch(k, turn)
+
+    def run_batch(k: int, turn: Turnstile | None) -> int:
         gfirst = k * per_batch
         G = min(per_batch, total - gfirst)
         batch = Batch(st, gfirst, G)
