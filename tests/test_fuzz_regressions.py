@@ -309,6 +309,38 @@ def test_pocl_data_before_a_uniform_loop_then_barrier(cl_device):
         pytest.xfail(f"PoCL bug without volatile: {o[:16]}")
 
 
+@clpy.kernel
+def break_loop_then_collective(out: Global[uint16]):
+    # seed 600277 (sim vs PoCL, final code of session 4): the loop's bounds are the same for
+    # every work-item, but odd work-items leave it by a break before the uniform assignment;
+    # after the collective's barriers PoCL gave the even ones the odd ones' 65528. v is
+    # declared volatile there (a break under a work-item condition makes the loop divergent).
+    lin = clpy.get_global_linear_id()
+    v: uint16 = uint16(65528)
+    w = 0
+    while w < 1:
+        w += 1
+        if lin % 2 == 1:
+            break
+        v = uint16(0)
+    s = clpy.work_group_reduce_add(lin)
+    out[lin * 2] = v
+    out[lin * 2 + 1] = uint16(s)
+
+
+def test_pocl_break_in_a_loop_then_collective(cl_device):
+    sim, dev = _both(break_loop_then_collective, (16,), (8,), np.zeros(32, np.uint16),
+                     cl_device=cl_device)  # fmt: skip
+    lin = np.arange(16)
+    want = np.zeros(32, np.uint16)
+    want[0::2] = np.where(lin % 2 == 1, 65528, 0)
+    want[1::2] = np.where(lin < 8, 28, 92)
+    np.testing.assert_array_equal(sim[0], want)
+    np.testing.assert_array_equal(dev[0], want)
+    src = break_loop_then_collective.source_for(_AS_POCL, line_directives=False)
+    assert "volatile ushort v = " in src, src
+
+
 RAW_LOOP_BARRIER = (
     "__kernel void k(__global const int* x, __global char* out) {\n"
     "    int lin = get_global_id(0);\n    char v = -8;\n    int w = 0;\n"

@@ -174,8 +174,13 @@ def loop_barrier_vars(fn: Function) -> frozenset[Var]:
     def visit(stmts: tuple[Stmt, ...]) -> None:
         nonlocal outside
         for st in stmts:
-            divergent = (isinstance(st, While) and _tainted(st.cond, bad)) or (
-                isinstance(st, For) and any(_tainted(x, bad) for x in (st.start, st.stop, st.step))
+            divergent = (
+                (isinstance(st, While) and _tainted(st.cond, bad))
+                or (
+                    isinstance(st, For)
+                    and any(_tainted(x, bad) for x in (st.start, st.stop, st.step))
+                )
+                or (isinstance(st, (While, For)) and _exits_unevenly(st.body, bad))
             )
             if divergent:
                 for n in walk((st,)):
@@ -200,6 +205,19 @@ def loop_barrier_vars(fn: Function) -> frozenset[Var]:
         return frozenset()
     keep = (v for v in out if v not in fed and isinstance(v.type, (ScalarType, VectorType)))
     return frozenset(keep)
+
+
+def _exits_unevenly(body: tuple[Stmt, ...], bad: Any) -> bool:
+    """A ``break``, ``continue`` or ``return`` under a condition that varies with the
+    work-item, anywhere in a loop's body: its trips (or the assignments run in them) then
+    differ between work-items though the loop's own bounds do not (fuzz seed 600277,
+    ``while w < 1: w += 1; if lin % 2 == 1: break; v = 0``). Conservative: a ``break`` of a
+    nested loop counts too (it only costs a ``volatile`` on PoCL)."""
+    for n in walk(body):
+        if isinstance(n, If) and _tainted(n.cond, bad):
+            if any(isinstance(m, (Break, Continue, Return)) for m in walk(n.body + n.orelse)):
+                return True
+    return False
 
 
 class Problem(NamedTuple):
