@@ -105,41 +105,23 @@ def aug_global(
         h = ref(fr)
         mem, a = h
         batch = fr.batch
-        if type(a) is Run:
-            if (
-                a.step == 1
-                and getattr(mem, "direct", False)
-                and (mem.shadow is None or not batch.watch)
-                and not batch.watching
-                and a.shape == fr.shape
-                and mem.data.dtype == dt
-                and a.first >= 0
-                and a.first + a.n <= mem.count
-            ):
-                row = mem.data[a.first : a.first + a.n].reshape(a.shape)
-                y = rhs(fr)
-                if getattr(y, "dtype", None) == dt:
-                    batch.stores += 1
-                    ufunc(row, y, out=row)
-                    return
-                r = ufunc(row, y)
-                if getattr(r, "dtype", None) != dt:
-                    r = ops.fix_dtype(r, t)
-                store(fr, h, r)
-                return
-            a = a.array(fr)
-            h = (mem, a)
+        is_run = type(a) is Run
+        first = None
         if (
-            type(a) is np.ndarray
+            (is_run or type(a) is np.ndarray)
             and getattr(mem, "direct", False)
             and (mem.shadow is None or not batch.watch)
             and not batch.watching
             and a.shape == fr.shape
             and mem.data.dtype == dt
         ):
-            first = batch.run_of(a)
-            n = a.size
-            if first is not None and first >= 0 and first + n <= mem.count:
+            if is_run:
+                first = a.first if a.step == 1 else None
+            else:
+                first = batch.run_of(a)
+        if first is not None:
+            n = a.n if is_run else a.size
+            if first >= 0 and first + n <= mem.count:
                 row = mem.data[first : first + n].reshape(a.shape)
                 y = rhs(fr)
                 if getattr(y, "dtype", None) == dt:
@@ -151,6 +133,8 @@ def aug_global(
                     r = ops.fix_dtype(r, t)
                 store(fr, h, r)
                 return
+        if is_run:
+            h = (mem, a.array(fr))
         aug_at(fr, h)
 
     return run
