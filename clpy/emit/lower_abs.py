@@ -28,6 +28,7 @@ lane-wise ``select``, §6.3.i). The arguments are evaluated once (a function).
 from __future__ import annotations
 
 from clpy.emit.c_exprs import ExprEmitter
+from clpy.emit.helper_calls import call_helper
 from clpy.emit.targets import Target
 from clpy.ir.nodes import CallBuiltin
 from clpy.types.core import ScalarType, Type, element_of
@@ -36,10 +37,7 @@ KIND = "int_abs:"  # helper kinds: "int_abs:abs" / "int_abs:abs_diff" with the a
 
 
 def lower_int_abs(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
-    name = call.builtin.cl_name
-    t = call.args[0].type
-    ex.helpers.add((f"{KIND}{name}", t))
-    return f"clpy_{name}_{t.cl_name}({', '.join(ex(a) for a in call.args)})"
+    return call_helper(ex, KIND, call)
 
 
 def int_abs_helper_source(kind: str, t: Type) -> str:

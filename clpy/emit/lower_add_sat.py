@@ -22,6 +22,7 @@ Vectors use ``select`` (the most significant bit of each lane of the mask).
 from __future__ import annotations
 
 from clpy.emit.c_exprs import ExprEmitter
+from clpy.emit.helper_calls import call_helper
 from clpy.emit.lower_convert import MACROS
 from clpy.emit.targets import Target
 from clpy.ir.nodes import CallBuiltin
@@ -31,10 +32,7 @@ KIND = "add_sat:"  # helper kinds: "add_sat:add_sat" / "add_sat:sub_sat" with th
 
 
 def lower_add_sat(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
-    name = call.builtin.cl_name
-    t = call.type
-    ex.helpers.add((f"{KIND}{name}", t))
-    return f"clpy_{name}_{t.cl_name}({', '.join(ex(a) for a in call.args)})"
+    return call_helper(ex, KIND, call)
 
 
 def add_sat_helper_source(kind: str, t: Type) -> str:

@@ -15,6 +15,7 @@ Vectors use ``select(ceil(x), x, isnan(x))``. The argument is evaluated once (a 
 from __future__ import annotations
 
 from clpy.emit.c_exprs import ExprEmitter
+from clpy.emit.helper_calls import call_helper
 from clpy.emit.targets import Target
 from clpy.ir.nodes import CallBuiltin
 from clpy.types.core import Type, VectorType
@@ -23,10 +24,7 @@ KIND = "nan_guard:"  # helper kinds: "nan_guard:<function>" with the argument ty
 
 
 def lower_nan_guard(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
-    name = call.builtin.cl_name
-    t = call.args[0].type
-    ex.helpers.add((f"{KIND}{name}", t))
-    return f"clpy_{name}_{t.cl_name}({ex(call.args[0])})"
+    return call_helper(ex, KIND, call)
 
 
 def nan_guard_helper_source(kind: str, t: Type) -> str:
