@@ -240,7 +240,7 @@ def test_generation_leaves_out_what_a_target_cannot_emit(tmp_path):
 
 
 def test_no_barrier_after_a_divergent_loop_without_loop_barrier():
-    """Without ``loop-barrier`` (a PoCL bug clpy now avoids: test_fuzz_regressions.py) no barrier
+    """Without ``loop-barrier`` (a PoCL bug clpy now avoids: test_fuzz_pocl_loops.py) no barrier
     or collective follows a loop whose trip count may depend on the work-item; with it, some
     do (the same seeds)."""
     import re
