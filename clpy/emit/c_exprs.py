@@ -11,6 +11,7 @@ import numpy as np
 
 from clpy.emit.blocks import block_text, enqueue_text, ndrange_text
 from clpy.emit.lower_negation import NARROW, negation_call
+from clpy.emit.lower_vector_mask import opaque_mask, wants_opaque_mask
 from clpy.emit.names import Namer
 from clpy.errors import CompileError
 from clpy.ir.blocks import BlockLiteral
@@ -190,7 +191,11 @@ class ExprEmitter:
         p = _PREC[e.op]
         common = e.left.type
         lhs, rhs = implicit_operands(common, e.left, e.right)
-        return f"{self.sub(lhs, p + 1, e.op)} {e.op} {self.sub(rhs, p + 1, e.op)}", p
+        text = f"{self.sub(lhs, p + 1, e.op)} {e.op} {self.sub(rhs, p + 1, e.op)}"
+        if wants_opaque_mask(e.type, self.call_hook):  # lower_vector_mask.py
+            assert isinstance(e.type, VectorType)
+            return opaque_mask(e.type, text), _POSTFIX
+        return text, p
 
     def e_Logical(self, e: Logical) -> tuple[str, int]:
         p = _PREC[e.op]
@@ -206,6 +211,9 @@ class ExprEmitter:
         inner = self.sub(e.operand, _UNARY)
         if op in "+-" and inner.startswith(op):
             inner = f"({inner})"
+        if op == "!" and wants_opaque_mask(e.type, self.call_hook):  # lower_vector_mask.py
+            assert isinstance(e.type, VectorType)
+            return opaque_mask(e.type, f"!{inner}"), _POSTFIX
         return f"{op}{inner}", _UNARY
 
     def e_Select(self, e: Select) -> tuple[str, int]:

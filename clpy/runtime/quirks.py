@@ -37,6 +37,10 @@ class Quirk:
     ``volatile_loop_vars``: a private variable assigned in a loop of work-item-dependent trip
     count and read after a barrier can get another work-item's value; clpy declares such
     variables ``volatile`` (clpy/emit/lower_uniform.py ``loop_barrier_vars``).
+    ``opaque_vector_masks``: the device extends a vector of ``i1`` lanes inconsistently, so
+    ``any``/``all``/``select`` of a vector comparison the optimizer folded can be wrong; clpy
+    writes every vector comparison and vector ``!`` as ``as_T(-abs(mask))``
+    (clpy/emit/lower_vector_mask.py).
     """
 
     match: str
@@ -53,6 +57,7 @@ class Quirk:
     lower_negation: frozenset[str] = frozenset()
     negation_spelling: str = "volatile"
     volatile_loop_vars: bool = False
+    opaque_vector_masks: bool = False
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -99,6 +104,12 @@ QUIRKS: tuple[Quirk, ...] = (
         # value round the wrong way (convert_int_rtp(-0.5f) is -1), its saturating ones right.
         lower_sat_conversions=frozenset({"float-nan"}),
         lower_builtins=frozenset({"add_sat:long", "sub_sat:long", "mad_sat:long"}),
+        # A true lane of an LLVM <N x i1> is 0xFF when a vector compare makes it but 1 when it
+        # is a folded constant or a scalar compare inserted or splatted, and sext extends the
+        # byte as stored: any/all/select of such a vector comparison read +1 as false (seeds
+        # 510801, 510992, 500842, 500893; WorkItem.cpp icmp/sext, common.cpp
+        # getConstantData). Every vector mask goes through abs (lower_vector_mask.py).
+        opaque_vector_masks=True,
     ),
     Quirk(
         match="nvidia",
@@ -215,6 +226,7 @@ def device_target(info: DeviceInfo) -> Target:
         "lower_negation": q.lower_negation if q else frozenset(),
         "negation_spelling": q.negation_spelling if q else "volatile",
         "volatile_loop_vars": bool(q and q.volatile_loop_vars),
+        "opaque_vector_masks": bool(q and q.opaque_vector_masks),
         "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
     }
     return Target(
