@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import clpy  # noqa: E402
 import clpy_sim as sim  # noqa: E402
+from benchmarks.timing import best_time  # noqa: E402
 from clpy import Global, float32, int32, uint32  # noqa: E402
 from tests.test_collectives_util import cl_target, run_cl  # noqa: E402
 
@@ -54,16 +54,6 @@ def reduce_scan(x: Global[float32], red: Global[float32], scan: Global[float32])
     if clpy.get_local_id(0) == 0:
         red[clpy.get_group_id(0)] = s
     scan[i] = clpy.work_group_scan_inclusive_add(v)
-
-
-def _best(fn: Any, repeat: int) -> float:
-    fn()  # warm-up (builds, plans)
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main() -> None:
@@ -100,10 +90,10 @@ def main() -> None:
                 assert np.array_equal(g, w), name
             else:
                 assert np.array_equal(g, w), name  # same chunked order: bit-identical
-        t_pocl = _best(pocl, a.repeat)
+        t_pocl = best_time(pocl, a.repeat)
         with sim.config(checks=False):
-            t_sim = _best(simulate, a.repeat)
-        t_checked = _best(simulate, a.repeat)        # every checker on (the default)
+            t_sim = best_time(simulate, a.repeat)
+        t_checked = best_time(simulate, a.repeat)        # every checker on (the default)
         rows.append({"kernel": name, "n": n, "local_size": ls, "pocl_s": t_pocl,
                      "sim_s": t_sim, "sim_checked_s": t_checked,
                      "sim_vs_pocl": t_pocl / t_sim, "sim_checked_vs_pocl": t_pocl / t_checked})

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import clpy  # noqa: E402
+from benchmarks.timing import best_time  # noqa: E402
 from clpy import Global, float4, float32, int32  # noqa: E402
 
 TILE = 256
@@ -86,16 +86,6 @@ def matmul(a: Global[float32], b: Global[float32], c: Global[float32], n: int32)
     c[row * n + col] = acc
 
 
-def _best(launch: Any, repeat: int) -> float:
-    launch()  # build, plan, warm caches
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        launch()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def bench_nbody(dev: Any, n: int, repeat: int) -> tuple[float, float, float, float]:
     rng = np.random.default_rng(1)
     pos = rng.standard_normal((n, 4)).astype(np.float32)
@@ -109,7 +99,7 @@ def bench_nbody(dev: Any, n: int, repeat: int) -> tuple[float, float, float, flo
         def run(d_acc: Any = d_acc, contract: bool = contract) -> None:
             nbody[(n,), (TILE,)](d_pos, d_acc, n, device=dev, fp_contract=contract)
 
-        times.append(_best(run, repeat))
+        times.append(best_time(run, repeat))
         outs.append(d_acc.get())
     flops = 20.0 * n * n
     return times[0], times[1], flops, _rel_diff(outs[0], outs[1])
@@ -128,7 +118,7 @@ def bench_matmul(dev: Any, n: int, repeat: int) -> tuple[float, float, float, fl
         def run(d_c: Any = d_c, contract: bool = contract) -> None:
             matmul[(n, n), (MT, MT)](d_a, d_b, d_c, n, device=dev, fp_contract=contract)
 
-        times.append(_best(run, repeat))
+        times.append(best_time(run, repeat))
         outs.append(d_c.get())
     want = a.astype(np.float64) @ b.astype(np.float64)
     errs = [float(np.abs(o - want).max() / np.abs(want).max()) for o in outs]

@@ -11,12 +11,16 @@ does) and the ratio simulator / device in samples per second.
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
-import clpy
-from clpy import Global, float2, float4
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import clpy  # noqa: E402
+from benchmarks.timing import best_time  # noqa: E402
+from clpy import Global, float2, float4  # noqa: E402
 
 SMP = clpy.sampler(normalized=True, address=clpy.REPEAT, filter=clpy.LINEAR)
 
@@ -31,13 +35,7 @@ def _best(
     dev: str, n: int, repeat: int, img: np.ndarray, c: np.ndarray
 ) -> tuple[float, np.ndarray]:
     out = np.zeros((n, 4), np.float32)
-    bilinear[(n,), (256,)](img, c, out, device=dev)  # build, plan, warm caches
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        bilinear[(n,), (256,)](img, c, out, device=dev)
-        best = min(best, time.perf_counter() - t)
-    return best, out
+    return best_time(lambda: bilinear[(n,), (256,)](img, c, out, device=dev), repeat), out
 
 
 def main() -> int:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -32,6 +31,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import clpy  # noqa: E402
+from benchmarks.timing import best_time  # noqa: E402
 from clpy import Global, float32  # noqa: E402
 
 
@@ -72,16 +72,6 @@ def make(IT: Any, NT: Any) -> dict[str, Any]:
 VARIANTS = {"int": make(clpy.int32, clpy.int32), "size_t": make(clpy.size_t, clpy.ulong)}
 
 
-def _best(launch: Any, repeat: int) -> float:
-    launch()  # build, plan, warm caches
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        launch()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def bench(dev: Any, n: int, w: int, repeat: int) -> list[tuple[str, float, float, str]]:
     rng = np.random.default_rng(3)
     x = clpy.to_device(rng.standard_normal(n).astype(np.float32), dev)
@@ -111,7 +101,7 @@ def bench(dev: Any, n: int, w: int, repeat: int) -> list[tuple[str, float, float
                 def run(k: Any = k, out: Any = out) -> None:
                     k[(n,), (256,)](x, out, n - 1, device=dev)
 
-            times[var] = _best(run, repeat)
+            times[var] = best_time(run, repeat)
             results.setdefault(name, {})[var] = out.get()
         same = all(
             np.array_equal(results[name]["int"], r) for r in results[name].values()

@@ -20,8 +20,6 @@ import json
 import os
 import platform
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import clpy  # noqa: E402
 import clpy_sim as sim  # noqa: E402
+from benchmarks.timing import median_time  # noqa: E402
 from clpy import Global, float32, int32, uint32  # noqa: E402
 from clpy.emit.program import emit_program  # noqa: E402
 from clpy_sim.config import default_threads  # noqa: E402
@@ -81,16 +80,6 @@ def local_histogram(x: Global[uint32], h: Global[int32]):
     clpy.atomic_inc(lh, x[clpy.get_global_id(0)] % 256)
     clpy.barrier()
     clpy.atomic_add(h, lid, lh[lid])
-
-
-def _median(fn: Callable[[], Any], repeat: int) -> float:
-    fn()  # warm-up (plan compilation, program build, page faults)
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
 
 
 def _pocl() -> tuple[Any, Any] | None:
@@ -151,11 +140,11 @@ def bench(sizes: list[int], repeat: int, threads: list[int],
                 for checks in (False, True):
                     with sim.config(checks=checks, threads=t):
                         reps = repeat if not checks or n <= 1 << 20 else max(1, repeat // 2)
-                        cell["on" if checks else "off"] = _median(run_sim, reps)
+                        cell["on" if checks else "off"] = median_time(run_sim, reps)
                         ok = ok and check(out, numpy_ref(x))
                 row["sim"][str(t)] = cell
             row["sim_correct"] = ok
-            row["numpy_s"] = _median(lambda ref=numpy_ref, x=x: ref(x), repeat)
+            row["numpy_s"] = median_time(lambda ref=numpy_ref, x=x: ref(x), repeat)
             if cl_env is not None:
                 row.update(_bench_cl(cl_env, fn, name, x, out, repeat))
             rows.append(row)
@@ -190,7 +179,8 @@ def _bench_cl(env: tuple[Any, Any], fn: Any, name: str, x: np.ndarray, out: np.n
         cl.enqueue_copy(q, host, ob)
         q.finish()
 
-    return {"pocl_s": _median(kernel_only, repeat), "pocl_copy_s": _median(with_copies, repeat)}
+    return {"pocl_s": median_time(kernel_only, repeat),
+            "pocl_copy_s": median_time(with_copies, repeat)}
 
 
 def _tname(t: int) -> str:

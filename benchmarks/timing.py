@@ -1,5 +1,7 @@
-"""Timing for the benchmarks: the median wall time of a call between synchronizations, and
-the device time of back-to-back calls with the host's launch cost hidden."""
+"""Timing for the benchmarks: the median wall time of a call (between synchronizations
+where a device runs it asynchronously), the least wall time of a call, and the device time
+of back-to-back calls with the host's launch cost hidden. Every figure follows warm-up calls
+(program builds, launch plans, page faults)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Any
 
 
 def timed(fn: Callable[[], Any], sync: Callable[[], None], repeat: int, warm: int = 3) -> float:
+    """The median wall time of ``repeat`` calls of ``fn``, each between two ``sync()`` calls,
+    after ``warm`` calls."""
     for _ in range(warm):
         fn()
     sync()
@@ -21,6 +25,27 @@ def timed(fn: Callable[[], Any], sync: Callable[[], None], repeat: int, warm: in
         sync()
         ts.append(time.perf_counter() - t)
     return statistics.median(ts)
+
+
+def _nothing() -> None:
+    pass
+
+
+def median_time(fn: Callable[[], Any], repeat: int, warm: int = 1) -> float:
+    """The median wall time of ``repeat`` calls of ``fn`` after ``warm`` calls, for calls that
+    return when their work is done (``timed`` with nothing to synchronize)."""
+    return timed(fn, _nothing, repeat, warm)
+
+
+def best_time(fn: Callable[[], Any], repeat: int) -> float:
+    """The least wall time of ``repeat`` calls of ``fn`` after one warm-up call."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
 
 
 BATCH_NOTE = (

@@ -5,12 +5,11 @@ for one measurement."""
 from __future__ import annotations
 
 import contextlib
-import statistics
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import clpy
+from benchmarks.timing import median_time
 from clpy import Global, float32, int32
 from clpy.runtime import transfers
 
@@ -38,14 +37,8 @@ def mix3(
 
 
 def median(fn: Callable[[], Any], reps: int) -> float:
-    fn()
-    fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+    """The median wall time of ``reps`` calls after two warm-up calls."""
+    return median_time(fn, reps, warm=2)
 
 
 def gb_per_s(t: float, nb: int) -> float:
