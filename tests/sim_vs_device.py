@@ -1,5 +1,5 @@
-"""The two runs a fuzz regression compares: a clpy kernel on the simulator and, through clpy,
-on an OpenCL device (tests/test_fuzz_*.py)."""
+"""The runs a fuzz regression compares (tests/test_fuzz_*.py): a clpy kernel on the simulator
+and, through clpy, on an OpenCL device; and the driver's own result for raw OpenCL C."""
 
 from __future__ import annotations
 
@@ -23,3 +23,27 @@ def both(
         warnings.simplefilter("ignore")
         k[gsize, lsize](*dev, device=cl.Context([cl_device]))
     return sim, dev
+
+
+def run_raw(
+    ctx: Any,
+    queue: Any,
+    source: str,
+    name: str,
+    gsize: tuple[int, ...],
+    lsize: tuple[int, ...] | None,
+    inputs: list[np.ndarray],
+    outputs: list[np.ndarray],
+) -> None:
+    """Raw OpenCL C, without clpy: ``source`` built as it is (no options) and its kernel
+    ``name`` launched with a read-only buffer per input, then a write-only buffer per
+    output, in that order; each output array is filled from its buffer."""
+    import pyopencl as cl
+
+    prg = cl.Program(ctx, source).build()
+    mf = cl.mem_flags
+    ins = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in inputs]
+    outs = [cl.Buffer(ctx, mf.WRITE_ONLY, o.nbytes) for o in outputs]
+    getattr(prg, name)(queue, gsize, lsize, *ins, *outs)
+    for o, b in zip(outputs, outs):
+        cl.enqueue_copy(queue, o, b)

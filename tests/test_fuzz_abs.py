@@ -23,6 +23,7 @@ import pytest
 import clpy
 import clpy.vectors as V
 from clpy import Global, int8, int16, int32, int64
+from tests.sim_vs_device import run_raw
 
 SIGNED = {"int8": "char", "int16": "short", "int32": "int", "int64": "long"}
 
@@ -182,16 +183,9 @@ RAW_ABS = (
 def test_raw_abs_of_int_min(cl_context: Any, cl_queue: Any) -> None:
     """The driver's own: PoCL 3.0 gives +2**31 for (long)(int)abs(INT_MIN), at run time and
     folded (the helper avoids it)."""
-    import pyopencl as cl
-
-    prg = cl.Program(cl_context, RAW_ABS).build()
     x = np.array([-(2**31)], np.int32)
     o = np.zeros(2, np.int64)
-    mf = cl.mem_flags
-    xb = cl.Buffer(cl_context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
-    ob = cl.Buffer(cl_context, mf.WRITE_ONLY, o.nbytes)
-    prg.k(cl_queue, (1,), None, xb, ob)
-    cl.enqueue_copy(cl_queue, o, ob)
+    run_raw(cl_context, cl_queue, RAW_ABS, "k", (1,), None, [x], [o])
     if list(o) != [-(2**31)] * 2:
         platform = cl_context.devices[0].platform.name
         assert "portable computing language" in platform.lower(), o

@@ -21,6 +21,7 @@ from clpy.emit.targets import target_of
 from clpy.fuzz.edges import EDGES, INTS, ROUNDINGS, spec_sat  # noqa: F401 (tests import them)
 from clpy.runtime.info import query
 from clpy.runtime.quirks import device_target
+from tests.sim_vs_device import run_raw
 
 
 def _module(src: str, tmp: Path, name: str) -> Any:
@@ -204,21 +205,13 @@ def test_raw_driver_saturating_conversions(src: str, cl_context: Any, cl_queue: 
     Where it deviates from the spec, the device must be one whose quirk has clpy spell the
     conversions out (then the test above shows clpy's result is right): an expected
     failure that names every wrong case, and passes once the driver is fixed."""
-    import pyopencl as cl
-
     dev = cl_context.devices[0]
     if src == "double" and "cl_khr_fp64" not in dev.extensions:
         pytest.skip("no fp64")
-    prg = cl.Program(cl_context, RAW.format(src=src)).build()
     dt = np.float32 if src == "float" else np.float64
     x = np.array(EDGES, dt)
-    mf = cl.mem_flags
     outs = [np.zeros(5 * len(x), t) for t in (np.int64, np.uint64, np.int32)]
-    bx = cl.Buffer(cl_context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
-    bufs = [cl.Buffer(cl_context, mf.WRITE_ONLY, o.nbytes) for o in outs]
-    prg.raw(cl_queue, (len(x),), None, bx, *bufs)
-    for o, b in zip(outs, bufs):
-        cl.enqueue_copy(cl_queue, o, b)
+    run_raw(cl_context, cl_queue, RAW.format(src=src), "raw", (len(x),), None, [x], outs)
     wrong = []
     for dest, o in zip(("long", "ulong", "int"), outs):
         for i, xv in enumerate(x.tolist()):

@@ -18,6 +18,7 @@ import clpy
 import clpy.vectors as V
 from clpy import Global, float32, float64, int32, int64, uint32, uint64
 from tests.sim_vs_device import both as _both
+from tests.sim_vs_device import run_raw
 
 
 @clpy.kernel
@@ -106,13 +107,8 @@ RAW_NAN_ROUND = (
 
 def test_raw_rounding_functions_of_a_constant_nan(cl_context, cl_queue):
     """The driver's own: PoCL 3.0 gives garbage (the guard above avoids it)."""
-    import pyopencl as cl
-
-    prg = cl.Program(cl_context, RAW_NAN_ROUND).build()
     o = np.zeros(2, np.uint32)
-    buf = cl.Buffer(cl_context, cl.mem_flags.WRITE_ONLY, o.nbytes)
-    prg.k(cl_queue, (1,), None, buf)
-    cl.enqueue_copy(cl_queue, o, buf)
+    run_raw(cl_context, cl_queue, RAW_NAN_ROUND, "k", (1,), None, [], [o])
     if not np.isnan(o.view(np.float32)).all():
         platform = cl_context.devices[0].platform.name
         assert "portable computing language" in platform.lower(), o

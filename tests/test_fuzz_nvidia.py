@@ -15,6 +15,7 @@ import clpy
 import clpy.vectors as V
 from clpy import Global, int8, int16, int32, int64, uint64
 from tests.sim_vs_device import both as _both
+from tests.sim_vs_device import run_raw
 
 # ------------------------------------------------------------------ NVIDIA (driver 580, H100)
 # Found by the three-way runs (sim vs PoCL vs NVIDIA). clpy lowers each for NVIDIA (quirks:
@@ -204,16 +205,9 @@ RAW_GUARDED_NEG = (
 
 def test_raw_guarded_short_negation(cl_context, cl_queue):
     """The driver's own: NVIDIA (driver 580) gives 32768 for -32768 (the helper avoids it)."""
-    import pyopencl as cl
-
-    prg = cl.Program(cl_context, RAW_GUARDED_NEG).build()
     x = np.array([-32768, -9, 5, 32767], np.int16)
     o = np.zeros(4, np.int32)
-    mf = cl.mem_flags
-    xb = cl.Buffer(cl_context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
-    ob = cl.Buffer(cl_context, mf.WRITE_ONLY, o.nbytes)
-    prg.k(cl_queue, (4,), None, xb, ob)
-    cl.enqueue_copy(cl_queue, o, ob)
+    run_raw(cl_context, cl_queue, RAW_GUARDED_NEG, "k", (4,), None, [x], [o])
     if list(o) != [-32768, 9, -5, -32767]:
         platform = cl_context.devices[0].platform.name
         assert "nvidia" in platform.lower(), o

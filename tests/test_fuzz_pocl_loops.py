@@ -21,6 +21,7 @@ import pytest
 import clpy
 from clpy import Global, int8, int32, int64, uint16, uint32
 from tests.sim_vs_device import both as _both
+from tests.sim_vs_device import run_raw
 
 
 def _as_pocl():
@@ -172,15 +173,9 @@ RAW_LOOP_BARRIER = (
 def test_raw_private_variable_after_divergent_loop_and_barrier(cl_context, cl_queue):
     """The driver's own (seed 10865): PoCL 3.0 gives every work-item 64 (clpy's volatile
     declaration avoids it)."""
-    import pyopencl as cl
-
-    prg = cl.Program(cl_context, RAW_LOOP_BARRIER).build()
-    mf = cl.mem_flags
-    xb = cl.Buffer(cl_context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.zeros(1, np.int32))
     o = np.zeros(16, np.int8)
-    ob = cl.Buffer(cl_context, mf.WRITE_ONLY, o.nbytes)
-    prg.k(cl_queue, (16,), (16,), xb, ob)
-    cl.enqueue_copy(cl_queue, o, ob)
+    x = np.zeros(1, np.int32)
+    run_raw(cl_context, cl_queue, RAW_LOOP_BARRIER, "k", (16,), (16,), [x], [o])
     want = np.where(np.arange(16) % 8 == 0, -8, 64)
     if not np.array_equal(o, want):
         assert "portable computing language" in cl_context.devices[0].platform.name.lower(), o
