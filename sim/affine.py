@@ -35,6 +35,7 @@ from clpy.ir.nodes import Binary, CallBuiltin, Cast, Const, Expr, NamedConst, Va
 from clpy.ir.program_vars import ProgramVar
 from clpy.types.core import ScalarType
 from clpy_sim import ops
+from clpy_sim.affine_gen import compile_affine
 from clpy_sim.frame import Frame
 
 Value = Any
@@ -70,6 +71,9 @@ class Run:
 
 
 ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
+# exact evaluators as one generated function per index (sim/affine_gen.py), not a closure
+# tree; read when a plan is compiled (tests compare the two)
+GENERATE = True
 _GIVE_UP = 16  # an index site whose exact evaluation failed this many times in a row
 _CAP = 1 << 22  # cached ramps go up to this many elements per dtype
 _RAMPS: dict[Any, np.ndarray] = {}
@@ -124,7 +128,7 @@ def _exact(
     not one it knows."""
     if not (ENABLED and _int_type(e.type) and isinstance(e, (Binary, Cast))):
         return None  # a leaf alone gains nothing
-    aff = _compile(e, expr)
+    aff = compile_affine(e, expr) if GENERATE else _compile(e, expr)
     if aff is None:
         return None
     t = e.type

@@ -50,7 +50,7 @@ from clpy.types.core import (
     ScalarType,
     VectorType,
 )
-from clpy_sim import affine, fastpaths, ops, privmem
+from clpy_sim import affine, fastpaths, ops, privmem, stmtgen
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
 from clpy_sim.memory import make_local
@@ -205,6 +205,8 @@ class StmtCompiler:
         if method is None:
             raise NotImplementedError(f"the simulator cannot run {type(s).__name__}")
         fn: StmtFn = method(s)
+        if type(s) is Assign:  # one generated function instead of the closures (stmtgen.py)
+            fn = stmtgen.compile_assign(s, self.exprs, fn) or fn
         return fn
 
     # ------------------------------------------------------------------ simple
