@@ -51,7 +51,10 @@ def _first(fr: Frame, bad: np.ndarray) -> int:
 # stamps of logged accesses, ordered across the shadows of overlapping buffers
 _CLOCK = itertools.count(1)
 
+_ALL = slice(None)
 _KEEP = 16  # logged accesses per (kind, line): a loop of 16 steps between barriers
+# repeated accesses skip their (idempotent) checks; read at run time (tests compare both)
+MEMO = True
 
 
 class _Lanes:
@@ -230,11 +233,22 @@ class LocalShadow(_Shadow):
         self.pending: list[tuple[Any, np.ndarray]] = []
         self.pending_size = 0  # index elements the pending reads hold (bounds their memory)
         self.r_clean = True
+        # Repeated accesses (a loop's ``tile[tx * BS + i] -= ...`` every trip): an access
+        # through the same remembered index by the same lanes, while ``w_own``, ``r_own`` and
+        # ``init`` are as it left them (``version`` counts their changes), finds the same
+        # records and changes nothing; only its log entry is made. (A write skipped so leaves
+        # the reads pending since then to the next write or barrier, which records them the
+        # same way: a read of this write's elements by other work-items was reported at the
+        # read, and the merge of readers does not depend on their order.)
+        self.version = 0
+        self.last_read: tuple[Any, ...] | None = None
+        self.last_write: tuple[Any, ...] | None = None
 
     def reset(self, rows: Any) -> None:
         """A barrier of the work-groups ``rows`` (batch slots) starts a new interval."""
         if not (self.wrote or self.read_):
             return
+        self.version += 1
         if isinstance(rows, slice):
             self.pending.clear()
             self.pending_size = 0
@@ -251,6 +265,8 @@ class LocalShadow(_Shadow):
 
     def _replay(self) -> None:
         """Record the pending reads in ``r_own``."""
+        if self.pending:
+            self.version += 1
         for w, me in self.pending:
             if w.kind == "col" and me.shape[-1] > 1:
                 # one element per work-group, read by its several work-items: "several"
@@ -296,8 +312,32 @@ class LocalShadow(_Shadow):
 
         return of
 
+    def _seen(self, last: tuple[Any, ...] | None, w: Any, me: np.ndarray) -> bool:
+        """The access through ``w`` by the lanes ``me`` is the remembered one ``last`` and
+        the records are as it left them. Indices are the same when they are one remembered
+        ``Where``, or column slices or ``take``s of every group's row with equal columns (the
+        ``take`` indices of a remembered row are one array: compared by identity)."""
+        if not (MEMO and last is not None and last[1] is me and last[2] == self.version):
+            return False
+        lw = last[0]
+        if lw is w:
+            return True
+        return bool(
+            w.kind == lw.kind
+            and (w.kind == "slice" or w.kind == "take")
+            and type(w.rows) is slice
+            and type(lw.rows) is slice
+            and w.rows == _ALL
+            and lw.rows == _ALL
+            and w.shape == lw.shape
+            and (w.sl == lw.sl if w.kind == "slice" else w.idx is lw.idx)
+        )
+
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
         me = self._me(fr)
+        if self._seen(self.last_read, w, me):
+            self._note("read", loc, w, fr)
+            return
         if self.uninit and not self.all_init:
             ini = w.gather(self.init, False)
             if not _every(ini):
@@ -331,10 +371,15 @@ class LocalShadow(_Shadow):
         self.pending_size += idx.size if isinstance(idx, np.ndarray) else 1
         if len(self.pending) > _PENDING or self.pending_size > _PENDING_ELEMENTS:
             self._replay()
+        self.last_read = (w, me, self.version)
         self._note("read", loc, w, fr)
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me = self._me(fr)
+        if self._seen(self.last_write, w, me):
+            if self.races:
+                self._note("write", loc, w, fr)
+            return
         if self.races:
             if self.wrote:
                 wo = w.gather(self.w_own, False)
@@ -371,6 +416,8 @@ class LocalShadow(_Shadow):
                 self._race(
                     fr, w, dup, loc, "write", "write", self.w_own, self._line_of, self._other(fr)
                 )
+        self.version += 1
+        self.last_write = (w, me, self.version)
 
 
 _SHIFT = np.int64(24)
@@ -396,6 +443,34 @@ class GlobalShadow(_Shadow):
         # batches on other threads update the same shadow: each check-and-record is atomic,
         # so a cross-group race is found in any interleaving (sim/parallel.py)
         self.lock = threading.Lock()
+        # Repeated accesses: a read or a write checked and recorded once is idempotent while
+        # the shadow stays as it left it (the same elements by the same lanes in the same
+        # interval find the same records and change nothing): ``version`` counts the changes
+        # of ``w``/``r``, and the last read and write are remembered with the version they
+        # left (a loop's ``r[k * n + j] += ...``, every trip)
+        self.version = 0
+        self.last_read: tuple[Any, ...] | None = None
+        self.last_write: tuple[Any, ...] | None = None
+
+    def _key(self, w: Any, mine: np.ndarray) -> tuple[Any, ...] | None:
+        """What makes an access the same as a remembered one: a run's elements, the frame's
+        lanes and interval (``mine`` is made anew per frame and barrier), and the shadow's
+        state; None when it cannot be remembered (other kinds of index; overlapping buffers,
+        whose peers change the shared arrays)."""
+        if w.kind != "run" or self.peers or not MEMO:
+            return None
+        return (w.sl, w.shape, mine, self.version)
+
+    @staticmethod
+    def _same(key: tuple[Any, ...] | None, last: tuple[Any, ...] | None) -> bool:
+        return (
+            key is not None
+            and last is not None
+            and key[2] is last[2]  # (by identity: arrays do not compare to one bool)
+            and key[3] == last[3]
+            and key[0] == last[0]
+            and key[1] == last[1]
+        )
 
     def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(id + 1) << 24, group + 1, epoch and the packed record of the frame's lanes."""
@@ -435,6 +510,10 @@ class GlobalShadow(_Shadow):
 
     def _read(self, fr: Frame, w: Any, loc: Loc) -> None:
         me_hi, grp1, ep, mine = self._ids(fr)
+        key = self._key(w, mine)
+        if self._same(key, self.last_read):
+            self._note("read", loc, w, fr)  # the same read of an unchanged shadow
+            return
         self.any_read = True
         wv = w.gather(self.w, False)
         # (the ``== mine`` tests: a loop's read-modify-write of its own elements, every trip;
@@ -447,10 +526,14 @@ class GlobalShadow(_Shadow):
                     fr, w, bad, loc, "read", "write", self.w, self._line_of, self._wid_of(self.w)
                 )
         rv = w.gather(self.r, False)
-        if w.unique and not _nz(rv):
+        fresh = not _nz(rv)
+        if w.unique and fresh:
+            self.version += 1
             w.put(self.r, full(mine, fr.shape))
-        elif not _every(rv == mine):  # the last reader of each element is this work-item
-            new = self._merge_readers(rv, me_hi, grp1, ep, mine)
+        elif fresh or not _every(rv == mine):  # the last reader of each element: this one
+            self.version += 1
+            # (no reader yet: every lane is "fresh" to the merge, which gives ``mine``)
+            new = full(mine, fr.shape) if fresh else self._merge_readers(rv, me_hi, grp1, ep, mine)
             w.put(self.r, new)
             if not w.unique:
                 dup = w.gather(self.r, False) != new
@@ -459,6 +542,8 @@ class GlobalShadow(_Shadow):
                     d = full(dup, shape)
                     flat = full(w.flat(), shape)[d]
                     self.r[flat] = -((full(grp1, shape)[d] << _SHIFT) | full(ep, shape)[d])
+        if key is not None:
+            self.last_read = (*key[:3], self.version)
         self._note("read", loc, w, fr)
 
     def _merge_readers(
@@ -479,6 +564,10 @@ class GlobalShadow(_Shadow):
 
     def _write(self, fr: Frame, w: Any, loc: Loc) -> None:
         me_hi, grp1, ep, mine = self._ids(fr)
+        key = self._key(w, mine)
+        if self._same(key, self.last_write):
+            self._note("write", loc, w, fr)  # the same write into an unchanged shadow
+            return
         wv = w.gather(self.w, False)
         mine_all = False  # this work-item wrote each of these elements last, in this interval
         if _nz(wv):
@@ -502,8 +591,13 @@ class GlobalShadow(_Shadow):
         if mine_all:
             # the record stays as it is; and no two lanes share an element (the record of
             # each is one work-item's)
+            if key is not None:
+                self.last_write = key
             return
+        self.version += 1
         w.put(self.w, full(mine, fr.shape))
+        if key is not None:
+            self.last_write = (*key[:3], self.version)
         if not w.unique:
             dup = w.gather(self.w, False) != full(mine, fr.shape)
             if _nz(dup):
