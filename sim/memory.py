@@ -109,6 +109,12 @@ class Where:
         if k == "slice":
             arr[self.rows, self.sl] = v
             return
+        if k == "take" and self.unique and type(self.rows) is slice:
+            # the same columns of every group's row, all different: one assignment along the
+            # column axis, without the flat indices (a new ``Where`` per trip of a loop whose
+            # index moves, as in NW's anti-diagonals, computed them for every store)
+            arr[self.rows, self.idx] = v
+            return
         trail = arr.shape[2:] if self.local_count else arr.shape[1:]
         dst = arr.reshape(-1, *trail) if self.local_count else arr
         dst[self.flat()] = v
