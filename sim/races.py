@@ -82,6 +82,7 @@ class _Shadow:
     launch: Launch
     mem: Any
     log: dict[tuple[str, Loc], list[Any]]
+    log_ids: dict[tuple[str, int], list[Any]]
     # global buffers overlapping in memory (sim/aliases.py): the shadows sharing this one's
     # arrays, and this buffer's first element's position in them
     peers: list[Any] | None = None
@@ -163,9 +164,14 @@ class _Shadow:
     def _note(self, kind: str, loc: Loc, w: Any, fr: Frame) -> None:
         """Remember a recent access (its compiled index and its lanes' work-items) to name the
         other line and work-item of a race: the last ``_KEEP`` per kind and line."""
-        entries = self.log.get((kind, loc))
+        # (by the line's identity first: hashing a ``Loc`` hashes its four fields, per access)
+        fast = self.log_ids
+        entries = fast.get((kind, id(loc)))
         if entries is None:
-            entries = self.log[(kind, loc)] = []
+            entries = self.log.get((kind, loc))
+            if entries is None:
+                entries = self.log[(kind, loc)] = []
+            fast[(kind, id(loc))] = entries  # (``log`` keeps ``loc`` alive: ids stay unique)
         elif len(entries) >= _KEEP:
             del entries[0]
         # the work-items only when a report needs them (computing them per access cost a
@@ -221,6 +227,7 @@ class LocalShadow(_Shadow):
         self.init = np.zeros(shape, bool)
         # the accesses of the current interval, to name the line of a conflicting access
         self.log: dict[tuple[str, Loc], list[Any]] = {}
+        self.log_ids: dict[tuple[str, int], list[Any]] = {}  # the same lists, by id(loc)
         self.races = "races" in launch.checks
         self.uninit = "uninit" in launch.checks
         # Whether any work-group wrote/read this memory in its current barrier interval:
@@ -254,6 +261,7 @@ class LocalShadow(_Shadow):
             self.pending_size = 0
             self.wrote = self.read_ = False
             self.log.clear()
+            self.log_ids.clear()
             self.w_own[...] = 0
             if not self.r_clean:
                 self.r_own[...] = 0
@@ -439,6 +447,7 @@ class GlobalShadow(_Shadow):
         self.r = np.zeros(count, np.int64)
         self.any_read = False  # until a read, the reader array is all zero: skip it
         self.log: dict[tuple[str, Loc], list[Any]] = {}
+        self.log_ids: dict[tuple[str, int], list[Any]] = {}  # the same lists, by id(loc)
         self.W = np.int64(launch.W)
         # batches on other threads update the same shadow: each check-and-record is atomic,
         # so a cross-group race is found in any interleaving (sim/parallel.py)
