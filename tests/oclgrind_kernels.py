@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pytest
 
 import clpy
 from clpy import Global, float32
@@ -63,6 +64,48 @@ def find_icd() -> str | None:
             if os.path.isfile(path):
                 return path
     return None
+
+
+def require_icd() -> str:
+    """Oclgrind's ICD library for a test that needs it: the test is skipped where Oclgrind
+    is not installed, and fails there instead under ``CI=true``."""
+    path = find_icd()
+    if path is None:
+        msg = ("Oclgrind is not installed (run scripts/install_oclgrind.sh, or set "
+               "CLPY_OCLGRIND_ICD to liboclgrind-rt-icd.so)")
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but {msg}")
+        pytest.skip(msg)
+    return path
+
+
+_BUILD = """
+import sys, pyopencl as cl
+plat = next(p for p in cl.get_platforms() if "Oclgrind" in p.name)
+ctx = cl.Context(plat.get_devices()[:1])
+for path in sys.argv[1:]:
+    cl.Program(ctx, open(path).read()).build(options=["-cl-std=CL2.0"])
+print("built", len(sys.argv) - 1)
+"""
+
+
+def build_on_oclgrind(sources: list[str], tmp_dir: Any) -> None:
+    """Build every source with Oclgrind's Clang (``-cl-std=CL2.0``) in a child process that
+    sees only Oclgrind (a private .icd file in ``tmp_dir``), for emitted code no other device
+    here compiles (PoCL has no pipes or device-side enqueue); asserts that all built, with
+    the compiler's log otherwise. Skips (fails under ``CI=true``) without Oclgrind."""
+    icd = require_icd()
+    paths = []
+    for i, src in enumerate(sources):
+        path = tmp_dir / f"k{i}.cl"
+        path.write_text(src)
+        paths.append(str(path))
+    (tmp_dir / "oclgrind.icd").write_text(icd + "\n")
+    env = {**os.environ, "OCL_ICD_VENDORS": str(tmp_dir), "PYOPENCL_NO_CACHE": "1"}
+    run = subprocess.run([sys.executable, "-c", _BUILD, *paths], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"built {len(paths)}" in run.stdout
 
 
 # ----------------------------------------------------------------------------- findings

@@ -35,9 +35,9 @@ from tests.oclgrind_kernels import (
     DIVERGENT_BARRIER_C,
     RETURN_BEFORE_BARRIER_C,
     Finding,
-    find_icd,
     list_platforms,
     parse_log,
+    require_icd,
     run_on_oclgrind,
     uniform_ww,
     uniform_ww_fixed,
@@ -90,14 +90,7 @@ CASES = _cases()
 
 @pytest.fixture(scope="module")
 def icd() -> str:
-    path = find_icd()
-    if path is None:
-        msg = ("Oclgrind is not installed (run scripts/install_oclgrind.sh, or set "
-               "CLPY_OCLGRIND_ICD to liboclgrind-rt-icd.so)")
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but {msg}")
-        pytest.skip(msg)
-    return path
+    return require_icd()
 
 
 def _source(case: Case) -> str:

@@ -6,8 +6,6 @@ and on the simulator; an OpenCL launch on PoCL must fail with a clear FeatureErr
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from clpy.runtime.api import get_device
 
 sys.path.insert(0, str(Path(__file__).parent))
 from golden_kernels.pipes import pipe_copy, pipe_reserve  # noqa: E402
-from oclgrind_kernels import find_icd  # noqa: E402
+from oclgrind_kernels import build_on_oclgrind  # noqa: E402
 
 
 @clpy.kernel
@@ -378,26 +376,10 @@ def test_struct_packets() -> None:
     np.testing.assert_array_equal(y["pos"][:3, :3], x["pos"][:, :3])
 
 
-_BUILD = """
-import sys, pyopencl as cl
-plat = next(p for p in cl.get_platforms() if "Oclgrind" in p.name)
-ctx = cl.Context(plat.get_devices()[:1])
-for path in sys.argv[1:]:
-    cl.Program(ctx, open(path).read()).build(options=["-cl-std=CL2.0"])
-print("built", len(sys.argv) - 1)
-"""
-
-
 def test_pipe_sources_build_with_an_opencl_c_2_compiler(tmp_path: Path) -> None:
     """PoCL rejects the ``pipe`` qualifier; Oclgrind's Clang (OpenCL C 2.0 front end) builds
     the emitted pipe code, sub-group reservations included (its runtime has no clCreatePipe,
     so nothing runs there)."""
-    icd = find_icd()
-    if icd is None:
-        msg = "Oclgrind is not installed (scripts/install_oclgrind.sh)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but {msg}")
-        pytest.skip(msg)
     native_sg = "opencl-c-2.0+__opencl_c_subgroups+cl_khr_subgroups"
     sources = [produce.source, consume.source, produce_reserved.source,
                consume_reserved.source, produce_groups.source, produce_sub_groups.source,
@@ -405,17 +387,7 @@ def test_pipe_sources_build_with_an_opencl_c_2_compiler(tmp_path: Path) -> None:
                produce_via_func.source, consume_into_local.source, struct_consume.source,
                vec_consume.source, pipe_copy.source, pipe_reserve.source]
     assert "sub_group_reserve_read_pipe" in sources[7]
-    paths = []
-    for i, src in enumerate(sources):
-        path = tmp_path / f"k{i}.cl"
-        path.write_text(src)
-        paths.append(str(path))
-    (tmp_path / "oclgrind.icd").write_text(icd + "\n")
-    env = {**os.environ, "OCL_ICD_VENDORS": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-c", _BUILD, *paths], env=env, capture_output=True,
-                         text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert f"built {len(paths)}" in run.stdout
+    build_on_oclgrind(sources, tmp_path)
 
 
 def test_reservation_counts() -> None:
