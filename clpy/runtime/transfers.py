@@ -225,35 +225,23 @@ class Staging:
             side = None
             if cut < dst.size:
                 side = self._direct(dst[cut:], src, src_offset=offset + cut)
-            evts: list[Any] = []
-            for k, off in enumerate(offs[:2]):
+
+            def fetch(slot: int, off: int) -> Any:
+                """Enqueue the DMA of the chunk at byte ``off`` into pinned slot ``slot``."""
                 n = min(CHUNK, cut - off)
-                evts.append(
-                    cl.enqueue_copy(
-                        self.queue,
-                        self.slots[k][:n],
-                        src,
-                        src_offset=offset + off,
-                        is_blocking=False,
-                    )
+                slot_bytes = self.slots[slot][:n]
+                return cl.enqueue_copy(
+                    self.queue, slot_bytes, src, src_offset=offset + off, is_blocking=False
                 )
+
+            evts: list[Any] = [fetch(k, off) for k, off in enumerate(offs[:2])]
             for k, off in enumerate(offs):
                 s = k & 1
                 n = min(CHUNK, cut - off)
                 evts[k].wait()
                 _copy(dst[off : off + n], self.slots[s][:n])
                 if k + 2 < len(offs):
-                    off2 = offs[k + 2]
-                    n2 = min(CHUNK, cut - off2)
-                    evts.append(
-                        cl.enqueue_copy(
-                            self.queue,
-                            self.slots[s][:n2],
-                            src,
-                            src_offset=offset + off2,
-                            is_blocking=False,
-                        )
-                    )
+                    evts.append(fetch(s, offs[k + 2]))
             self.busy = [None, None]
             if side is not None:
                 side.wait()
