@@ -65,15 +65,34 @@ def measure_paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, 
             fn()
             samples.setdefault(path, {}).setdefault(what, []).append(time.perf_counter() - t0)
 
+    def add_path(
+        path: str,
+        h2d: Callable[[], Any],
+        d2h: Callable[[], Any] | None = None,
+        launch: Callable[[], Any] | None = None,
+        d2h_into: np.ndarray = back,
+        launch_into: np.ndarray = y,
+    ) -> None:
+        """A path's h2d, then its d2h into ``d2h_into`` and its launch writing
+        ``launch_into`` (each zeroed first, then checked), where it has them."""
+        add(path, "h2d", h2d)
+        if d2h is not None:
+            d2h_into[:] = 0
+            add(path, "d2h", d2h)
+            assert np.array_equal(d2h_into, host), path
+        if launch is not None:
+            launch_into[:] = 0
+            add(path, "launch", launch)
+            assert np.array_equal(launch_into, host + 1), path
+
     def knob_path(name: str) -> None:
         with staging_knobs(STAGE_CPU_DEVICES=True, **_PATHS[name]):
-            add(name, "h2d", lambda: (transfers.upload(cl, q, dbuf, host), q.finish()))
-            back[:] = 0
-            add(name, "d2h", lambda: transfers.download(cl, q, back, dbuf))
-            assert np.array_equal(back, host), name
-            y[:] = 0
-            add(name, "launch", lambda: touch[n](host, y, nn, device=cdev))
-            assert np.array_equal(y, host + 1), name
+            add_path(
+                name,
+                lambda: (transfers.upload(cl, q, dbuf, host), q.finish()),
+                lambda: transfers.download(cl, q, back, dbuf),
+                lambda: touch[n](host, y, nn, device=cdev),
+            )
 
     def use_host_ptr() -> None:
         def h2d() -> None:
@@ -96,13 +115,7 @@ def measure_paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, 
             del m
             q.finish()
 
-        add("use_host_ptr", "h2d", h2d)
-        back[:] = 0
-        add("use_host_ptr", "d2h", d2h)
-        assert np.array_equal(back, host)
-        y[:] = 0
-        add("use_host_ptr", "launch", launch)
-        assert np.array_equal(y, host + 1)
+        add_path("use_host_ptr", h2d, d2h, launch)
 
     def uhp_cached() -> None:
         """USE_HOST_PTR buffers made once on page-aligned copies of the arrays and kept (as a
@@ -137,13 +150,7 @@ def measure_paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, 
             _map_unmap(cl, q, yb, rd, nbytes)
             q.finish()
 
-        add("uhp_cached_aligned", "h2d", h2d)
-        aback[:] = 0
-        add("uhp_cached_aligned", "d2h", d2h)
-        assert np.array_equal(aback, host)
-        ay[:] = 0
-        add("uhp_cached_aligned", "launch", launch)
-        assert np.array_equal(ay, host + 1)
+        add_path("uhp_cached_aligned", h2d, d2h, launch, d2h_into=aback, launch_into=ay)
 
     def uhp_fresh_aligned() -> None:
         ah, ay = _aligned_copy(host), _aligned_copy(y)
@@ -160,10 +167,7 @@ def measure_paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, 
             _map_unmap(cl, q, yb, cl.map_flags.READ, nbytes)
             q.finish()
 
-        add("uhp_fresh_aligned", "h2d", h2d)
-        ay[:] = 0
-        add("uhp_fresh_aligned", "launch", launch)
-        assert np.array_equal(ay, host + 1)
+        add_path("uhp_fresh_aligned", h2d, launch=launch, launch_into=ay)
 
     def direct_queues(k: int) -> Callable[[], None]:
         """The driver's own pageable path, the array split in k parts, each copied (blocking)
@@ -207,10 +211,7 @@ def measure_paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, 
                     for f in futs:
                         f.result()
 
-                add(f"direct_q{k}", "h2d", h2d)
-                back[:] = 0
-                add(f"direct_q{k}", "d2h", d2h)
-                assert np.array_equal(back, host)
+                add_path(f"direct_q{k}", h2d, d2h)
 
         return run
 
@@ -229,10 +230,7 @@ def measure_paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, 
                 cl.enqueue_copy(q, dst[o : o + step], dbuf, src_offset=o, is_blocking=False)
             q.finish()
 
-        add("direct_c64", "h2d", h2d)
-        back[:] = 0
-        add("direct_c64", "d2h", d2h)
-        assert np.array_equal(back, host)
+        add_path("direct_c64", h2d, d2h)
 
     def whole_pinned() -> None:
         pin = transfers.pinned_array(cl, q, host.shape, host.dtype)
@@ -247,10 +245,7 @@ def measure_paths(cl: Any, cdev: Any, host: np.ndarray, reps: int) -> dict[str, 
                 cl.enqueue_copy(q, pin, dbuf)
                 transfers._copy(back.view(np.uint8), pin.view(np.uint8))
 
-            add("whole_pinned", "h2d", h2d)
-            back[:] = 0
-            add("whole_pinned", "d2h", d2h)
-            assert np.array_equal(back, host)
+            add_path("whole_pinned", h2d, d2h)
 
     order: list[Callable[[], None]] = [lambda nm=nm: knob_path(nm) for nm in _PATHS]  # type: ignore[misc]
     order += [use_host_ptr, uhp_cached, uhp_fresh_aligned, whole_pinned]
