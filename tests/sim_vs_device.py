@@ -1,9 +1,11 @@
 """The runs a fuzz regression compares (tests/test_fuzz_*.py): a clpy kernel on the simulator
-and, through clpy, on an OpenCL device; and the driver's own result for raw OpenCL C."""
+and, through clpy, on an OpenCL device; and the driver's own result for raw OpenCL C. Also
+a kernel made from generated Python source, for the tests that generate one per type."""
 
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,3 +49,13 @@ def run_raw(
     getattr(prg, name)(queue, gsize, lsize, *ins, *outs)
     for o, b in zip(outputs, outs):
         cl.enqueue_copy(queue, o, b)
+
+
+def kernel_from_source(src: str, tmp: Path, name: str) -> Any:
+    """The kernel ``name`` defined by Python source text ``src``, executed through a real
+    file in ``tmp`` (clpy reads kernels' source) as module ``clpy_test_<name>``."""
+    path = tmp / f"{name}.py"
+    path.write_text(src)
+    mod: dict[str, Any] = {"__name__": f"clpy_test_{name}"}
+    exec(compile(src, str(path), "exec"), mod)
+    return mod[name]

@@ -23,7 +23,7 @@ import pytest
 import clpy
 import clpy.vectors as V
 from clpy import Global, int8, int16, int32, int64
-from tests.sim_vs_device import run_raw
+from tests.sim_vs_device import kernel_from_source, run_raw
 
 SIGNED = {"int8": "char", "int16": "short", "int32": "int", "int64": "long"}
 
@@ -109,11 +109,7 @@ def _kernel(t: str, tmp: Path) -> Any:
     for k, (form, _) in enumerate(FORMS):
         lines.append(f"    o[i * {len(FORMS)} + {k}] = " + form.format(t=t, c=c))
     src = "\n".join(lines) + "\n"
-    path = tmp / f"abs_{t}.py"
-    path.write_text(src)
-    mod: dict[str, Any] = {"__name__": f"clpy_test_abs_{t}"}
-    exec(compile(src, str(path), "exec"), mod)
-    return mod[f"abs_{t}"]
+    return kernel_from_source(src, tmp, f"abs_{t}")
 
 
 def _case(t: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

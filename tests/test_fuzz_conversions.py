@@ -21,17 +21,7 @@ from clpy.emit.targets import target_of
 from clpy.fuzz.edges import EDGES, INTS, ROUNDINGS, spec_sat  # noqa: F401 (tests import them)
 from clpy.runtime.info import query
 from clpy.runtime.quirks import device_target
-from tests.sim_vs_device import run_raw
-
-
-def _module(src: str, tmp: Path, name: str) -> Any:
-    """A kernel from source text, through a real file (clpy reads kernels' source)."""
-    path = tmp / f"{name}.py"
-    path.write_text(src)
-    mod: dict[str, Any] = {"__name__": f"clpy_test_{name}"}
-    exec(compile(src, str(path), "exec"), mod)
-    return mod[name]
-
+from tests.sim_vs_device import kernel_from_source, run_raw
 
 HEADER = (
     "import clpy\nimport clpy.vectors as V\n"
@@ -56,7 +46,7 @@ def _float_kernel(src_t: str, tmp: Path) -> tuple[Any, list[tuple[str, str]]]:
         lines.append(
             f"    {out}[i * {2 * n} + {n + k}] = {wide}(clpy.convert_{d}4_sat{r}(w).s{k % 4})"
         )
-    return _module(HEADER + "\n".join(lines) + "\n", tmp, f"conv_{src_t}"), cases
+    return kernel_from_source(HEADER + "\n".join(lines) + "\n", tmp, f"conv_{src_t}"), cases
 
 
 def _run(k: Any, x: np.ndarray, n: int, device: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +118,7 @@ def test_forced_lowering_of_every_saturating_conversion_on_pocl(
             f"    {out}[i * {2 * len(pairs)} + {len(pairs) + k}] = "
             f"{wide}(clpy.convert_{b}2_sat(V.{a}2({xa}, x{names.index(a)}[i ^ 1])).y)"
         )
-    kint = _module(HEADER + "\n".join(lines) + "\n", tmp_path, "conv_ints")
+    kint = kernel_from_source(HEADER + "\n".join(lines) + "\n", tmp_path, "conv_ints")
     m = 12
     xs = []
     for n in names:
