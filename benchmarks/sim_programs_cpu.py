@@ -32,12 +32,14 @@ import clpy  # noqa: E402
 from benchmarks.programs import PROGRAMS, load  # noqa: E402
 
 
-def measure(name: str, size: str, repeat: int, checks: bool) -> float:
-    """Least CPU seconds of ``repeat`` whole runs of program ``name`` on the simulator."""
+def measure(name: str, size: str, repeat: int, checks: bool, threads: int | None = None) -> float:
+    """Least CPU seconds of ``repeat`` whole runs of program ``name`` on the simulator
+    (``threads``: the simulator's thread count, default as configured)."""
     m = load(name)
     inp = m.make_inputs(size, 0)
     best = math.inf
-    with clpy.sim.config(checks=checks):
+    opts: dict[str, Any] = {} if threads is None else {"threads": threads}
+    with clpy.sim.config(checks=checks, **opts):
         m.run_clpy(inp, "sim", resident=True)  # warm-up: plans, caches, allocator
         for _ in range(repeat):
             t = time.process_time()
@@ -74,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="bench")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--checks", choices=["off", "on", "both"], default="both")
+    ap.add_argument(
+        "--threads", type=int, default=None, help="simulator threads (default: as configured)"
+    )
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
     args = ap.parse_args(argv)
@@ -87,12 +92,16 @@ def main(argv: list[str] | None = None) -> int:
         "simulator": str(Path(clpy_sim.__file__).parent),
         "size": args.size,
         "repeat": args.repeat,
+        "threads": args.threads,
         "loadavg_start": list(os.getloadavg()),
         "programs": {},
     }
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.checks]
     for name in args.programs.split(","):
-        r = {("on" if c else "off"): measure(name, args.size, args.repeat, c) for c in modes}
+        r = {
+            ("on" if c else "off"): measure(name, args.size, args.repeat, c, args.threads)
+            for c in modes
+        }
         out["programs"][name] = r
         print(
             f"{name:12s} " + "  ".join(f"checks {k} {v * 1e3:8.1f} ms" for k, v in r.items()),
