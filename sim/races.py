@@ -240,13 +240,11 @@ class LocalShadow(_Shadow):
         self.pending: list[tuple[Any, np.ndarray]] = []
         self.pending_size = 0  # index elements the pending reads hold (bounds their memory)
         self.r_clean = True
-        # Repeated accesses (a loop's ``tile[tx * BS + i] -= ...`` every trip): an access
-        # through the same remembered index by the same lanes, while ``w_own``, ``r_own`` and
-        # ``init`` are as it left them (``version`` counts their changes), finds the same
-        # records and changes nothing; only its log entry is made. (A write skipped so leaves
-        # the reads pending since then to the next write or barrier, which records them the
-        # same way: a read of this write's elements by other work-items was reported at the
-        # read, and the merge of readers does not depend on their order.)
+        # Repeated accesses (``tile[tx * BS + i] -= ...`` every trip) by the same lanes are
+        # idempotent while ``w_own``/``r_own``/``init`` are as they left them (``version``).
+        # A write skipped so leaves the reads pending since to the next write or barrier: a
+        # read of its elements by other work-items was reported at the read, and the merge of
+        # readers does not depend on their order.
         self.version = 0
         self.last_read: tuple[Any, ...] | None = None
         self.last_write: tuple[Any, ...] | None = None
@@ -452,11 +450,8 @@ class GlobalShadow(_Shadow):
         # batches on other threads update the same shadow: each check-and-record is atomic,
         # so a cross-group race is found in any interleaving (sim/parallel.py)
         self.lock = threading.Lock()
-        # Repeated accesses: a read or a write checked and recorded once is idempotent while
-        # the shadow stays as it left it (the same elements by the same lanes in the same
-        # interval find the same records and change nothing): ``version`` counts the changes
-        # of ``w``/``r``, and the last read and write are remembered with the version they
-        # left (a loop's ``r[k * n + j] += ...``, every trip)
+        # Repeated accesses (``r[k * n + j] += ...`` every trip) are idempotent while the
+        # shadow is as they left it: ``version`` counts the changes of ``w``/``r``
         self.version = 0
         self.last_read: tuple[Any, ...] | None = None
         self.last_write: tuple[Any, ...] | None = None
