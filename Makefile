@@ -33,13 +33,15 @@ oclgrind:
 	@bash scripts/install_oclgrind.sh
 
 # The suite on TEST_WORKERS processes (pytest-xdist): nearly all of its time is single-threaded
-# (PoCL's compiler, the simulator), so CI's 2 cores halve it. --dist loadfile keeps each file in
+# (PoCL's compiler, the simulator), so CI's 2 cores share it. --dist loadfile keeps each file in
 # one process, in order (module fixtures and kernel caches shared as in a serial run); files are
-# handed out as workers free up. TEST_WORKERS=0 runs it in this process.
+# handed out as workers free up, in collection order (--no-loadscope-reorder: xdist's default
+# order, most tests first, left slow files with few tests such as test_imports.py for the end).
+# TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 2
 
 test: $(VENV)/.installed-test lint oclgrind
-	$(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python -m benchmarks.run
