@@ -38,7 +38,7 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType
 from clpy_sim import ops
 from clpy_sim.affine import Run
 from clpy_sim.affine_gen import compile_affine
-from clpy_sim.frame import Frame
+from clpy_sim.frame import Frame, exclusive
 from clpy_sim.memory import GlobalMem, Memory
 
 ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
@@ -91,6 +91,10 @@ class _Gen:
             "_nd": np.ndarray,
             "_Mem": Memory,
             "_GM": GlobalMem,
+            "_excl": exclusive,
+            "_ndim": np.ndim,
+            "_uip": ops.ufunc_inplace,
+            "_bin": ops.binary,
         }
         self.k = 0
         self.inline = 0  # nodes made inline (a statement with none gains nothing)
@@ -261,10 +265,28 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
         elif op in _FLOAT_UF:
             old = g.tmp()
             g.emit(f"{old} = env[{vn}] if {vn} in env else fr.get({vn})")
+            dtn = g.name("_D", ops.dtype_of(t))
+            if op in _INPLACE:
+                # ``s_Assign``'s ``aug_inplace``: an array nothing else refers to is updated in
+                # place (a loop's accumulator over big frames allocates nothing per trip)
+                g.emit(
+                    f"if type({old}) is _nd and {old}.dtype == {dtn} and {old}.flags.writeable "
+                    f"and {old}.shape[-2:] == fr.shape and "
+                    f"_excl({old}, 1 if fr.views.get({vn}) is {old} else 0):"
+                )
+                base = len(g.lines)
+                y = g.expr(value, True)
+                g.lines[base:] = ["    " + ln for ln in g.lines[base:]]
+                g.emit(f"if _ndim({y}) <= {old}.ndim:", 2)
+                g.emit(f"batch.forget_run({old})", 3)
+                g.emit(f"if {old}.base is not None: batch.forget_run({old}.base)", 3)
+                g.emit(f"_uip({g.name('_U', _INPLACE[op])}, {old}, {y})", 3)
+                g.emit("return None", 3)
+                g.emit(f"env[{vn}] = _bin({op!r}, {g.name('_T', t)}, {old}, {y})", 2)
+                g.emit("return None", 2)
             y = g.expr(value, True)
             v = g.tmp()
             g.emit(f"{v} = {g.name('_U', _FLOAT_UF[op])}({old}, {y})")
-            dtn = g.name("_D", ops.dtype_of(t))
             g.emit(f"if getattr({v}, 'dtype', None) != {dtn}: {v} = _fix({v}, {g.name('_E', t)})")
             g.inline += 1
         else:

@@ -57,6 +57,22 @@ def tile_update(m: Global[float32], dim: int32):
 
 
 @clpy.kernel
+def accumulate(x: Global[float32], y: Global[float32], z: Global[float32]):
+    """A float accumulator over the lanes, updated in place once nothing else refers to it;
+    an alias taken in between keeps its value."""
+    gid = clpy.get_global_id(0)
+    s = float32(0.0)
+    for i in range(4):
+        s += x[gid + i] * float32(2.0)
+        s -= x[gid] * float32(0.5)
+    t = s
+    s += float32(1.0) * x[gid]
+    s *= x[gid + 1] + float32(1.0)
+    y[gid] = s
+    z[gid] = t
+
+
+@clpy.kernel
 def int_updates(x: Global[int32], y: Global[int32], k: int32):
     gid = clpy.get_global_id(0)
     for i in range(3):
@@ -196,6 +212,26 @@ def test_local_tile_updates(fresh_plans: None, checks: bool) -> None:
     kind, got = _same(lambda: _launch(tile_update, (BS,), (BS,), mat, dim, checks=checks))
     assert kind == "ok"
     assert np.isfinite(np.frombuffer(got[0], np.float32)).all()
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_float_accumulator_in_place(fresh_plans: None, checks: bool) -> None:
+    n = 32
+    x = (np.arange(n + 4, dtype=np.float32) * 0.37).astype(np.float32)
+    y = np.zeros(n, np.float32)
+    z = np.zeros(n, np.float32)
+    kind, got = _same(lambda: _launch(accumulate, (n,), (16,), x, y, z, checks=checks))
+    assert kind == "ok"
+    f = np.float32
+    s = np.zeros(n, np.float32)
+    for i in range(4):
+        s = (s + x[i : i + n] * f(2.0)).astype(np.float32)
+        s = (s - x[:n] * f(0.5)).astype(np.float32)
+    t = s.copy()
+    s = (s + f(1.0) * x[:n]).astype(np.float32)
+    s = (s * (x[1 : n + 1] + f(1.0))).astype(np.float32)
+    np.testing.assert_array_equal(np.frombuffer(got[1], np.float32), s)
+    np.testing.assert_array_equal(np.frombuffer(got[2], np.float32), t)
 
 
 @pytest.mark.parametrize("checks", [False, True])
