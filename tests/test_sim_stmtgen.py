@@ -324,3 +324,25 @@ def test_generated_paths_are_used(fresh_plans: None) -> None:
                     stack.extend(x for x in v if callable(x))
     assert any("out=row" in s for s in src)  # the in-place run update
     assert any(".data[" in s for s in src)  # inline loads
+
+
+def test_threads_give_the_same_bytes(fresh_plans: None) -> None:
+    """Generated statements run in every batch's thread: several batches on two threads give
+    the bytes of one thread (and of the closures)."""
+    n, m = 64, 5
+    rng = np.random.default_rng(3)
+    a = rng.random(m * n).astype(np.float32)
+    q = rng.random(m * n).astype(np.float32)
+    outs = []
+    for threads in (1, 2):
+        arrays = [a.copy(), np.zeros(n * n, np.float32), q.copy()]
+        with clpy.sim.config(checks=True, threads=threads, max_lanes=16):
+            gs_like[(n,), (16,)](*arrays, 2, m, device="sim")
+        outs.append([x.tobytes() for x in arrays])
+    assert outs[0] == outs[1]
+    stmtgen.ENABLED = affine.GENERATE = False
+    plan._PLANS.clear()
+    arrays = [a.copy(), np.zeros(n * n, np.float32), q.copy()]
+    with clpy.sim.config(checks=True, threads=1, max_lanes=16):
+        gs_like[(n,), (16,)](*arrays, 2, m, device="sim")
+    assert [x.tobytes() for x in arrays] == outs[0]
