@@ -368,7 +368,10 @@ class LocalMem(Memory):
         self.count = data.shape[1]
         self.trail = data.shape[2:]
         self.shared = False  # ``data`` was adopted from a lane value (``_adopt``)
-        self._wheres: dict[Any, Where] = {}  # compiled indices, by index and frame shape
+        # compiled indices, by element count, index and frame shape: shared by every local
+        # memory (a ``Where`` depends on nothing else), so launches repeating the same
+        # geometry and indices (LU's diagonal kernel, NW's anti-diagonals) find them again
+        self._wheres: dict[Any, Where] = _WHERES
 
     def flat_data(self) -> np.ndarray:
         self._unshare()
@@ -421,7 +424,16 @@ class LocalMem(Memory):
         shape = r.shape
         first, step, n = r.first, r.step, r.n
         # remembered by everything the checks below read (a hit passed them before)
-        key = (first, step, shape, fr.shape, getattr(gs, "shape", None))
+        # (and by the memory's count and groups: the memo is shared by every local memory)
+        key = (
+            self.count,
+            self.data.shape[0],
+            first,
+            step,
+            shape,
+            fr.shape,
+            getattr(gs, "shape", None),
+        )
         w = self._wheres.get(key)
         if w is not None:
             return w
@@ -471,7 +483,7 @@ class LocalMem(Memory):
             # element's column of every group, remembered per index
             k = int(addr)
             if 0 <= k < c:
-                key = (k, fr.shape)
+                key = (c, k, fr.shape)
                 w = self._wheres.get(key)
                 if w is None:
                     w = Where("col", fr.shape, rows=np.arange(gs.shape[0]), idx=k, local_count=c)
@@ -529,7 +541,8 @@ class LocalMem(Memory):
 
 
 _ALL = slice(None)
-_WHERE_MEMO_MAX = 4096  # compiled indices a local memory keeps (``LocalMem._remember``)
+_WHERE_MEMO_MAX = 4096  # compiled local indices kept (``LocalMem._remember``)
+_WHERES: dict[Any, Where] = {}  # ``LocalMem._wheres`` of every local memory
 _ROW_MEMO_MAX = 1024  # index rows up to this many lanes are remembered (``_row_info``)
 
 
