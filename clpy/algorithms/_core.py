@@ -383,10 +383,17 @@ SCAN_TILES: dict[str, dict[str, Any]] = {
     "nvidia": {
         "scan_wg": 512,
         "scan_vecs": 4,
-        "scan_wgscan": "native",
+        "scan_wgscan": "rake",
         "scan_lb": 4,
         "scan_loop": 0,
         "scan_read": "load",  # relaxed atomic loads: 2197 vs 1994 GB/s for "rmw" (H100, 2^28)
+        # The session-5 sweep (H100, float32, 2^28, benchmarks/results/algorithms_h100_scan28_s5):
+        # striped (coalesced) tile 2526 vs blocked 2167-2264 GB/s; early-window look-back;
+        # a 40-register cap 2896 GB/s vs 2525 uncapped (47 registers) and 2300 at 32.
+        "scan_lookback": "early",
+        "scan_spec": False,
+        "scan_maxreg": 40,
+        "scan_layout": "striped",
     },
 }
 
