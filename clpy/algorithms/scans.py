@@ -345,10 +345,10 @@ def _whole_vectors(a: Any) -> bool:
 _CAPPED: dict[Any, Any] = {}
 MAXREG_OPTION = "-cl-nv-maxrregcount={}"  # NVIDIA's compiler option (tests swap in a -D)
 # Later launches of a single-pass register-tile scan of the same length skip the launcher:
-# a BoundLaunch (bound.py) with x, y and the epoch set per call. Opt-in until a GPU run
-# measures it (benchmarks/algorithms.py has both rows; reduce's bound launch gained 4% on
-# the H100).
-BOUND_SCAN = False
+# a BoundLaunch (bound.py) with x, y and the epoch set per call. On by default since two
+# H100 runs of session 5 (float32, 2^28, benchmarks/results/algorithms_h100_scan28_s5.md and
+# algorithms_h100_s5.md): 2757 vs 2725 GB/s and 2663 vs 2477 GB/s for the launcher path.
+BOUND_SCAN = True
 
 
 def _launch_on(place: Place, maxreg: int) -> Any:
