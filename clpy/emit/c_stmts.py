@@ -152,6 +152,8 @@ class StmtEmitter:
         name = self.names(s.var)
         t = s.var.type
         decl = f"{type_name(t)} {name}" if s.declares else name
+        if s.declares and s.var in self.volatile:  # a divergent loop's counter (seed 330552)
+            decl = f"volatile {decl}"
         # `i > c & 3` would compare first (found by clpy.fuzz): parenthesize a looser stop
         stop = self.ex.sub(s.stop, RELATIONAL_OPERAND)
         needs_stop_temp = not _loop_invariant(s.stop, s.body)

@@ -36,18 +36,21 @@ from clpy.ir.nodes import (
     Continue,
     Declare,
     Expr,
+    Field,
     For,
     Function,
     If,
     NamedConst,
     Return,
     Stmt,
+    Swizzle,
     Var,
     VarRef,
     While,
 )
 from clpy.ir.walk import children, walk
 from clpy.types.core import ScalarType, VectorType
+from clpy.types.structs import StructType
 
 DIVERGENT_SOURCES = frozenset(
     {
@@ -184,10 +187,11 @@ def loop_barrier_vars(fn: Function) -> frozenset[Var]:
             )
             if divergent:
                 for n in walk((st,)):
-                    if isinstance(n, Assign) and isinstance(n.target, VarRef):
-                        out.add(n.target.var)
-                        if _tainted(n.value, data) or (n.op and n.target.var in data):
-                            fed.add(n.target.var)
+                    root = _assigned_var(n.target) if isinstance(n, Assign) else None
+                    if isinstance(n, Assign) and root is not None:
+                        out.add(root)
+                        if _tainted(n.value, data) or (n.op and root in data):
+                            fed.add(root)
                     elif isinstance(n, For):
                         out.add(n.var)
                         if n.var in data:
@@ -203,8 +207,18 @@ def loop_barrier_vars(fn: Function) -> frozenset[Var]:
     visit(fn.body)
     if not outside:
         return frozenset()
-    keep = (v for v in out if v not in fed and isinstance(v.type, (ScalarType, VectorType)))
+    kinds = (ScalarType, VectorType, StructType)
+    keep = (v for v in out if v not in fed and isinstance(v.type, kinds))
     return frozenset(keep)
+
+
+def _assigned_var(target: Expr) -> Var | None:
+    """The private variable an assignment writes: ``v``, a struct field ``s.f`` (seed
+    331786: PoCL lost ``s3.f0 = 1 ^ s3.f0`` of a divergent loop after a barrier, the
+    ``volatile`` struct is right) or a vector lane ``v.x``; None for memory (``p[i]``)."""
+    while isinstance(target, (Field, Swizzle)):
+        target = target.base
+    return target.var if isinstance(target, VarRef) else None
 
 
 def _exits_unevenly(body: tuple[Stmt, ...], bad: Any) -> bool:
