@@ -16,6 +16,13 @@ rows show the noise):
 - ``clpy_noconst``: also without ``const`` on read-only buffers;
 - ``clpy_restrict_noconst``: ``restrict`` kept, ``const`` removed;
 - ``clpy_noopts``: the emitted source built without options (OpenCL C 1.2 defaults);
+- ``orig_clpyhost``: the hand-written kernel with clpy's parameter list, launched by clpy's
+  host with clpy's options (as ``clpy`` but for the kernel's code: kernel or host?);
+- ``clpy_contract``: the emitted source with ``FP_CONTRACT ON``, the OpenCL C default the
+  originals build with (clpy emits OFF unless the kernel asks for ``fp_contract``);
+- ``clpy_noline``: the emitted source without ``#line`` directives;
+- ``clpy_minmax``: ``min``/``max`` as conditional-expression macros, as the originals write
+  them, instead of the built-in functions;
 - ``orig_sync``, ``clpy_sync``: the queue finished before each launch (whether a profiled
   interval includes waiting for the uploads still running ahead of it: clpy's staged uploads
   return once the DMAs are enqueued, the original host's copies block).
@@ -189,6 +196,70 @@ STATIC_LOCAL: dict[str, list[tuple[str, str]]] = {
 }
 
 
+# The originals' kernels with clpy's parameter lists (the build ``orig_clpyhost``: the
+# hand-written kernel launched by clpy's host, with clpy's buffers and options), so that a gap
+# splits into the kernel's code and the host's part. Parameters clpy's port drops become
+# constants or kernel-declared local arrays; kernels not listed keep clpy's source.
+CLPY_SIGNATURE: dict[str, list[tuple[str, str]]] = {
+    "pathfinder": [
+        (
+            r"__kernel void dynproc_kernel\([^)]*\)\s*\{",
+            "__kernel void dynproc_kernel(int iteration, __global int *gpuWall, "
+            "__global int *gpuSrc,\n    __global int *gpuResults, int cols, int startStep, "
+            "int border)\n{\n    const int HALO = 1;\n    __local int prev[256];\n"
+            "    __local int result[256];",
+        )
+    ],
+    "backprop": [
+        (
+            r"__kernel void bpnn_adjust_weights_ocl\([^)]*\)",
+            "__kernel void bpnn_adjust_weights(__global float *delta, int hid, "
+            "__global float *ly,\n    __global float *w, __global float *oldw)",
+        )
+    ],
+}
+
+
+def _clpy_signature(m: Any) -> Callable[[str], str] | None:
+    """A transform for ``Swap.apply``: the original .cl adapted to clpy's parameters where it
+    defines the emitted kernel's name, else the emitted source unchanged."""
+    if m.NAME not in CLPY_SIGNATURE:
+        return None
+    src = (common.CL_DIR / m.CL_FILE).read_text()
+    for pat, rep in CLPY_SIGNATURE[m.NAME]:
+        src, k = re.subn(pat, rep, src)
+        if k != 1:
+            raise ValueError(f"{m.NAME}: the clpy-signature rewrite matched {k} times")
+
+    def transform(emitted: str) -> str:
+        m = re.search(r"__kernel void (\w+)\(", emitted)
+        return src if m and f"__kernel void {m.group(1)}(" in src else emitted
+
+    return transform
+
+
+def _contract(src: str) -> str:
+    """The emitted source with OpenCL C's default FP_CONTRACT ON (spec 6.10: a*b+c may be
+    fused), as the originals are built; clpy emits OFF unless a kernel asks for fp_contract."""
+    return src.replace("#pragma OPENCL FP_CONTRACT OFF", "#pragma OPENCL FP_CONTRACT ON")
+
+
+def _noline(src: str) -> str:
+    """The emitted source without its ``#line`` directives (the originals have none)."""
+    return "\n".join(ln for ln in src.split("\n") if not ln.startswith("#line "))
+
+
+# min/max as the originals write them (conditional expressions), instead of the built-ins
+MINMAX_MACROS = (
+    "#define min(a, b) ((a) <= (b) ? (a) : (b))\n#define max(a, b) ((a) >= (b) ? (a) : (b))\n"
+)
+
+
+def _minmax(src: str) -> str:
+    """The emitted source with ``min``/``max`` as conditional-expression macros."""
+    return MINMAX_MACROS + src
+
+
 def _static_local(name: str, src: str) -> str:
     for pat, rep in STATIC_LOCAL[name]:
         src, k = re.subn(pat, rep, src)
@@ -255,6 +326,14 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
         ("orig_sync", lambda ev: synced(orig, ev), lambda: None),
         ("clpy_sync", lambda ev: synced(clpy_run, ev), swap.restore),
         ("orig_b", orig, lambda: None),
+    ]
+    adapted = _clpy_signature(m)
+    if adapted is not None:
+        builds.insert(3, ("orig_clpyhost", clpy_run, lambda: swap.apply(adapted, None)))
+    builds[-3:-3] = [
+        ("clpy_contract", clpy_run, lambda: swap.apply(_contract, None)),
+        ("clpy_noline", clpy_run, lambda: swap.apply(_noline, None)),
+        ("clpy_minmax", clpy_run, lambda: swap.apply(_minmax, None)),
     ]
     if m.NAME in STATIC_LOCAL:
         builds.insert(2, ("orig_static_local", lambda ev: orig(ev, static=True), lambda: None))
