@@ -18,6 +18,9 @@ rows show the noise):
 - ``clpy_noopts``: the emitted source built without options (OpenCL C 1.2 defaults);
 - ``orig_clpyhost``: the hand-written kernel with clpy's parameter list, launched by clpy's
   host with clpy's options (as ``clpy`` but for the kernel's code: kernel or host?);
+- ``clpy_orighost``: the reverse, clpy's emitted kernel (renamed, with the original's
+  parameter list) launched by the original host, built with clpy's options (compare with
+  ``orig_clpyopts``);
 - ``clpy_contract``: the emitted source with ``FP_CONTRACT ON``, the OpenCL C default the
   originals build with (clpy emits OFF unless the kernel asks for ``fp_contract``);
 - ``clpy_noline``: the emitted source without ``#line`` directives;
@@ -260,6 +263,49 @@ def _minmax(src: str) -> str:
     return MINMAX_MACROS + src
 
 
+# The reverse of CLPY_SIGNATURE (the build ``clpy_orighost``): clpy's emitted kernels under the
+# original host, renamed to the originals' names, with the parameters the original host
+# passes and clpy's port dropped inserted (unused) at their places. Per program: clpy's kernel
+# name -> (the original's name, [(position, parameter)]).
+ORIG_SIGNATURE: dict[str, dict[str, tuple[str, list[tuple[int, str]]]]] = {
+    "pathfinder": {
+        "dynproc_kernel": (
+            "dynproc_kernel",
+            [
+                (5, "int rows_unused"),
+                (8, "int halo_unused"),
+                (9, "__local int *prev_unused"),
+                (10, "__local int *result_unused"),
+            ],
+        )
+    },
+    "backprop": {"bpnn_adjust_weights": ("bpnn_adjust_weights_ocl", [(3, "int in_unused")])},
+}
+
+
+def _orig_signature(m: Any) -> str | None:
+    """The original .cl with clpy's emitted kernels (ORIG_SIGNATURE) appended in place of its
+    own (renamed ``*_handwritten``), or None where the program has no entry."""
+    table = ORIG_SIGNATURE.get(m.NAME)
+    if table is None:
+        return None
+    src = (common.CL_DIR / m.CL_FILE).read_text()
+    for cname, (oname, extra) in table.items():
+        src, k = re.subn(rf"__kernel void {oname}\(", f"__kernel void {oname}_handwritten(", src)
+        if k != 1:
+            raise ValueError(f"{m.NAME}: {oname} found {k} times in {m.CL_FILE}")
+        emitted = getattr(m, cname).source
+        head = re.search(rf"__kernel void {cname}\((.*?)\)\s*\{{", emitted, re.S)
+        if head is None:
+            raise ValueError(f"{m.NAME}: no kernel {cname} in the emitted source")
+        params = [q.strip() for q in head.group(1).split(",")]
+        for pos, q in extra:
+            params.insert(pos, q)
+        sig = f"__kernel void {oname}(" + ", ".join(params) + ")\n{"
+        src += "\n" + emitted[: head.start()] + sig + emitted[head.end() :]
+    return src
+
+
 def _static_local(name: str, src: str) -> str:
     for pat, rep in STATIC_LOCAL[name]:
         src, k = re.subn(pat, rep, src)
@@ -276,9 +322,19 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
 
     static_progs: dict[str, Any] = {}
 
-    def orig(events: list[Any], options: str = "", static: bool = False) -> Any:
+    def orig(
+        events: list[Any], options: str = "", static: bool = False, source: str | None = None
+    ) -> Any:
         saved = common._program
-        if options:  # the host's own options plus these (cached per options string)
+        if source is not None:  # this source instead of the .cl, with these options (cached)
+
+            def replaced(c: Any, p: str, opt: str) -> Any:
+                if "replaced" not in static_progs:
+                    static_progs["replaced"] = cl.Program(c, source).build(options=options)
+                return static_progs["replaced"]
+
+            common._program = replaced  # type: ignore[assignment]
+        elif options:  # the host's own options plus these (cached per options string)
 
             def with_opts(c: Any, p: str, opt: str) -> Any:
                 return saved(c, p, f"{opt} {options}".strip())
@@ -330,6 +386,11 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
     adapted = _clpy_signature(m)
     if adapted is not None:
         builds.insert(3, ("orig_clpyhost", clpy_run, lambda: swap.apply(adapted, None)))
+    clpy_in_orig = _orig_signature(m)
+    if clpy_in_orig is not None:
+        builds.insert(
+            4, ("clpy_orighost", lambda ev: orig(ev, clopts, source=clpy_in_orig), lambda: None)
+        )
     builds[-3:-3] = [
         ("clpy_contract", clpy_run, lambda: swap.apply(_contract, None)),
         ("clpy_noline", clpy_run, lambda: swap.apply(_noline, None)),
