@@ -283,9 +283,10 @@ ORIG_SIGNATURE: dict[str, dict[str, tuple[str, list[tuple[int, str]]]]] = {
 }
 
 
-def _orig_signature(m: Any) -> str | None:
-    """The original .cl with clpy's emitted kernels (ORIG_SIGNATURE) appended in place of its
-    own (renamed ``*_handwritten``), or None where the program has no entry."""
+def _orig_signature(m: Any, sources: dict[str, str]) -> str | None:
+    """The original .cl with clpy's emitted kernels (ORIG_SIGNATURE; ``sources``: the emitted
+    source clpy launched per kernel name, else the kernel's generic ``.source``) appended in
+    place of its own (renamed ``*_handwritten``), or None where the program has no entry."""
     table = ORIG_SIGNATURE.get(m.NAME)
     if table is None:
         return None
@@ -294,7 +295,7 @@ def _orig_signature(m: Any) -> str | None:
         src, k = re.subn(rf"__kernel void {oname}\(", f"__kernel void {oname}_handwritten(", src)
         if k != 1:
             raise ValueError(f"{m.NAME}: {oname} found {k} times in {m.CL_FILE}")
-        emitted = getattr(m, cname).source
+        emitted = sources.get(cname) or getattr(m, cname).source
         head = re.search(rf"__kernel void {cname}\((.*?)\)\s*\{{", emitted, re.S)
         if head is None:
             raise ValueError(f"{m.NAME}: no kernel {cname} in the emitted source")
@@ -386,7 +387,11 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
     adapted = _clpy_signature(m)
     if adapted is not None:
         builds.insert(3, ("orig_clpyhost", clpy_run, lambda: swap.apply(adapted, None)))
-    clpy_in_orig = _orig_signature(m)
+    launched: dict[str, str] = {}  # per kernel, the source of the variant clpy launched
+    for v, _, k in swap.saved:
+        if getattr(v, "last", None) is not None or k.function_name not in launched:
+            launched[k.function_name] = v.source
+    clpy_in_orig = _orig_signature(m, launched)
     if clpy_in_orig is not None:
         builds.insert(
             4, ("clpy_orighost", lambda ev: orig(ev, clopts, source=clpy_in_orig), lambda: None)
