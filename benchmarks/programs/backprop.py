@@ -68,7 +68,9 @@ def bpnn_layerforward(
         partial_sum[by * hid + ty] = wm[tx * WIDTH + ty]
 
 
-@clpy.kernel
+# fp_contract: the original is OpenCL C with FP_CONTRACT at its default, ON (spec 6.10), so
+# its compiler may fuse ETA * delta * ly + MOMENTUM * oldw into an fma; so may this port.
+@clpy.kernel(fp_contract=True)
 def bpnn_adjust_weights(
     delta: Global[float32],
     hid: int32,
