@@ -159,10 +159,11 @@ def run_clpy(
     partial = h.empty(blocks * HID, np.float32)
     h(bpnn_layerforward, *geo, units, weights, partial, HID)
     delta = hidden_delta(inp, _sums(h.get(partial), blocks))
-    # as Rodinia's host: upload the error terms, the previous and the original weights again
+    # as Rodinia's host: upload the error terms and the previous weights, and write the
+    # original weights again into the weights' buffer (not a new one)
     d_delta = h.put(delta)
     old = h.put(inp["input_prev"])
-    weights = h.put(inp["input_weights"])
+    h.set(weights, inp["input_weights"])
     h(bpnn_adjust_weights, *geo, d_delta, HID, units, weights, old)
     return h.get(weights), h.get(old)
 
