@@ -19,6 +19,8 @@ from clpy.emit.lower_nan import KIND as NAN_GUARD_KIND
 from clpy.emit.lower_nan import nan_guard_helper_source
 from clpy.emit.lower_negation import KIND as NEG_KIND
 from clpy.emit.lower_negation import negation_helper_source
+from clpy.emit.lower_rtz import KIND as RTZ_KIND
+from clpy.emit.lower_rtz import rtz_helper_source
 from clpy.types.core import ScalarType, Type, VectorType
 
 
@@ -35,6 +37,8 @@ def helper_source(kind: str, t: Type) -> str:
         return negation_helper_source(kind, t)
     if kind.startswith(INT_ABS_KIND):  # abs/abs_diff in the unsigned type for the target
         return int_abs_helper_source(kind, t)
+    if kind.startswith(RTZ_KIND):  # convert_float_rtz(long) with nothing left to fold
+        return rtz_helper_source(kind, t)
     if kind.startswith(ADD_SAT_KIND):  # add_sat/sub_sat spelled out for the target
         return add_sat_helper_source(kind, t)
     if kind.startswith("wait_events"):  # clpy.wait_group_events(e0, e1, ...)

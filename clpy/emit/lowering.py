@@ -39,6 +39,7 @@ from clpy.emit.lower_convert import lower_sat_conversion
 from clpy.emit.lower_helpers import scratch_slots
 from clpy.emit.lower_mad_sat import lower_mad_sat
 from clpy.emit.lower_nan import lower_nan_guard
+from clpy.emit.lower_rtz import lower_rtz_conversion
 from clpy.emit.lower_uniform import check_uniform
 from clpy.emit.targets import Target, target_of
 from clpy.emit.writer import Writer
@@ -96,7 +97,8 @@ class LoweringHook:
 
     def __call__(self, ex: ExprEmitter, call: CallBuiltin) -> str | None:
         if call.builtin.conversion is not None:  # saturation some drivers get wrong
-            return lower_sat_conversion(ex, call, self.tgt)
+            lowered = lower_sat_conversion(ex, call, self.tgt)
+            return lowered if lowered is not None else lower_rtz_conversion(ex, call, self.tgt)
         lowering = call.builtin.lowering
         if lowering is None or not needs_lowering_call(call, self.tgt):
             return None
