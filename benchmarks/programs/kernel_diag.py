@@ -105,6 +105,7 @@ class Swap:
         self.plans = _plans(m, queue)
         self.saved = [(v, v.program, v.kernel) for p in self.plans for v in p._variants.values()]
         self.options = self.plans[0].options if self.plans else ""
+        self.built: dict[str, Any] = {}
 
     def apply(self, transform: Callable[[str], str], options: str | None) -> None:
         cl = self.cl
@@ -112,6 +113,7 @@ class Swap:
         for v, prg, k in self.saved:
             src = transform(v.source)
             new = cl.Program(prg.context, src).build(options=opts)
+            self.built[getattr(transform, "__name__", "?")] = new  # the last, for its PTX
             v.program = new
             v.kernel = cl.Kernel(new, k.function_name)
             v._bind_setters()
@@ -315,6 +317,36 @@ def _static_local(name: str, src: str) -> str:
     return src
 
 
+# Where the programs' binaries (PTX on NVIDIA) go, from --out: ``<dir>/<program>/`` with
+# ``*_clpy.bin`` and ``*_original.bin`` as scripts/ptx_compare.py reads them, and the hybrid
+# builds' programs as ``*.ptx`` beside them.
+PTX_DIR: Path | None = None
+
+
+def _save_ptx(m: Any, ctx: Any, swap: Swap, extra: dict[str, Any]) -> None:
+    assert PTX_DIR is not None
+    d = PTX_DIR / m.NAME
+    d.mkdir(parents=True, exist_ok=True)
+    for i, (_, prg, k) in enumerate(swap.saved):
+        b = _binary(prg)
+        if b is not None:
+            (d / f"{k.function_name}_{i}_clpy.bin").write_bytes(b)
+    orig_prg = common.BUILT.get((int(ctx.int_ptr), m.CL_FILE))
+    b = None if orig_prg is None else _binary(orig_prg)
+    if b is not None:
+        (d / f"{m.NAME}_original.bin").write_bytes(b)
+    names = {
+        "replaced": "clpy_orighost",
+        "": "orig_static_local",
+        "transform": "orig_clpyhost",
+        "_same": "clpy_noopts",
+    }
+    for label, prg in [*extra.items(), *swap.built.items()]:
+        b = _binary(prg)
+        if b is not None:
+            (d / f"{names.get(label, label.strip('_'))}.ptx").write_bytes(b)
+
+
 def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, Any]:
     import pyopencl as cl
 
@@ -424,6 +456,8 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
     swap.restore()
     # registers and memory per kernel as the CUDA JIT compiles the PTX (NVIDIA only); the
     # original's program is the last one its host built (orig_b: the host's own options)
+    if PTX_DIR is not None and "nvidia" in queue.device.platform.name.lower():
+        _save_ptx(m, ctx, swap, static_progs)
     if "nvidia" in queue.device.platform.name.lower():
         cuda: dict[str, Any] = {}
         for _, prg, k in swap.saved:
@@ -535,6 +569,9 @@ def main(argv: list[str] | None = None) -> int:
         size=a.size,
         rounds=a.rounds,
     )
+    global PTX_DIR
+    if a.out is not None:
+        PTX_DIR = a.out / "ptx_kdiag"
     undo = _record_names()
     results: dict[str, Any] = {}
     try:
