@@ -470,3 +470,52 @@ def test_convert_float_rtz_long_helper_on_this_device(cl_device: Any) -> None:
         f = np.float32((m >> sh) << sh) * (-1 if v < 0 else 1)
         want.append(int(np.float32(f).view(np.int32)))
     assert o[1::2].tolist() == want
+
+
+# ------------------------------------------------ PoCL: convert_double_rtz of a constant long
+
+
+@clpy.kernel
+def seed_340847(x: Global[int64], out_long: Global[int64]):
+    i = clpy.get_global_linear_id()
+    # 31 - LONG_MIN wraps to -(2**63 - 31): a constant the compiler may fold
+    out_long[2 * i] = clpy.as_long(
+        clpy.convert_double_rtz(wrap_add_long(int64(31), int64(-9223372036854775807 - 1)))
+    )
+    out_long[2 * i + 1] = clpy.as_long(clpy.convert_double_rtz(x[i]))
+
+
+def _rtz_double_bits(v: int) -> int:
+    m = abs(v)
+    sh = max(m.bit_length() - 53, 0)
+    return int(np.float64(((m >> sh) << sh) * (-1 if v < 0 else 1)).view(np.int64))
+
+
+def test_convert_double_rtz_near_long_min(cl_device: Any) -> None:
+    """Seed 340847: rtz of -(2**63 - 31) is -(2**63 - 1024) (§6.2.3.2: toward zero); PoCL
+    folded the constant to -2**63. With PoCL's quirk (convert_double_rtz:long) every device
+    gives the spec's value, the constant and the run-time one alike."""
+    want = _rtz_double_bits(-(2**63) + 31)
+    assert want == np.float64(-(2**63) + 1024).view(np.int64)
+    x = np.array([-(2**63) + 31], np.int64)
+    sim, dev = both(seed_340847, (1,), (1,), x, np.zeros(2, np.int64), cl_device=cl_device)
+    assert sim[1].tolist() == [want, want]
+    assert dev[1].tolist() == [want, want]
+
+
+def test_convert_double_rtz_long_helper_on_this_device(cl_device: Any) -> None:
+    """The double helper of clpy/emit/lower_rtz.py, forced here, against exact truncation to
+    53 bits over edge values; the plain text where no quirk names it."""
+    import clpy.emit.lower_rtz as lr
+
+    lower = device_target(_nvidia_info()).info["lower_builtins"] | {lr.QUIRKS["double"]}
+    dev, tgt = _forced(cl_device, "forced-rtz-double", lower_builtins=lower)
+    src = seed_340847.source_for(tgt, line_directives=False)
+    assert "double clpy_convert_double_rtz_long(long x)" in src and "11 - (int)clz(m)" in src
+    assert "clpy_convert_double" not in seed_340847.source_for("opencl-c-1.2")
+    edges = [-(2**63), -(2**63) + 1, -(2**63) + 31, -(2**63) + 1025, -(2**53) - 1, -1, 0, 1,
+             2**53 + 1, 2**62 + 2**9 + 7, 2**63 - 1]  # fmt: skip
+    x = np.array(edges, np.int64)
+    o = np.zeros(2 * len(x), np.int64)
+    _run(seed_340847, (len(x),), None, x, o, device=dev.variant(target=tgt))
+    assert o[1::2].tolist() == [_rtz_double_bits(v) for v in edges]

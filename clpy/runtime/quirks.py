@@ -81,9 +81,9 @@ QUIRKS: tuple[Quirk, ...] = (
         lower_builtins=frozenset(
             {"ceil", "floor", "trunc", "round"}
             | {f"{f}:{t}" for f in ("abs", "abs_diff") for t in ("char", "short", "int", "long")}
-            # convert_float_rtz of a constant long near LONG_MIN folds to -2**63 (seed 333151):
-            # the magnitude cut to 24 bits first (lower_rtz.py).
-            | {"convert_float_rtz:long"}
+            # convert_float_rtz/convert_double_rtz of a constant long near LONG_MIN folds to
+            # -2**63 (seeds 333151, 340847): the magnitude cut to 24/53 bits first (lower_rtz.py).
+            | {"convert_float_rtz:long", "convert_double_rtz:long"}
         ),
         # A private variable assigned in a loop whose trip count varies between work-items
         # reads another work-item's value after a barrier (seeds 10865, 1000183, 64): such
