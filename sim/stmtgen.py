@@ -38,20 +38,14 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType
 from clpy_sim import ops
 from clpy_sim.affine import Run
 from clpy_sim.affine_gen import compile_affine
+from clpy_sim.fastpaths import INPLACE
 from clpy_sim.frame import Frame, exclusive
 from clpy_sim.memory import GlobalMem, Memory
 
 ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
 
 _FLOAT_UF = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
-_INPLACE = {
-    "+": np.add,
-    "-": np.subtract,
-    "*": np.multiply,
-    "&": np.bitwise_and,
-    "|": np.bitwise_or,
-    "^": np.bitwise_xor,
-}
+_INPLACE = INPLACE  # the in-place ufunc of each ``op=`` operator (shared with the fast paths)
 
 
 def _float(t: Any) -> bool:
