@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The lead's device-call wrapper (session 5): run from the folder that holds build/head.tgz
+# (`git archive --format=tar HEAD | gzip > build/head.tgz`), build/wheels_core and
+# build/wheels_fuzz (cp312 wheels: pyopencl and its dependencies; the PoCL wheel), all carried
+# to the GPU host. Unpacks HEAD into /tmp/h with ./wheels, then runs the steps named:
+#   neg             scripts/gpu_fuzz_negation.sh into $OUT/fuzz
+#   fuzz3:SEED      three-way fuzz (sim, PoCL, NVIDIA) from SEED until BUDGET seconds (default
+#                   580) after the start, into $OUT/fz
+#   repro           SEEDS="a b ..." re-run those seeds three-way, one process each, RL seconds,
+#                   reproducers as $OUT/fzr.tgz (the device tool does not return deep folders)
+#   batch           scripts/gpu_batch.sh with JOBS etc. from the environment, into $OUT/b
+# Example: BUDGET=585 bash scripts/gpu_session.sh neg fuzz3:330000
+# session 5 GPU wrapper: unpack HEAD, wheels, then run the step named in $1
+set -uo pipefail
+T0=$(date +%s)
+R=/tmp/h; mkdir -p $R/build $R/wheels
+tar xzf build/head.tgz -C $R
+cp build/wheels_core/*.whl build/wheels_fuzz/*.whl $R/wheels/ 2>/dev/null
+cp -r build/wheels_core $R/build/
+cd $R
+export OUT_ROOT=$OUT
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for step in "$@"; do echo "##### $step at $(( $(date +%s) - T0 ))s"; case $step in
+  neg) OUT=$OUT_ROOT/fuzz timeout 150 bash scripts/gpu_fuzz_negation.sh 2>&1 | tail -60 ;;
+  fuzz3*) S=${step#fuzz3:}; LEFT=$(( ${BUDGET:-580} - ($(date +%s) - T0) )); mkdir -p $OUT_ROOT/fz;
+     DIAG=0 OUT=$OUT_ROOT/fz PYTHON=/opt/torch/.venv/bin/python HARD_LIMIT=$LEFT bash scripts/gpu_fuzz.sh sim,opencl:pocl,opencl:nvidia $S 8000 2>&1 | tail -40 ;;
+  batch) OUT=$OUT_ROOT/b WHEELS=build/wheels_core bash scripts/gpu_batch.sh ;;
+  repro) PY=/opt/torch/.venv/bin/python; $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/clpy-site wheels/*.whl >/dev/null 2>&1;
+     $PY -m pip install -q --no-deps --no-build-isolation --no-compile --target /tmp/clpy-site . >/dev/null 2>&1
+     mkdir -p $OUT_ROOT/fzr
+     for s in $SEEDS; do (SKIP_WHEELS=1 DIAG=0 OUT=/tmp/fzr PYTHON=$PY HARD_LIMIT=${RL:-95} SHRINK_SECONDS=70 JOBS=1 bash scripts/gpu_fuzz.sh sim,opencl:pocl,opencl:nvidia $s 1 > $OUT_ROOT/fzr/$s.log 2>&1) & done; wait
+     tail -n 2 $OUT_ROOT/fzr/*.log; tar czf $OUT_ROOT/fzr.tgz -C /tmp fzr ;;
+esac; done
+echo "##### done at $(( $(date +%s) - T0 ))s"
