@@ -6,7 +6,7 @@ minimum or maximum and NaN converts to 0. Two drivers get that wrong:
 - PoCL 3.0 returns the x86 "integer indefinite" for NaN: ``convert_int_sat*(NaN)`` is
   INT_MIN, ``convert_long_sat*`` LONG_MIN, ``convert_ulong_sat*`` 2**63, for every rounding
   mode, scalars and vectors, from float and double (every other edge value is right:
-  tests/test_fuzz_regressions.py checks ±0.5, 0.99, -1, 2**63, 2**64, huge, ±inf);
+  tests/test_fuzz_nan.py checks ±0.5, 0.99, -1, 2**63, 2**64, huge, ±inf);
 - NVIDIA's driver (580) has the same NaN bug and, by the three-way fuzz runs, saturates
   ``long``/``ulong`` results wrongly (LONG_MAX came back as -1 and -2: the bits of the
   unsaturated value).

@@ -25,7 +25,7 @@ from clpy.fuzz.report import write_case, write_readme
 from clpy.fuzz.runner import Loaded, Outcome, load, make_inputs, run_on
 from clpy.fuzz.shrink import Shrinker
 
-# Device bugs the fuzzer found and tests/test_fuzz_regressions.py documents, that clpy does not
+# Device bugs the fuzzer found and tests/test_fuzz_*.py document, that clpy does not
 # avoid: not generated for these devices, so large runs look for new ones. (NaN in saturating
 # conversions, F.NAN_SAT, and in rounding functions, F.NAN_ROUND, are generated everywhere: clpy
 # spells those out for the devices that get them wrong, clpy/emit/lower_convert.py, lower_nan.py;

@@ -18,7 +18,7 @@ SUBGROUP = "subgroup"
 REDUCTION = "reduction"
 ATOMIC = "atomic"
 PRINTF = "printf"
-# Constructs a listed device is known to get wrong (tests/test_fuzz_regressions.py documents
+# Constructs a listed device is known to get wrong (the tests/test_fuzz_*.py files document
 # each); clpy.fuzz.campaign.device_features drops them for that device, so a large run
 # reports new bugs instead of these.
 # abs/abs_diff of a signed INT_MIN (PoCL 3.0 makes it poison in abs of an int; clpy computes

@@ -71,7 +71,7 @@ QUIRKS: tuple[Quirk, ...] = (
         std_for_feature=(("__opencl_c_program_scope_global_variables", (2, 0)),),
         # convert_{int,long,ulong}_sat*(NaN) gives INT_MIN, LONG_MIN, 2**63 instead of 0 (every
         # rounding mode, scalars and vectors, from float and double; PoCL 3.0 pthread, found
-        # by clpy.fuzz, tests/test_fuzz_regressions.py).
+        # by clpy.fuzz, tests/test_fuzz_nan.py).
         lower_sat_conversions=frozenset({"float"}),
         # ceil/floor/trunc/round of a NaN the compiler can fold give garbage (seed 800109):
         # spelled out with a NaN guard (clpy/emit/lower_nan.py).
@@ -134,7 +134,7 @@ QUIRKS: tuple[Quirk, ...] = (
                 "work_group_all",
                 "work_group_scan_exclusive_min",
                 "work_group_scan_exclusive_max",
-                # by the three-way fuzz runs (H100, driver 580; tests/test_fuzz_regressions.py):
+                # by the three-way fuzz runs (H100, driver 580; tests/test_fuzz_nvidia.py):
                 # mad_sat of long/ulong wraps instead of saturating (seeds 200067, 200074 ...);
                 # work_group_reduce_add of a work-group-uniform long/ulong is the value times
                 # the group size rounded up to a power of two, in 32 bits (200528, 200801,
@@ -162,7 +162,7 @@ QUIRKS: tuple[Quirk, ...] = (
         # The NaN bug of PoCL above (H100, driver 580: the full suite), and long/ulong results
         # of saturating conversions that came back unsaturated (LONG_MAX as -1 or -2) in the
         # three-way fuzz runs: every saturating conversion that can go out of range is
-        # spelled out (tests/test_fuzz_regressions.py shows which the driver gets wrong).
+        # spelled out (tests/test_fuzz_nan.py, test_fuzz_nvidia.py show what the driver gets wrong).
         lower_sat_conversions=frozenset({"float", "int"}),
         # A guarded negation of a short, `if (a == -32768) return a; return -(int)a;`, gave
         # 32768 for -32768 (seed 310677, H100, driver 580): spelled as a helper. Not yet run
