@@ -1,6 +1,6 @@
 """Global buffers that overlap in memory share one race shadow.
 
-The race checker keeps its shadow (``sim.races.GlobalShadow``) per buffer, but a data race
+The race checker keeps its shadow (``sim.races_global.GlobalShadow``) per buffer, but a data race
 is about memory, not parameters (spec §3.3: conflicting unordered accesses to the same
 location): ``y[i] = x[i] + x[i + 1]`` with ``x`` and ``y`` two overlapping views of one
 array races between work-items even though no parameter alone does. So, once per launch,
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from clpy_sim.races import GlobalShadow
+from clpy_sim.races_global import GlobalShadow
 from clpy_sim.state import Launch
 
 

@@ -60,7 +60,7 @@ from clpy_sim.frame import Frame, PtrVal, Sel, select_lanes
 from clpy_sim.memory import GlobalMem, make_local
 from clpy_sim.plan import get_plan
 from clpy_sim.printf import flush_prints
-from clpy_sim.races import GlobalShadow
+from clpy_sim.races_global import GlobalShadow
 from clpy_sim.state import Batch, Launch
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from clpy.builtins.samplers import SamplerSpec
 from clpy.types.core import ScalarType, VectorType
 from clpy.types.images import ImageType
 from clpy_sim.memory import Where
-from clpy_sim.races import GlobalShadow
+from clpy_sim.races_global import GlobalShadow
 from clpy_sim.texels import (
     F32,
     INT_LIMITS,

@@ -21,7 +21,8 @@ from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from clpy_sim.affine import Run, ramp
 from clpy_sim.frame import Frame
-from clpy_sim.races import GlobalShadow, LocalShadow
+from clpy_sim.races import LocalShadow
+from clpy_sim.races_global import GlobalShadow
 from clpy_sim.state import Launch
 from clpy_sim.values import full, same_contents
 

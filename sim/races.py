@@ -7,17 +7,16 @@ Atomic built-ins bypass these shadows.
 
 Local memory (``LocalShadow``, one row per work-group, like the data) keeps, per element and
 per barrier interval, the local id of the writer and of the reader (-2: several readers); a
-barrier clears the rows of its work-groups. Global memory (``GlobalShadow``, only for buffers
-the kernel writes) keeps the writer's and readers' work-item, work-group and barrier epoch,
-since different work-groups never synchronize. Shadows are read and written through the same
-compiled index (``sim.memory.Where``) as the data, so checks cost a few extra array passes
-per access, not a Python loop.
+barrier clears the rows of its work-groups. Global memory (``GlobalShadow``, races_global.py,
+for buffers the kernel writes) keeps the writer's and readers' work-item, work-group and
+barrier epoch, since different work-groups never synchronize. Shadows are read and written
+through the same compiled index (``sim.memory.Where``) as the data, so checks cost a few
+extra array passes per access, not a Python loop.
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,10 +31,10 @@ if TYPE_CHECKING:
 _I32 = np.int32
 # ``ndarray.any()``/``.all()`` go through a Python wrapper (a few µs on the small arrays of
 # every checked access); counting the non-zero elements is one C call
-_nz = np.count_nonzero
+nz = np.count_nonzero
 
 
-def _every(a: np.ndarray) -> bool:
+def every_lane(a: np.ndarray) -> bool:
     """``a.all()`` of an array."""
     return bool(np.count_nonzero(a) == a.size)
 
@@ -73,7 +72,7 @@ class _Lanes:
         return g * self.W + np.asarray(self.llid, dtype=np.int64)
 
 
-class _Shadow:
+class Shadow:
     """Race reports name both accesses and both work-items: the shadow records who accessed an
     element last (one work-item, or "several"), and a log keeps, per kind of access and source
     line, the recent compiled indices with the work-items of their lanes, so the other line and,
@@ -214,7 +213,7 @@ _PENDING = 1024  # reads of local memory waiting for a write (``LocalShadow.pend
 _PENDING_ELEMENTS = 1 << 20  # index elements they may hold (8 MiB of int64)
 
 
-class LocalShadow(_Shadow):
+class LocalShadow(Shadow):
     """Per work-group rows. Encoding (zeros = untouched, so allocation is free): ``w_own`` is
     the writer's local id + 1, ``r_own`` the reader's local id + 1 or -1 for several."""
 
@@ -289,7 +288,7 @@ class LocalShadow(_Shadow):
             self.r_clean = False
             if not w.unique:
                 dup = w.gather(self.r_own, False) != new
-                if _nz(dup):
+                if nz(dup):
                     flat = np.broadcast_to(w.flat(), me.shape)[np.broadcast_to(dup, me.shape)]
                     self.r_own.reshape(-1)[flat] = -1
         self.pending.clear()
@@ -346,7 +345,7 @@ class LocalShadow(_Shadow):
             return
         if self.uninit and not self.all_init:
             ini = w.gather(self.init, False)
-            if not _every(ini):
+            if not every_lane(ini):
                 bad = ~ini
                 k = _first(fr, bad)
                 addr = int(np.broadcast_to(w.flat(), fr.shape).ravel()[k])
@@ -364,7 +363,7 @@ class LocalShadow(_Shadow):
         if self.wrote:
             wo = w.gather(self.w_own, False)
             bad = (wo != 0) & (wo != me)
-            if _nz(bad):
+            if nz(bad):
                 self._race(
                     fr, w, bad, loc, "read", "write", self.w_own, self._line_of, self._other(fr)
                 )
@@ -390,7 +389,7 @@ class LocalShadow(_Shadow):
             if self.wrote:
                 wo = w.gather(self.w_own, False)
                 bad = (wo != 0) & (wo != me)
-                if _nz(bad):
+                if nz(bad):
                     self._race(
                         fr,
                         w,
@@ -406,7 +405,7 @@ class LocalShadow(_Shadow):
                 self._replay()
                 ro = w.gather(self.r_own, False)
                 bad = (ro != 0) & (ro != me)
-                if _nz(bad):
+                if nz(bad):
                     self._race(
                         fr, w, bad, loc, "write", "read", self.r_own, self._line_of, self._other(fr)
                     )
@@ -415,196 +414,12 @@ class LocalShadow(_Shadow):
             self._note("write", loc, w, fr)
         if self.uninit and not self.all_init:
             w.put(self.init, True)
-            self.all_init = _every(self.init)
+            self.all_init = every_lane(self.init)
         if self.races and not w.unique:
             dup = w.gather(self.w_own, False) != me
-            if _nz(dup):
+            if nz(dup):
                 self._race(
                     fr, w, dup, loc, "write", "write", self.w_own, self._line_of, self._other(fr)
                 )
         self.version += 1
         self.last_write = (w, me, self.version)
-
-
-_SHIFT = np.int64(24)
-_EMASK = np.int64((1 << 24) - 1)
-_MULTI = np.int64(-(1 << 62))  # readers in several work-groups
-
-
-class GlobalShadow(_Shadow):
-    """Flat, for buffers the kernel writes. One int64 per element and kind of access, zero
-    for none: a single work-item is ``(internal id + 1) << 24 | barrier epoch``; several
-    readers of one work-group are ``-((group + 1) << 24 | epoch)``; readers in several
-    work-groups are ``_MULTI``. Accesses of the same work-group in earlier barrier intervals
-    are ordered (stale); any two of different work-groups are concurrent."""
-
-    def __init__(self, launch: Launch, count: int, mem: Any) -> None:
-        self.launch = launch
-        self.mem = mem
-        self.w = np.zeros(count, np.int64)
-        self.r = np.zeros(count, np.int64)
-        self.any_read = False  # until a read, the reader array is all zero: skip it
-        self.log: dict[tuple[str, Loc], list[Any]] = {}
-        self.log_ids: dict[tuple[str, int], list[Any]] = {}  # the same lists, by id(loc)
-        self.W = np.int64(launch.W)
-        # batches on other threads update the same shadow: each check-and-record is atomic,
-        # so a cross-group race is found in any interleaving (sim/parallel.py)
-        self.lock = threading.Lock()
-        # Repeated accesses (``r[k * n + j] += ...`` every trip) are idempotent while the
-        # shadow is as they left it: ``version`` counts the changes of ``w``/``r``
-        self.version = 0
-        self.last_read: tuple[Any, ...] | None = None
-        self.last_write: tuple[Any, ...] | None = None
-
-    def _key(self, w: Any, mine: np.ndarray) -> tuple[Any, ...] | None:
-        """What makes an access the same as a remembered one: a run's elements, the frame's
-        lanes and interval (``mine`` is made anew per frame and barrier), and the shadow's
-        state; None when it cannot be remembered (other kinds of index; overlapping buffers,
-        whose peers change the shared arrays)."""
-        if w.kind != "run" or self.peers or not MEMO:
-            return None
-        return (w.sl, w.shape, mine, self.version)
-
-    @staticmethod
-    def _same(key: tuple[Any, ...] | None, last: tuple[Any, ...] | None) -> bool:
-        return (
-            key is not None
-            and last is not None
-            and key[2] is last[2]  # (by identity: arrays do not compare to one bool)
-            and key[3] == last[3]
-            and key[0] == last[0]
-            and key[1] == last[1]
-        )
-
-    def _ids(self, fr: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(id + 1) << 24, group + 1, epoch and the packed record of the frame's lanes."""
-        b = fr.batch
-        ids = fr.cache.get("gshadow")
-        if ids is None or ids[4] != b.barriers:
-            gs = np.asarray(fr.gslot)
-            me_hi = (frame_wids(fr) + 1) << _SHIFT
-            grp1 = gs + (b.gfirst + 1)
-            ep = b.epoch[gs]
-            ids = (me_hi, grp1, ep, me_hi | ep, b.barriers)
-            fr.cache["gshadow"] = ids
-        return ids[0], ids[1], ids[2], ids[3]
-
-    def _wid_of(self, packed: np.ndarray) -> Any:
-        def of(other: int, wid: int) -> int | None:
-            return int(other >> 24) - 1 if other > 0 else None
-
-        return of
-
-    def _conflict_single(
-        self, x: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray, ep: np.ndarray
-    ) -> np.ndarray:
-        """Lanes whose recorded single accessor ``x`` (> 0) is concurrent with them."""
-        other1 = x >> _SHIFT
-        mine1 = me_hi >> _SHIFT
-        og1 = (other1 - 1) // self.W + 1
-        return (x > 0) & (other1 != mine1) & ((og1 != grp1) | ((x & _EMASK) == ep))
-
-    def read(self, fr: Frame, w: Any, loc: Loc) -> None:
-        with self.lock:
-            self._read(fr, w, loc)
-
-    def write(self, fr: Frame, w: Any, loc: Loc) -> None:
-        with self.lock:
-            self._write(fr, w, loc)
-
-    def _read(self, fr: Frame, w: Any, loc: Loc) -> None:
-        me_hi, grp1, ep, mine = self._ids(fr)
-        key = self._key(w, mine)
-        if self._same(key, self.last_read):
-            self._note("read", loc, w, fr)  # the same read of an unchanged shadow
-            return
-        self.any_read = True
-        wv = w.gather(self.w, False)
-        # (the ``== mine`` tests: a loop's read-modify-write of its own elements, every trip;
-        # the record is then exactly this access's, so the full test would find nothing and
-        # the update would change nothing)
-        if _nz(wv) and not _every(wv == mine):
-            bad = self._conflict_single(wv, me_hi, grp1, ep)
-            if _nz(bad):
-                self._race(
-                    fr, w, bad, loc, "read", "write", self.w, self._line_of, self._wid_of(self.w)
-                )
-        rv = w.gather(self.r, False)
-        fresh = not _nz(rv)
-        if w.unique and fresh:
-            self.version += 1
-            w.put(self.r, full(mine, fr.shape))
-        elif fresh or not _every(rv == mine):  # the last reader of each element: this one
-            self.version += 1
-            # (no reader yet: every lane is "fresh" to the merge, which gives ``mine``)
-            new = full(mine, fr.shape) if fresh else self._merge_readers(rv, me_hi, grp1, ep, mine)
-            w.put(self.r, new)
-            if not w.unique:
-                dup = w.gather(self.r, False) != new
-                if _nz(dup):
-                    shape = fr.shape
-                    d = full(dup, shape)
-                    flat = full(w.flat(), shape)[d]
-                    self.r[flat] = -((full(grp1, shape)[d] << _SHIFT) | full(ep, shape)[d])
-        if key is not None:
-            self.last_read = (*key[:3], self.version)
-        self._note("read", loc, w, fr)
-
-    def _merge_readers(
-        self, rv: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray, ep: np.ndarray, mine: np.ndarray
-    ) -> np.ndarray:
-        single = rv > 0
-        other1 = rv >> _SHIFT
-        og1 = np.where(single, (other1 - 1) // self.W + 1, (-rv) >> _SHIFT)
-        oep = np.where(single, rv & _EMASK, (-rv) & _EMASK)
-        same_g = og1 == grp1
-        stale = same_g & (oep != ep)
-        fresh = (rv == 0) | stale | (single & (other1 == (me_hi >> _SHIFT)))
-        group_multi = -((grp1 << _SHIFT) | ep)
-        out = np.where(fresh, mine, np.where(same_g & (rv != _MULTI), group_multi, _MULTI))
-        if out.shape == np.shape(mine):
-            return out
-        return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(mine)))
-
-    def _write(self, fr: Frame, w: Any, loc: Loc) -> None:
-        me_hi, grp1, ep, mine = self._ids(fr)
-        key = self._key(w, mine)
-        if self._same(key, self.last_write):
-            self._note("write", loc, w, fr)  # the same write into an unchanged shadow
-            return
-        wv = w.gather(self.w, False)
-        mine_all = False  # this work-item wrote each of these elements last, in this interval
-        if _nz(wv):
-            mine_all = _every(wv == mine)
-            bad = None if mine_all else self._conflict_single(wv, me_hi, grp1, ep)
-            if bad is not None and _nz(bad):
-                self._race(
-                    fr, w, bad, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
-                )
-        rv = w.gather(self.r, False) if self.any_read else None
-        if rv is not None and _nz(rv) and not _every((rv == mine) | (rv == 0)):
-            single = self._conflict_single(rv, me_hi, grp1, ep)
-            g1 = (-rv) >> _SHIFT
-            multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
-            bad = single | multi
-            if _nz(bad):
-                self._race(
-                    fr, w, bad, loc, "write", "read", self.r, self._line_of, self._wid_of(self.r)
-                )
-        self._note("write", loc, w, fr)
-        if mine_all:
-            # the record stays as it is; and no two lanes share an element (the record of
-            # each is one work-item's)
-            if key is not None:
-                self.last_write = key
-            return
-        self.version += 1
-        w.put(self.w, full(mine, fr.shape))
-        if key is not None:
-            self.last_write = (*key[:3], self.version)
-        if not w.unique:
-            dup = w.gather(self.w, False) != full(mine, fr.shape)
-            if _nz(dup):
-                self._race(
-                    fr, w, dup, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
-                )
