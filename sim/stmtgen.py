@@ -45,7 +45,6 @@ from clpy_sim.memory import GlobalMem, Memory
 ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
 
 _FLOAT_UF = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
-_INPLACE = INPLACE  # the in-place ufunc of each ``op=`` operator (shared with the fast paths)
 
 
 def _float(t: Any) -> bool:
@@ -260,7 +259,7 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
             old = g.tmp()
             g.emit(f"{old} = env[{vn}] if {vn} in env else fr.get({vn})")
             dtn = g.name("_D", ops.dtype_of(t))
-            if op in _INPLACE:
+            if op in INPLACE:
                 # ``s_Assign``'s ``aug_inplace``: an array nothing else refers to is updated in
                 # place (a loop's accumulator over big frames allocates nothing per trip)
                 g.emit(
@@ -274,7 +273,7 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
                 g.emit(f"if _ndim({y}) <= {old}.ndim:", 2)
                 g.emit(f"batch.forget_run({old})", 3)
                 g.emit(f"if {old}.base is not None: batch.forget_run({old}.base)", 3)
-                g.emit(f"_uip({g.name('_U', _INPLACE[op])}, {old}, {y})", 3)
+                g.emit(f"_uip({g.name('_U', INPLACE[op])}, {old}, {y})", 3)
                 g.emit("return None", 3)
                 g.emit(f"env[{vn}] = _bin({op!r}, {g.name('_T', t)}, {old}, {y})", 2)
                 g.emit("return None", 2)
@@ -292,7 +291,7 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
         return None
     assert isinstance(target, Index)
     if op is not None and not (
-        (_float(t) and op in _FLOAT_UF) or (op in _INPLACE and site == "global")
+        (_float(t) and op in _FLOAT_UF) or (op in INPLACE and site == "global")
     ):
         return None
     got = g.address(target)
@@ -302,7 +301,7 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
     loc = g.name("_L", target.loc)  # (the lvalue's, as the closures report it)
     dtn = g.name("_D", ops.dtype_of(t))
     hi = int(np.iinfo(dt).max)
-    if site == "global" and op in _INPLACE:
+    if site == "global" and op in INPLACE:
         # ``fastpaths.aug_global``: a run of step 1 of a flat buffer no checker watches,
         # updated in place
         g.emit(
@@ -316,7 +315,7 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
         base = len(g.lines)
         y = g.expr(value, True)
         g.lines[base:] = ["    " + ln for ln in g.lines[base:]]
-        uf = g.name("_U", _INPLACE[op])
+        uf = g.name("_U", INPLACE[op])
         g.emit(f"if getattr({y}, 'dtype', None) == {dtn}:", 2)
         g.emit("batch.stores += 1", 3)
         g.emit(f"{uf}(row, {y}, out=row)", 3)

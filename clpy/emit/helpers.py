@@ -37,7 +37,7 @@ def helper_source(kind: str, t: Type) -> str:
         return negation_helper_source(kind, t)
     if kind.startswith(INT_ABS_KIND):  # abs/abs_diff in the unsigned type for the target
         return int_abs_helper_source(kind, t)
-    if kind.startswith(RTZ_KIND):  # convert_float_rtz(long) with nothing left to fold
+    if kind.startswith(RTZ_KIND):  # convert_float/double_rtz(long), nothing left to fold
         return rtz_helper_source(kind, t)
     if kind.startswith(ADD_SAT_KIND):  # add_sat/sub_sat spelled out for the target
         return add_sat_helper_source(kind, t)
