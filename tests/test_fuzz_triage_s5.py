@@ -43,6 +43,7 @@ from clpy import Global, int8, int16, int32, int64, uint8, uint16, uint32, uint6
 from clpy.runtime.info import DeviceInfo
 from clpy.runtime.quirks import device_target
 from tests.sim_vs_device import both, run_raw
+from tests.test_fuzz_pocl_loops import RedPair, redpair_op  # the reduction of its seeds
 
 
 def _nvidia_info() -> DeviceInfo:
@@ -322,17 +323,6 @@ def test_guarded_division_by_min_through_clpy(cl_device: Any) -> None:
 
 
 # ------------------------------------------------------- PoCL: divergent loop, then barrier
-
-
-@clpy.struct
-class RedPair:
-    hi: int32
-    acc: uint32
-
-
-@clpy.reduction(identity=RedPair(-2147483648, 0))
-def redpair_op(a: RedPair, b: RedPair) -> RedPair:
-    return RedPair(max(a.hi, b.hi), a.acc + b.acc)
 
 
 @clpy.kernel
