@@ -459,26 +459,13 @@ def _shift_operands(e: Binary) -> tuple[Expr, Expr]:
 
 
 def narrow_negation(e: Expr) -> Expr | None:
-    """``a`` of ``(short)-(int)a`` or ``(short)(0 - (int)a)`` (char or short ``a``, negated in
-    int and converted back; NVIDIA folds the subtraction like the negation, seed 333251),
+    """``a`` of ``(short)-(int)a`` (char or short ``a``, negated in int and converted back),
     else None."""
     if not (isinstance(e, Cast) and isinstance(e.type, ScalarType)):
         return None
-    if e.type.cl_name not in NARROW:
+    if e.type.cl_name not in NARROW or not isinstance(e.value, Unary) or e.value.op != "-":
         return None
-    v = e.value
-    if isinstance(v, Unary) and v.op == "-":
-        inner = v.operand
-    elif (
-        isinstance(v, Binary)
-        and v.op == "-"
-        and isinstance(v.left, Const)
-        and not isinstance(v.left.value, bool)
-        and v.left.value == 0
-    ):
-        inner = v.right
-    else:
-        return None
+    inner = e.value.operand
     if isinstance(inner, Cast) and inner.value.type == e.type:
         return inner.value
     return None
