@@ -1,19 +1,25 @@
 """clpy.algorithms side by side with PyOpenCL, CuPy (when importable) and a device-to-device
 copy, in one process, on the same device (issue 13).
 
-For each size (float32 unless said): reduce (sum), inclusive scan (+), histogram (256 bins of
-uint8 and int32 inputs), argmax, and sort (sizes <= 2^24). Each timing is the median of
-``--repeat`` runs after warm-up, by synchronized wall clock (``queue.finish()`` /
-``cupy.cuda.Device().synchronize()`` around every run), results included (a reduction's scalar
-comes back to the host, as the library calls return it). Bandwidth: bytes read (+ written for
-scan and copy) per second; ``x copy`` = that bandwidth / the copy's read + write bandwidth.
+For each size (float32 unless said): reduce (sum), inclusive scan (+), argmax, a user-defined
+struct reduction (min and max as one ``@clpy.reduction`` over an array of float32 pairs:
+benchmarks/algorithm_compare.py), histogram (256 bins of uint8 and int32 inputs) and sort
+(sizes <= 2^24 unless ``--only`` names sort: at 2^28 it needs five arrays of n and NumPy's
+sort of the reference takes ~25 s). Each timing is the median of ``--repeat`` runs after
+warm-up, by synchronized wall clock (``queue.finish()`` / ``cupy.cuda.Device().synchronize()``
+around every run), results included (a reduction's scalar comes back to the host, as the
+library calls return it). Bandwidth: bytes read (+ written for scan and copy) per second;
+``x copy`` = that bandwidth / the copy's read + write bandwidth.
 
-    python -m benchmarks.algorithms --device opencl:nvidia --sizes 20,24,28
+    python -m benchmarks.algorithms --device opencl:nvidia --sizes 20,24,28 --budget 270
     python -m benchmarks.algorithms --device opencl:pocl --sizes 16 --repeat 5   # make bench
     python -m benchmarks.algorithms --only reduce,scan --sizes 28   # a subset
 
 Writes algorithms_<device>.json and .md to ``--out-dir`` ($OUT if set, else
-benchmarks/results). On the GPU host: scripts/gpu_algorithms.sh (same arguments).
+benchmarks/results), again after every size, so that a run cut off by a time limit keeps
+the sizes it finished. ``--budget S``: no algorithm starts after S seconds (those left out
+are listed in the files); the H100's full run (every algorithm, 2^20, 2^24, 2^28, 20 runs
+each) is meant to fit in 300 s. On the GPU host: scripts/gpu_algorithms.sh (same arguments).
 
 The rows of one size are measured in benchmarks/algorithm_compare.py, the scan's tile sweep
 in benchmarks/scan_sweep.py, the scan kernel's device code in benchmarks/device_code.py, the
@@ -27,6 +33,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +59,7 @@ def _cupy() -> Any:
         return None
 
 
-ALGORITHMS = ("reduce", "scan", "argmax", "histogram", "sort")
+ALGORITHMS = ("reduce", "scan", "argmax", "struct", "histogram", "sort")
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -83,8 +90,15 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument(
         "--only",
-        default=",".join(ALGORITHMS),
-        help=f"comma-separated subset of {','.join(ALGORITHMS)} (copy always runs)",
+        default=None,
+        help=f"comma-separated subset of {','.join(ALGORITHMS)} (default: all; copy always "
+        "runs; sort runs above 2^24 only when named here)",
+    )
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="no algorithm starts after this many seconds from the start (default: no limit)",
     )
     ap.add_argument("--sweep", action="store_true", help="also sweep the scan's tuning")
     ap.add_argument(
@@ -103,7 +117,9 @@ def main() -> int:
         help="where the .json and .md go (default: $OUT, else benchmarks/results)",
     )
     a = ap.parse_args()
-    only = {w.strip() for w in a.only.split(",") if w.strip()}
+    t0 = time.perf_counter()
+    named = a.only is not None
+    only = {w.strip() for w in (a.only or ",".join(ALGORITHMS)).split(",") if w.strip()}
     if not only <= set(ALGORITHMS):
         ap.error(
             f"--only: unknown {', '.join(sorted(only - set(ALGORITHMS)))}; "
@@ -130,30 +146,46 @@ def main() -> int:
         adopt_best(dev, result["scan_sweep"])
         print(f"  tuning from here on (the sweep's best tile): {tuning(dev)}", flush=True)
     rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    deadline = t0 + a.budget if a.budget is not None else float("inf")
+    args = (
+        f"--device {a.device} --sizes {a.sizes}{' --only ' + a.only if named else ''}"
+        f" --repeat {a.repeat}{' --sweep' if a.sweep else ''}{' --ptx' if a.ptx else ''}"
+        f"{f' --budget {a.budget:g}' if a.budget is not None else ''}"
+    )
     for s in a.sizes.split(","):
         n = 1 << int(s)
-        # sort at 2^28 only when asked for by name (--only sort): it needs 5 arrays of n
-        do_sort = "sort" in only and (int(s) <= 24 or a.only != ",".join(ALGORITHMS))
-        rows += bench_size(dev, n, a.repeat, cp, only, do_sort)
+        todo = set(only)
+        if int(s) > 24 and not (named and "sort" in only):
+            todo.discard("sort")  # by name only: five arrays of n and NumPy's sort
+        rows += bench_size(dev, n, a.repeat, cp, todo, deadline, skipped)
         print(table([r for r in rows if r["n"] == n]), flush=True)
-    result.update(tuning=repr(tuning(dev)), rows=rows)
+        result.update(tuning=repr(tuning(dev)), rows=rows, skipped=skipped)
+        result["seconds"] = round(time.perf_counter() - t0, 1)
+        write(dev, Path(a.out_dir), result, args, a.repeat)
     if a.ptx and "scan" in only:
         result["scan_ptx"] = ptx_report(dev, Path(a.out_dir))
+        write(dev, Path(a.out_dir), result, args, a.repeat)
+    print(f"{time.perf_counter() - t0:.0f} s in all", flush=True)
+    return 0
+
+
+def write(dev: Any, out: Path, result: dict[str, Any], args: str, repeat: int) -> None:
+    """algorithms_<device>.json and .md in ``out`` (the rows so far)."""
     slug = re.sub(r"[^a-z0-9]+", "_", dev.name.lower()).strip("_")[:60]
-    out = Path(a.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"algorithms_{slug}.json").write_text(json.dumps(result, indent=1) + "\n")
+    left = result.get("skipped") or []
     md = (
         f"# clpy.algorithms on {dev.name}\n\n{dev.description}\n\n"
-        f"Median of {a.repeat} runs, float32 unless said; `python -m benchmarks.algorithms "
-        f"--device {a.device} --sizes {a.sizes} --only {a.only}"
-        f"{' --sweep' if a.sweep else ''}{' --ptx' if a.ptx else ''}`. "
+        f"Median of {repeat} runs, float32 unless said; `python -m benchmarks.algorithms "
+        f"{args}` ({result.get('seconds', 0):.0f} s). "
         '"clpy device only": '
-        f"{BATCH_NOTE}.\n\n{table(rows)}\n"
+        f"{BATCH_NOTE}.\n\n{table(result['rows'])}\n"
+        + (f"\nLeft out (time budget spent): {', '.join(left)}.\n" if left else "")
     )
     (out / f"algorithms_{slug}.md").write_text(md)
-    print(f"wrote {out}/algorithms_{slug}.json and .md")
-    return 0
+    print(f"wrote {out}/algorithms_{slug}.json and .md", flush=True)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,14 @@
 # from the network. From the repository root:
 #
 #     OUT=/some/dir PYTHON=/opt/torch/.venv/bin/python bash scripts/gpu_algorithms.sh \
-#         --only reduce,scan,sort --sizes 20,24,28
+#         --sizes 20,24,28 --repeat 20 --budget 270     # every algorithm, ~300 s on an H100
 #
-# Arguments go to `python -m benchmarks.algorithms` (--only, --sizes, --repeat, --sweep,
-# --sweep-seconds, --ptx); results (algorithms_<device>.json/.md and the log) go to $OUT
-# (default /tmp/clpy-bench). ALG_TESTS=<seconds> also runs tests/test_algorithms.py on the device.
-# CLPY_GPU_PLATFORM=portable dry-runs the same steps on PoCL.
+# Arguments go to `python -m benchmarks.algorithms` (--only, --sizes, --repeat, --budget,
+# --sweep, --sweep-seconds, --ptx); results (algorithms_<device>.json/.md, rewritten after
+# every size, and the log) go to $OUT (default /tmp/clpy-bench). ALG_TESTS=<seconds> then runs
+# the algorithm tests on the device ($ALG_TEST_FILES, default tests/test_algorithms.py) within
+# that many seconds: a caller's time limit must cover both. CLPY_GPU_PLATFORM=portable
+# dry-runs the same steps on PoCL.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -33,12 +35,14 @@ export PYTHONUNBUFFERED=1
     | tee "$OUTDIR/gpu_algorithms.log"
 rc=${PIPESTATUS[0]}
 
-# 4. ALG_TESTS=<seconds>: then tests/test_algorithms.py on this device (the simulator's
-# half left out), within that many seconds; the summary to stdout, the log to $OUT.
+# 4. ALG_TESTS=<seconds>: then the algorithm tests on this device (the simulator's half left
+# out), within that many seconds; the summary to stdout, the log to $OUT.
 if [ -n "${ALG_TESTS:-}" ]; then
+    FILES=${ALG_TEST_FILES:-tests/test_algorithms.py}
+    # shellcheck disable=SC2086
     CLPY_TEST_PLATFORM=$PLATFORM timeout "$ALG_TESTS" "$PY" -m pytest -q -x -o addopts= \
-        -p no:cacheprovider -p no:warnings tests/test_algorithms.py -k "not sim" \
+        -p no:cacheprovider -p no:warnings $FILES -k "not sim" \
         > "$OUTDIR/gpu_algorithms_tests.log" 2>&1
-    echo "tests/test_algorithms.py on $PLATFORM: rc=$? $(tail -n 1 "$OUTDIR/gpu_algorithms_tests.log")"
+    echo "$FILES on $PLATFORM: rc=$? $(tail -n 1 "$OUTDIR/gpu_algorithms_tests.log")"
 fi
 exit "$rc"
