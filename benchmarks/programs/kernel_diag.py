@@ -30,6 +30,31 @@ rows show the noise):
   interval includes waiting for the uploads still running ahead of it: clpy's staged uploads
   return once the DMAs are enqueued, the original host's copies block).
 
+Host buffers (kernel or buffers? ``orig_clpyhost`` runs the original kernel under clpy's
+launch path with clpy's own ``DeviceArray``s: ``clpy.to_device``, pinned staging from 4 MiB
+(clpy/runtime/transfers.py), ``clpy.zeros`` filled on the device). These builds keep clpy's
+launch path and change only where the arrays' buffers come from (``HOST_BUFFERS``):
+
+- ``orig_clpyhost_fresh``: fresh ``COPY_HOST_PTR`` buffers, no pool, no pinned staging; the
+  empty arrays uninitialised (a plain ``READ_WRITE`` buffer);
+- ``orig_clpyhost_pageable``: buffers made as the original host makes them (``READ_WRITE``,
+  then one blocking ``enqueue_copy`` from the NumPy array), empty arrays uninitialised;
+- ``orig_clpyhost_pooled``: buffers from clpy's per-queue pool (given back after each run, so
+  later runs reuse them), written with a blocking ``enqueue_copy`` from pageable memory;
+- ``orig_clpyhost_nofill``: clpy's staged uploads, but the empty arrays uninitialised
+  (``clpy.zeros``' device-side fill left out);
+- ``clpy_pageable``: clpy's emitted kernels with the original host's buffers (as
+  ``orig_clpyhost_pageable``);
+- ``orig_staged``, ``orig_zerofill``: the reverse, the original host with its uploads through
+  clpy's pinned staging (``transfers.upload``) or its empty buffers zero-filled
+  (``enqueue_fill_buffer``), the rest of that host unchanged.
+
+``--builds`` (or ``KDIAG_BUILDS`` in the environment) picks builds by name or ``fnmatch``
+pattern, comma-separated (``orig`` and ``orig_b`` always run: the baseline and its noise).
+``--shuffle`` (``KDIAG_SHUFFLE=1``) runs the builds between them in a new order every round,
+so that no build always follows the same one (the state a build leaves, clocks or caches or
+freed device memory, is then spread over all).
+
 The clpy variants keep clpy's host loop (DeviceArrays, one profiling queue); only the program
 behind each launch plan's kernel is swapped. Per build: the summed kernel time per run
 (median over rounds), and per kernel the median launch and the first launch of a run.
@@ -38,10 +63,14 @@ behind each launch plan's kernel is swapped. Per build: the summed kernel time p
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
+import os
+import random
 import re
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,6 +115,130 @@ def _record_names() -> Callable[[], None]:
         common.OrigHost.__call__ = orig_call  # type: ignore[method-assign]
 
     return undo
+
+
+# Where the hosts' arrays come from in the host-buffer builds: None (each host's own way),
+# for clpy's Host "fresh", "pageable", "pooled" or "nofill", for the original host "staged" or
+# "zerofill" (the module docstring says what each is).
+HOST_BUFFERS: list[str | None] = [None]
+_CLPY_MODES = ("fresh", "pageable", "pooled", "nofill")
+# (pool, buffer, bytes) taken by a "pooled" run, given back when it ends
+_POOLED: list[tuple[Any, Any, int]] = []
+
+
+def _patch_buffers() -> Callable[[], None]:
+    """Make ``common.Host`` and ``common.OrigHost`` follow ``HOST_BUFFERS``; returns the undo."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    import clpy
+    from clpy.runtime import transfers
+
+    mf = cl.mem_flags
+    H, O = common.Host, common.OrigHost
+    saved = (H.put, H.empty, H.set, H.get, O.buf, O.empty, O.write)
+    put, empty, set_, get, obuf, oempty, owrite = saved
+
+    def mode_of(h: Any) -> str | None:
+        m = HOST_BUFFERS[0]
+        return m if m in _CLPY_MODES and h.resident and h.queue is not None else None
+
+    def new_buffer(q: Any, nbytes: int, pooled: bool) -> Any:
+        nbytes = max(nbytes, 1)
+        if not pooled:
+            return cl.Buffer(q.context, mf.READ_WRITE, nbytes)
+        pool = transfers.pool_for(cl, q)
+        assert pool is not None
+        buf = pool.take(nbytes)
+        _POOLED.append((pool, buf, nbytes))
+        return buf
+
+    def wrap(q: Any, buf: Any, shape: Any, dtype: Any) -> Any:
+        arr = cla.Array(q, shape, np.dtype(dtype), data=buf)
+        return clpy.DeviceArray(RUNTIME.find(q), None, arr, transfers.MOVER)
+
+    def h_put(self: Any, a: np.ndarray) -> Any:
+        mode = mode_of(self)
+        if mode is None or mode == "nofill":
+            return put(self, a)
+        a = np.ascontiguousarray(a)
+        q = self.queue
+        if mode == "fresh":
+            buf = cl.Buffer(q.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a)
+        else:
+            buf = new_buffer(q, a.nbytes, mode == "pooled")
+            cl.enqueue_copy(q, buf, a, is_blocking=True)
+        return wrap(q, buf, a.shape, a.dtype)
+
+    def h_empty(self: Any, shape: Any, dtype: Any) -> Any:
+        mode = mode_of(self)
+        if mode is None:
+            return empty(self, shape, dtype)
+        if mode == "nofill":
+            return clpy.empty(shape, dtype, device=self.queue)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        return wrap(self.queue, new_buffer(self.queue, nbytes, mode == "pooled"), shape, dtype)
+
+    def h_set(self: Any, a: Any, value: np.ndarray) -> None:
+        mode = mode_of(self)
+        if mode is None or mode == "nofill" or not isinstance(a, clpy.DeviceArray):
+            return set_(self, a, value)
+        src = np.ascontiguousarray(value, dtype=a.dtype)
+        cl.enqueue_copy(self.queue, a.cl_array.base_data, src, is_blocking=True)
+        return None
+
+    def h_get(self: Any, a: Any) -> np.ndarray:
+        mode = mode_of(self)
+        if mode is None or mode == "nofill" or not isinstance(a, clpy.DeviceArray):
+            return get(self, a)
+        out = np.empty(a.shape, a.dtype)
+        cl.enqueue_copy(self.queue, out, a.cl_array.base_data, is_blocking=True)
+        return out
+
+    def o_buf(self: Any, a: np.ndarray) -> Any:
+        if HOST_BUFFERS[0] != "staged":
+            return obuf(self, a)
+        a = np.ascontiguousarray(a)
+        b = cl.Buffer(self.ctx, mf.READ_WRITE, max(a.nbytes, 1))
+        transfers.upload(cl, self.queue, b, a)
+        return b
+
+    def o_empty(self: Any, nbytes: int) -> Any:
+        b = oempty(self, nbytes)
+        if HOST_BUFFERS[0] == "zerofill":
+            cl.enqueue_fill_buffer(self.queue, b, np.uint8(0), 0, max(nbytes, 1))
+        return b
+
+    def o_write(self: Any, b: Any, a: np.ndarray) -> None:
+        if HOST_BUFFERS[0] != "staged":
+            return owrite(self, b, a)
+        transfers.upload(cl, self.queue, b, np.ascontiguousarray(a))
+        return None
+
+    H.put, H.empty, H.set, H.get = h_put, h_empty, h_set, h_get  # type: ignore[method-assign]
+    O.buf, O.empty, O.write = o_buf, o_empty, o_write  # type: ignore[method-assign]
+
+    def undo() -> None:
+        H.put, H.empty, H.set, H.get = saved[:4]  # type: ignore[method-assign]
+        O.buf, O.empty, O.write = saved[4:]  # type: ignore[method-assign]
+
+    return undo
+
+
+def _with_buffers(mode: str, fn: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """``fn`` (a build's run) with the hosts' arrays made the ``mode`` way."""
+
+    def run(events: list[Any]) -> Any:
+        HOST_BUFFERS[0] = mode
+        try:
+            return fn(events)
+        finally:
+            HOST_BUFFERS[0] = None
+            for pool, buf, nbytes in _POOLED:  # the next run takes them again
+                pool.give(buf, nbytes)
+            _POOLED.clear()
+
+    return run
 
 
 def _plans(m: Any, queue: Any) -> list[Any]:
@@ -347,7 +500,28 @@ def _save_ptx(m: Any, ctx: Any, swap: Swap, extra: dict[str, Any]) -> None:
             (d / f"{names.get(label, label.strip('_'))}.ptx").write_bytes(b)
 
 
-def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, Any]:
+def _select(builds: list[Any], patterns: list[str]) -> list[Any]:
+    """The builds named by ``patterns`` (names or fnmatch patterns), with ``orig`` and
+    ``orig_b`` always; a pattern that names none of this program's builds is said."""
+    for p in patterns:
+        if not any(fnmatch.fnmatchcase(b[0], p) for b in builds):
+            print(f"  kernel_diag: no build matches {p!r}", flush=True)
+    return [
+        b
+        for b in builds
+        if b[0] in ("orig", "orig_b") or any(fnmatch.fnmatchcase(b[0], p) for p in patterns)
+    ]
+
+
+def diagnose(
+    m: Any,
+    ctx: Any,
+    queue: Any,
+    rounds: int,
+    size: str,
+    select: list[str] | None = None,
+    shuffle: bool = False,
+) -> dict[str, Any]:
     import pyopencl as cl
 
     inp = m.make_inputs(size, 0)
@@ -435,10 +609,30 @@ def diagnose(m: Any, ctx: Any, queue: Any, rounds: int, size: str) -> dict[str, 
     ]
     if m.NAME in STATIC_LOCAL:
         builds.insert(2, ("orig_static_local", lambda ev: orig(ev, static=True), lambda: None))
+    # the host-buffer builds (module docstring), before the *_sync pair
+    hb: list[tuple[str, Callable[[list[Any]], Any], Callable[[], None]]] = []
+    if adapted is not None:
+        apply_adapted = lambda: swap.apply(adapted, None)  # noqa: E731
+        hb += [
+            (f"orig_clpyhost_{mode}", _with_buffers(mode, clpy_run), apply_adapted)
+            for mode in _CLPY_MODES
+        ]
+    hb += [
+        ("clpy_pageable", _with_buffers("pageable", clpy_run), swap.restore),
+        ("orig_staged", _with_buffers("staged", orig), lambda: None),
+        ("orig_zerofill", _with_buffers("zerofill", orig), lambda: None),
+    ]
+    at = next(i for i, b in enumerate(builds) if b[0] == "orig_sync")
+    builds[at:at] = hb
+    if select:
+        builds = _select(builds, select)
     res: dict[str, Any] = {"clpy_options": clopts}
     runs: dict[str, list[list[tuple[str, float]]]] = {b[0]: [] for b in builds}
     errors: dict[str, str] = {}
+    order = random.Random(0)
     for r in range(rounds + 1):
+        if shuffle and r:  # each round in its own order: no build always follows the same one
+            builds = [builds[0], *order.sample(builds[1:-1], len(builds) - 2), builds[-1]]
         for name, fn, setup in builds:
             if name in errors:
                 continue
@@ -500,8 +694,9 @@ def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
         "",
         f"{info['device']} ({info['platform']}, driver {info['driver']}), {info['date_utc']} "
         f"UTC; size `{info['size']}`, {info['rounds']} interleaved rounds after a warm-up "
-        "round; times are OpenCL profiling intervals in microseconds. ratio = orig total / "
-        "this build's total (bigger is better).",
+        f"round{' (builds in a new order every round)' if info.get('shuffled') else ''}; "
+        "times are OpenCL profiling intervals in microseconds. ratio = orig total / this "
+        "build's total (bigger is better).",
         "",
     ]
     for prog, res in results.items():
@@ -556,7 +751,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", default="gpu")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--builds",
+        default=os.environ.get("KDIAG_BUILDS", ""),
+        help="comma-separated build names or fnmatch patterns (default: all; env KDIAG_BUILDS)",
+    )
+    ap.add_argument(
+        "--shuffle",
+        action="store_true",
+        default=os.environ.get("KDIAG_SHUFFLE", "") not in ("", "0"),
+        help="run the builds between orig and orig_b in a new order every round (a build's "
+        "time may depend on what ran before it); env KDIAG_SHUFFLE=1",
+    )
     a = ap.parse_args(argv)
+    select = [b.strip() for b in a.builds.split(",") if b.strip()] or None
     d = _cl_device(a.platform)
     ctx = cl.Context([d])
     queue = cl.CommandQueue(ctx, d, properties=cl.command_queue_properties.PROFILING_ENABLE)
@@ -568,17 +776,23 @@ def main(argv: list[str] | None = None) -> int:
         driver=d.driver_version,
         size=a.size,
         rounds=a.rounds,
+        builds=a.builds or "all",
+        shuffled=a.shuffle,
     )
     global PTX_DIR
     if a.out is not None:
         PTX_DIR = a.out / "ptx_kdiag"
     undo = _record_names()
+    undo_buffers = _patch_buffers()
     results: dict[str, Any] = {}
+    t0 = time.perf_counter()
     try:
         for name in a.programs.split(","):
             m = load(name.strip())
             print(f"kernel_diag: {m.NAME}", flush=True)
-            results[m.NAME] = diagnose(m, ctx, queue, a.rounds, a.size)
+            results[m.NAME] = diagnose(m, ctx, queue, a.rounds, a.size, select, a.shuffle)
+            results[m.NAME]["wall_s"] = round(time.perf_counter() - t0, 1)
+            print(f"kernel_diag: {m.NAME} done at {time.perf_counter() - t0:.0f} s", flush=True)
             md = markdown(info, results)
             if a.out is not None:
                 a.out.mkdir(parents=True, exist_ok=True)
@@ -588,6 +802,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 (a.out / f"{stem}.md").write_text(md)
     finally:
+        undo_buffers()
         undo()
     print(markdown(info, results))
     return 0
