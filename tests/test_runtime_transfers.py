@@ -255,3 +255,26 @@ def test_pools_of_one_device_share_the_idle_limit(cl_device: Any, monkeypatch: A
     p1.give(b1, 2000)
     transfers.clear_pools()
     assert not p1._free  # a plan holding p1 holds an empty pool
+
+
+def test_ping_pong_arrays_keep_their_answers(cl_device: Any) -> None:
+    """A loop that swaps two device arrays finds both argument sets remembered (resident and
+    aliasing answers, clpy/runtime/clplan.py); an aliasing launch in between still gets the
+    aliasing variant, and every result is right."""
+    dev = get_device(cl_device)
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    a = clpy.to_device(x, dev)
+    b = clpy.zeros((n,), np.float32, dev)
+    for i in range(6):  # a -> b, b -> a, ...: +1 per step
+        src, dst = (a, b) if i % 2 == 0 else (b, a)
+        add_one[1024](src, dst, n, device=dev)
+    np.testing.assert_array_equal(a.get(), x + 6)
+    add_one[1024](a, a, n, device=dev)  # one array for both: not restrict
+    np.testing.assert_array_equal(a.get(), x + 7)
+    plan = next(p for key, p in add_one.launches.plans.items() if key[1] is dev)
+    assert plan._alias_memo[1] == frozenset()
+    add_one[1024](a, b, n, device=dev)
+    add_one[1024](b, a, n, device=dev)
+    np.testing.assert_array_equal(a.get(), x + 9)
+    assert plan._alias_memo[1] is None  # distinct arrays again: the main variant

@@ -64,6 +64,9 @@ class CLPlan:
         self.params: tuple[Param, ...] = spec.abi
         self._svm_any = False
         self._alias_memo: tuple[tuple[Any, ...], frozenset[str] | None] | None = None
+        # the answer before that one: a loop that swaps two arrays (ping-pong buffers)
+        # alternates between two sets of objects, and finds both remembered
+        self._alias_prev: tuple[tuple[Any, ...], frozenset[str] | None] | None = None
         # Buffers get ``restrict`` when no other argument reaches their memory (the launch
         # sees it: _noalias); the common case, every buffer distinct, is the main variant.
         self.buffers: tuple[str, ...] = tuple(p.name for p in spec.abi if isinstance(p, Buffer))
@@ -108,6 +111,7 @@ class CLPlan:
         ]
         self._checked: set[Sizes] = set()
         self._resident_memo: tuple[Any, ...] = ()
+        self._resident_prev: tuple[Any, ...] = ()  # the set before (ping-pong arrays)
         # the last launch when it may simply be repeated: (sizes, args, converted args,
         # variant); see _run_again
         self._again: tuple[Any, ...] | None = None
@@ -158,13 +162,17 @@ class CLPlan:
         modified through one pointer is not reached through another). A sub-buffer (an
         aligned ``DeviceArray`` view) is its parent's range [offset, offset + size); this
         launch's uploads are buffers of their own, one per distinct array (clpy/abi/
-        aliasing.py). SVM pointers may overlap anything. The answer for the same device
-        objects as last time is remembered (the plan holds them)."""
+        aliasing.py). SVM pointers may overlap anything. The answers for the same device
+        objects as in the last two launches are remembered (the plan holds them)."""
         cl = self._cl
         objs = tuple([cl_args[j] for j, _, _ in self._buffer_slots])
         memo = self._alias_memo
         if memo is not None and _identical(memo[0], objs):
             return memo[1]
+        prev = self._alias_prev
+        if prev is not None and _identical(prev[0], objs):
+            self._alias_prev, self._alias_memo = memo, prev
+            return prev[1]
         own = {id(cl_args[j]) for j in uploaded}
         spans: list[tuple[str, bool, int, int, int]] = []  # name, written, memory, start, end
         unsure = False
@@ -183,7 +191,7 @@ class CLPlan:
                     if (wa or wb) and ma == mb and a0 < b1 and b0 < a1:
                         shared.update((na, nb))
             out = frozenset(self.buffers) - shared if shared else None
-        self._alias_memo = (objs, out)
+        self._alias_prev, self._alias_memo = memo, (objs, out)
         return out
 
     def check_sizes(self, sizes: Sizes) -> None:
@@ -352,6 +360,9 @@ class CLPlan:
         objs = tuple([args[j] for j in self._buffer_args])
         if _identical(self._resident_memo, objs):
             return True
+        if _identical(self._resident_prev, objs):
+            self._resident_prev, self._resident_memo = self._resident_memo, objs
+            return True
         queue = self.queue
         for a in objs:
             if type(a) is not DeviceArray:
@@ -361,7 +372,7 @@ class CLPlan:
                 return False
         # the same device arrays next time need no check (a DeviceArray's queue is fixed;
         # kept only when True: NumPy arguments are not held)
-        self._resident_memo = objs
+        self._resident_prev, self._resident_memo = self._resident_memo, objs
         return True
 
     def _launch_error(self, e: Any, loc: Any) -> Exception:
