@@ -88,6 +88,72 @@ _NAMES: list[str] = []  # kernel name of each recorded event, in launch order
 _SYNC: list[Any] = []
 
 
+# The buffer arguments of each kernel's first launch in the current run (kernel name ->
+# [(memory object, byte offset)]), for their device addresses (``_addresses``).
+_BUFFERS: dict[str, list[tuple[Any, int]]] = {}
+
+
+def _note_buffers(kname: str, args: tuple[Any, ...]) -> None:
+    if kname in _BUFFERS:
+        return
+    import pyopencl as cl
+
+    import clpy
+
+    bufs: list[tuple[Any, int]] = []
+    for a in args:
+        if isinstance(a, clpy.DeviceArray) and a.cl_array is not None:
+            bufs.append((a.cl_array.base_data, int(a.cl_array.offset)))
+        elif isinstance(a, cl.Buffer):
+            bufs.append((a, 0))
+    _BUFFERS[kname] = bufs
+
+
+ADDRESS_SRC = """
+__kernel void kdiag_address(__global ulong *out, __global char *p, ulong i)
+{
+    out[i] = (ulong)p;
+}
+"""
+
+
+def _addresses(ctx: Any, queue: Any, prgs: dict[int, Any]) -> dict[str, list[int]]:
+    """The device addresses of the buffers ``_BUFFERS`` noted (a one-item kernel writes each
+    pointer it is given; run after the timed launches), then forget them."""
+    import pyopencl as cl
+
+    key = int(ctx.int_ptr)
+    if key not in prgs:
+        prg = cl.Program(ctx, ADDRESS_SRC).build()
+        prgs[key] = (prg, cl.Kernel(prg, "kdiag_address"))
+    _, k = prgs[key]
+    flat = [(n, b, off) for n, bufs in _BUFFERS.items() for b, off in bufs]
+    if not flat:
+        return {}
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 8 * len(flat))
+    for i, (_, b, _) in enumerate(flat):
+        k.set_args(out, b, np.uint64(i))
+        cl.enqueue_nd_range_kernel(queue, k, (1,), (1,))
+    got = np.empty(len(flat), np.uint64)
+    cl.enqueue_copy(queue, got, out)
+    res: dict[str, list[int]] = {}
+    for (n, _, off), a in zip(flat, got):
+        res.setdefault(n, []).append(int(a) + off)
+    _BUFFERS.clear()
+    return res
+
+
+def _layout(addrs: dict[str, list[int]]) -> str:
+    """Each kernel's buffer arguments as MiB from the lowest address of the run, and that
+    address's offset in a 2 MiB page (hex): where the allocator put them."""
+    every = [a for v in addrs.values() for a in v]
+    if not every:
+        return ""
+    lo = min(every)
+    parts = [f"{k}: " + " ".join(f"{(a - lo) / 2**20:+.1f}" for a in v) for k, v in addrs.items()]
+    return f"base {lo:#x}; " + "; ".join(parts)
+
+
 def _record_names() -> Callable[[], None]:
     """Make both hosts note each launch's kernel name in ``_NAMES``; returns the undo."""
     host_call, orig_call = common.Host.__call__, common.OrigHost.__call__
@@ -99,6 +165,7 @@ def _record_names() -> Callable[[], None]:
         host_call(self, k, gsize, lsize, *args)
         if self.events is not None and len(self.events) > n:
             _NAMES.append(k.__name__)
+            _note_buffers(k.__name__, args)
 
     def orig(self: Any, name: str, gsize: Any, lsize: Any, *args: Any) -> None:
         for q in _SYNC:
@@ -106,6 +173,7 @@ def _record_names() -> Callable[[], None]:
         orig_call(self, name, gsize, lsize, *args)
         if self.events is not None:
             _NAMES.append(name)
+            _note_buffers(name, args)
 
     common.Host.__call__ = host  # type: ignore[method-assign]
     common.OrigHost.__call__ = orig  # type: ignore[method-assign]
@@ -628,6 +696,8 @@ def diagnose(
         builds = _select(builds, select)
     res: dict[str, Any] = {"clpy_options": clopts}
     runs: dict[str, list[list[tuple[str, float]]]] = {b[0]: [] for b in builds}
+    addrs: dict[str, list[dict[str, list[int]]]] = {b[0]: [] for b in builds}
+    addr_prgs: dict[int, Any] = {}
     errors: dict[str, str] = {}
     order = random.Random(0)
     for r in range(rounds + 1):
@@ -640,10 +710,13 @@ def diagnose(
                 setup()
                 events: list[Any] = []
                 _NAMES.clear()
+                _BUFFERS.clear()
                 out = fn(events)
                 check(m.NAME, name, out, ref, m.TOL)
                 if r:  # round 0 warms every build up
                     runs[name].append(list(zip(list(_NAMES), _intervals(events))))
+                    # after the timed launches: where this run's buffers were
+                    addrs[name].append(_addresses(ctx, queue, addr_prgs))
             except Exception as e:
                 errors[name] = f"{type(e).__name__}: {e}"
                 print(f"  {m.NAME} {name}: {errors[name]}", flush=True)
@@ -684,6 +757,8 @@ def diagnose(
             "total_median_us": statistics.median(totals),
             "totals_us": totals,
             "kernels": per_kernel,
+            # per run: each kernel's buffer arguments' device addresses (first launch)
+            "addresses": addrs[name],
         }
     return res
 
@@ -723,6 +798,30 @@ def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
             )
             rat = f"{base / t:.3f}x" if base else "-"
             lines.append(f"| {name} | {t:.1f} | {rat} | {ks} |")
+        lay = [
+            (name, r["addresses"])
+            for name, r in res.items()
+            if isinstance(r, dict) and r.get("addresses")
+        ]
+        if lay:
+            lines += [
+                "",
+                "Buffer arguments' device addresses (each kernel's first launch), as MiB from "
+                "the run's lowest buffer, first run; *layouts*: how many different relative "
+                "layouts the runs had (each with its runs' median total):",
+                "",
+                "| build | first run | layouts |",
+                "|---|---|---|",
+            ]
+            for name, runs in lay:
+                totals = res[name]["totals_us"]
+                by: dict[str, list[float]] = {}
+                for a, t in zip(runs, totals):
+                    by.setdefault(_layout(a).split("; ", 1)[-1], []).append(t)
+                kinds = "; ".join(
+                    f"{len(ts)} runs {statistics.median(ts):.0f} us" for ts in by.values()
+                )
+                lines.append(f"| {name} | {_layout(runs[0])} | {len(by)}: {kinds} |")
         cuda = res.get("cuda")
         if cuda:
             lines.append("")
