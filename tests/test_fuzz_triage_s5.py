@@ -8,12 +8,15 @@ NVIDIA bugs (quirks in clpy/runtime/quirks.py; the lowered form is forced on thi
   32768, which converts back to ``short`` as -32768 (§6.2.3.3, C99 §6.3.1.3: the low bits,
   what every OpenCL compiler does). The PoCL ``llvm.abs`` poison bug, now on NVIDIA: ``abs``
   and ``abs_diff`` of every signed type computed in the unsigned type (lower_abs.py).
-- 333251: ``(short)(0 - (int)s) > 0`` true at ``s == -32768`` inside a loop. Not lowered: on
-  the H100 it stayed wrong even with the subtraction spelled through the negation helper
-  (``clpy_neg_short(s) > 0``), so the bug is in comparing a narrowed value, not in the
-  negation (``test_raw_zero_minus_short_min``: columns 0 and 1 wrong there, 2 and 3 right).
-- 333693: ``safe_div_short(1, min(0, x))`` (the guard returns 1 for a zero divisor) gave 0 on
-  every work-item: unexplained; ``test_raw_guarded_division_by_min`` narrows it on the GPU.
+- 333251: ``(short)(0 - (int)s) > 0`` true at ``s == -32768`` when the 0 is a constant: every
+  plain conversion to short is wrong there (a volatile one, a helper function, the
+  subtraction in uint), ``convert_short`` is right (scripts/gpu_narrow_diag.py, session 6:
+  440 cases over every char and short value). clpy writes such conversions ``convert_short``
+  on NVIDIA (quirk ``narrow_casts``, lower_narrow.py).
+- 333693, 342146: ``safe_div_short(1, min(0, x))`` wrong for every ``x`` (``max`` likewise),
+  even with the ``min`` stored in a volatile first; ``(short)min((int)a, (int)b)`` and the
+  ternary are right. clpy computes ``min``/``max`` of shorts in int on NVIDIA (quirk
+  ``min:short``/``max:short``, lower_narrow.py).
 
 PoCL bugs (PoCL 3.0 pthread), all the ``volatile_loop_vars`` class (a loop whose trip count
 differs between work-items, then a barrier or collective): PoCL ran the wrong number of
@@ -188,13 +191,9 @@ def test_zero_minus_short_min(cl_device: Any) -> None:
     assert want[0] == 0  # (short)32768 is -32768
     sim, dev = both(seed_333251, (64,), (8,), x, np.zeros(64, np.uint16), cl_device=cl_device)
     np.testing.assert_array_equal(sim[1], want)
-    if not np.array_equal(dev[1], want):
-        # H100, driver 580 (session 5, 16:30 UTC): 1 for every -32768, also when the
-        # subtraction was spelled clpy_neg_short(s): not a negation bug; open.
-        assert "nvidia" in cl_device.platform.name.lower(), dev[1]
-        pytest.xfail("NVIDIA bug (seed 333251): (short)(0 - s) > 0 true for s = -32768")
-    lower = {"lower_negation": frozenset({"char", "short"}), "negation_spelling": "volatile"}
-    d, tgt = _forced(cl_device, "forced-nvidia-neg", **lower)
+    np.testing.assert_array_equal(dev[1], want)  # NVIDIA: through convert_short
+    d, tgt = _forced(cl_device, "forced-nvidia-narrow", narrow_casts=frozenset({"short"}))
+    assert "convert_short(0 - in_short[" in seed_333251.source_for(tgt, line_directives=False)
     o = np.zeros(64, np.uint16)
     _run(seed_333251, (64,), (8,), x, o, device=d.variant(target=tgt))
     np.testing.assert_array_equal(o, want)
@@ -305,15 +304,79 @@ def seed_333693(in_short: Global[int16], out_short: Global[int16]):
     out_short[2 * lin + 1] = safe_div_short(int16(-1), min(int16(0), in_short[lin & 7]))
 
 
+@clpy.kernel
+def seed_342146(in_short: Global[int16], out_short: Global[int16]):
+    lin = clpy.get_global_linear_id()
+    out_short[2 * lin] = safe_div_short(int16(1), max(int16(0), in_short[lin & 7]))
+    out_short[2 * lin + 1] = safe_div_short(int16(-1), max(in_short[lin & 7], int16(0)))
+
+
+def _max_want(x: int) -> list[int]:
+    m = max(0, x)
+    return [1 if m == 0 else 1 // m, -1 if m == 0 else -1 // m]
+
+
 def test_guarded_division_by_min_through_clpy(cl_device: Any) -> None:
-    """The reduced kernel: right on the simulator; on NVIDIA not yet lowered (unexplained)."""
+    """Seeds 333693 (min) and 342146 (max): the spec's values on the simulator and the
+    device, and with NVIDIA's lowering forced on this device."""
     x = np.array(DIV_X, np.int16)
-    want = [w for v in DIV_X for w in _div_want(v)[1:3]]
-    sim, dev = both(seed_333693, (8,), (8,), x, np.zeros(16, np.int16), cl_device=cl_device)
-    assert sim[1].tolist() == want
-    if dev[1].tolist() != want:
-        assert "nvidia" in cl_device.platform.name.lower(), dev[1]
-        pytest.xfail(f"NVIDIA bug (seed 333693), not lowered: {dev[1].tolist()} for {want}")
+    cases = [
+        (seed_333693, [w for v in DIV_X for w in _div_want(v)[1:3]]),
+        (seed_342146, [w for v in DIV_X for w in _max_want(v)]),
+    ]
+    lowered = frozenset({"min:short", "max:short"})
+    d, tgt = _forced(cl_device, "forced-nvidia-minmax", lower_builtins=lowered)
+    for k, want in cases:
+        sim, dev = both(k, (8,), (8,), x, np.zeros(16, np.int16), cl_device=cl_device)
+        assert sim[1].tolist() == want, k
+        assert dev[1].tolist() == want, k  # NVIDIA: min/max computed in int
+        src = k.source_for(tgt, line_directives=False)
+        assert "(short)min((int)" in src or "(short)max((int)" in src, src
+        o = np.zeros(16, np.int16)
+        _run(k, (8,), (8,), x, o, device=d.variant(target=tgt))
+        assert o.tolist() == want, k
+
+
+def test_nvidia_target_spells_narrow_shorts_out() -> None:
+    """The H100's target (driver 580) takes both lowerings; char and int stay as written."""
+    tgt = device_target(_nvidia_info())
+    assert tgt.info["narrow_casts"] == frozenset({"short"})
+    assert {"min:short", "max:short"} <= tgt.info["lower_builtins"]
+    assert "convert_short(0 - in_short[" in seed_333251.source_for(tgt, line_directives=False)
+    src = seed_333693.source_for(tgt, line_directives=False)
+    assert "(short)min((int)v7, (int)in_short[lin & 7])" in src
+    # the negation helper narrows with convert_short too (the volatile alone was not enough)
+    assert "convert_short(" in seed_narrow_vec.source_for(tgt, line_directives=False)
+
+
+@clpy.kernel
+def seed_narrow_vec(a: Global[V.short4], c: Global[int8], o: Global[V.short4]):
+    i = clpy.get_global_id(0)
+    o[i] = min(a[i], V.short4(int16(-int16(c[i]))))  # a vector min (int4) and a negation
+
+
+def test_narrow_lowerings_keep_values(cl_device: Any) -> None:
+    """Vector min/max and char negation under the forced lowering: the simulator's values."""
+    rng = np.random.default_rng(6)
+    a = rng.integers(-32768, 32768, (16, 4)).astype(np.int16)
+    a[0] = [-32768, 32767, 0, -1]
+    c = rng.integers(-128, 128, 16).astype(np.int8)
+    c[0] = -128
+    want = np.minimum(a, (-c.astype(np.int32)).astype(np.int16)[:, None])
+    d, tgt = _forced(
+        cl_device, "forced-nvidia-all", lower_builtins=frozenset({"min:short", "max:short"}),
+        narrow_casts=frozenset({"short"}), lower_negation=frozenset({"char", "short"}),
+    )  # fmt: skip
+    src = seed_narrow_vec.source_for(tgt, line_directives=False)
+    assert "convert_short4(min(convert_int4(" in src, src
+    o = np.zeros((16, 4), np.int16)
+    _run(seed_narrow_vec, (16,), (4,), a, c, o, device=d.variant(target=tgt))
+    np.testing.assert_array_equal(o, want)
+    sim, dev = both(
+        seed_narrow_vec, (16,), (4,), a, c, np.zeros((16, 4), np.int16), cl_device=cl_device
+    )
+    np.testing.assert_array_equal(sim[2], want)
+    np.testing.assert_array_equal(dev[2], want)
 
 
 # ------------------------------------------------------- PoCL: divergent loop, then barrier

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from clpy.emit.blocks import block_text, enqueue_text, ndrange_text
+from clpy.emit.lower_narrow import convert_spelled
 from clpy.emit.lower_negation import NARROW, negation_call
 from clpy.emit.lower_vector_mask import opaque_mask, wants_opaque_mask
 from clpy.emit.names import Namer
@@ -236,6 +237,8 @@ class ExprEmitter:
             lowered = self._lowered_negation(e.type, narrow)
             if lowered is not None:
                 return lowered, _POSTFIX
+        if convert_spelled(e, self.target_info()):  # a device's narrowing quirk (lower_narrow)
+            return f"convert_{e.type.cl_name}({self(e.value)})", _POSTFIX
         src, dst = e.value.type, e.type
         if isinstance(dst, VectorType):
             if isinstance(src, VectorType):
@@ -260,7 +263,7 @@ class ExprEmitter:
 
     def e_CallFunc(self, e: CallFunc) -> tuple[str, int]:
         name = self.fn_names.get(e.func, e.func.name)
-        return f"{name}({', '.join(self(implicit_value(a)) for a in e.args)})", _POSTFIX
+        return f"{name}({', '.join(self(self.implicit(a)) for a in e.args)})", _POSTFIX
 
     def e_Index(self, e: Index) -> tuple[str, int]:
         return f"{self.sub(e.base, _POSTFIX)}[{self(e.index)}]", _POSTFIX
@@ -304,11 +307,19 @@ class ExprEmitter:
             return f"({text})"
         return text
 
+    def target_info(self) -> Mapping[str, Any]:
+        """The target's ``info`` (device quirks), empty when emitting for no device."""
+        tgt = getattr(self.call_hook, "tgt", None)
+        return tgt.info if tgt is not None else {}
+
+    def implicit(self, e: Expr) -> Expr:
+        """``implicit_value(e)``, except a conversion the target spells out (lower_narrow)."""
+        return e if convert_spelled(e, self.target_info()) else implicit_value(e)
+
     def _lowered_negation(self, t: ScalarType, operand: Expr) -> str | None:
         """``-operand`` in ``t`` as a helper call where the target's device gets a signed
         negation wrong (``Target.info["lower_negation"]``; clpy/emit/lower_negation.py)."""
-        tgt = getattr(self.call_hook, "tgt", None)
-        info = tgt.info if tgt is not None else {}
+        info = self.target_info()
         if t.cl_name not in info.get("lower_negation", ()):
             return None
         spelling = str(info.get("negation_spelling", "volatile"))
@@ -317,7 +328,7 @@ class ExprEmitter:
         return text
 
     def e_BlockLiteral(self, e: BlockLiteral) -> tuple[str, int]:
-        return block_text(self, e, implicit_value), _POSTFIX
+        return block_text(self, e, self.implicit), _POSTFIX
 
     def e_StructCons(self, e: StructCons) -> tuple[str, int]:
         return f"({e.type.cl_name}){{{', '.join(self(p) for p in e.fields)}}}", _POSTFIX

@@ -7,7 +7,6 @@ from clpy.emit.c_exprs import (
     RELATIONAL_OPERAND,
     ExprEmitter,
     const_text,
-    implicit_value,
     type_name,
 )
 from clpy.emit.lower_uniform import loop_barrier_vars
@@ -114,11 +113,11 @@ class StmtEmitter:
         if s.init is None:
             self.w.line(f"{decl};", s.loc)
         else:
-            self.w.line(f"{decl} = {self.ex(implicit_value(s.init))};", s.loc)
+            self.w.line(f"{decl} = {self.ex(self.ex.implicit(s.init))};", s.loc)
 
     def s_Assign(self, s: Assign) -> None:
         op = f"{s.op}=" if s.op else "="
-        self.w.line(f"{self.ex(s.target)} {op} {self.ex(implicit_value(s.value))};", s.loc)
+        self.w.line(f"{self.ex(s.target)} {op} {self.ex(self.ex.implicit(s.value))};", s.loc)
 
     def s_ExprStmt(self, s: ExprStmt) -> None:
         self.w.line(f"{self.ex(s.expr)};", s.loc)
@@ -211,7 +210,7 @@ class StmtEmitter:
         if s.value is None:
             self.w.line("return;", s.loc)
         else:
-            self.w.line(f"return {self.ex(implicit_value(s.value))};", s.loc)
+            self.w.line(f"return {self.ex(self.ex.implicit(s.value))};", s.loc)
 
     def s_Print(self, s: Print) -> None:
         fmt: list[str] = []

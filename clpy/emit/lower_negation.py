@@ -56,7 +56,9 @@ def negation_helper_source(kind: str, t: Type) -> str:
     un = "u" + tn
     promoted = "int" if tn in NARROW else tn
     if spelling == "volatile":
-        body = f"volatile {tn} r = ({tn})(({promoted})0 - ({promoted})a);\n    return r;"
+        # convert_T, not a cast: NVIDIA narrows a difference from a constant 0 wrongly in
+        # every plain conversion, a volatile one too (lower_narrow.py, seed 333251)
+        body = f"volatile {tn} r = convert_{tn}(({promoted})0 - ({promoted})a);\n    return r;"
         if tn not in NARROW:  # int, long: negate in the unsigned type (no overflow)
             body = f"volatile {tn} r = as_{tn}(({un})0 - as_{un}(a));\n    return r;"
     elif spelling == "sub_sat":

@@ -39,6 +39,7 @@ from clpy.emit.lower_convert import lower_sat_conversion
 from clpy.emit.lower_helpers import scratch_slots
 from clpy.emit.lower_mad_sat import lower_mad_sat
 from clpy.emit.lower_nan import lower_nan_guard
+from clpy.emit.lower_narrow import lower_narrow_minmax
 from clpy.emit.lower_rtz import lower_rtz_conversion
 from clpy.emit.lower_uniform import check_uniform
 from clpy.emit.targets import Target, target_of
@@ -64,6 +65,7 @@ LOWERINGS: dict[str, Lower] = {
     "mad_sat": lower_mad_sat,
     "nan_guard": lower_nan_guard,
     "int_abs": lower_int_abs,
+    "narrow_minmax": lower_narrow_minmax,
     "add_sat": lower_add_sat,
 }
 

@@ -34,6 +34,8 @@ class Quirk:
     ``lower_negation``: the signed types (``"char"``, ``"short"``, ``"int"``, ``"long"``) whose
     negation the driver can get wrong; clpy calls a helper written as ``negation_spelling``
     (clpy/emit/lower_negation.py ``SPELLINGS``).
+    ``narrow_casts``: the integer types a conversion to which, from a computed wider integer,
+    the driver can get wrong; clpy writes it ``convert_T(v)`` (clpy/emit/lower_narrow.py).
     ``volatile_loop_vars``: a private variable assigned in a loop of work-item-dependent trip
     count and read after a barrier can get another work-item's value; clpy declares such
     variables ``volatile`` (clpy/emit/lower_uniform.py ``loop_barrier_vars``).
@@ -56,6 +58,7 @@ class Quirk:
     lower_sat_conversions: frozenset[str] = frozenset()
     lower_negation: frozenset[str] = frozenset()
     negation_spelling: str = "volatile"
+    narrow_casts: frozenset[str] = frozenset()
     volatile_loop_vars: bool = False
     opaque_vector_masks: bool = False
 
@@ -149,6 +152,10 @@ QUIRKS: tuple[Quirk, ...] = (
             # PoCL's llvm.abs poison bug, NVVM being LLVM too): abs/abs_diff of every signed
             # type in the unsigned type (lower_abs.py, tests/test_fuzz_triage_s5.py).
             | {f"{f}:{t}" for f in ("abs", "abs_diff") for t in ("char", "short", "int", "long")}
+            # min/max of shorts feeding a guarded division came back wrong for every value
+            # (seeds 333693, 342146, H100 driver 580; scripts/gpu_narrow_diag.py, char right):
+            # computed in int (lower_narrow.py).
+            | {"min:short", "max:short"}
         ),
         # printf("%v4hlf", v) prints misplaced lanes and drops the text before it (H200).
         no_vector_printf=True,
@@ -169,10 +176,13 @@ QUIRKS: tuple[Quirk, ...] = (
         # on NVIDIA (no GPU in session 4): "volatile" because C itself guarantees it (the
         # store and the reload of a short); scripts/gpu_fuzz_negation.sh checks every
         # spelling there, and a cheaper one that is right can replace it.
-        # `(short)(0 - (int)s) > 0` true at s == -32768 in a loop (seed 333251) is the same
-        # fold: the subtraction from 0 takes the helper as well (c_exprs narrow_negation).
         lower_negation=frozenset({"char", "short"}),
         negation_spelling="volatile",
+        # `(short)(0 - s) > 0` true at s == -32768 when the 0 is a constant (seed 333251,
+        # H100 driver 580): every plain conversion to short is wrong there, a volatile one
+        # too; convert_short and sign extension spelled out are right, char is right
+        # (scripts/gpu_narrow_diag.py, 440 cases; lower_narrow.py).
+        narrow_casts=frozenset({"short"}),
     ),
 )
 
@@ -235,6 +245,7 @@ def device_target(info: DeviceInfo) -> Target:
         "lower_sat_conversions": q.lower_sat_conversions if q else frozenset(),
         "lower_negation": q.lower_negation if q else frozenset(),
         "negation_spelling": q.negation_spelling if q else "volatile",
+        "narrow_casts": q.narrow_casts if q else frozenset(),
         "volatile_loop_vars": bool(q and q.volatile_loop_vars),
         "opaque_vector_masks": bool(q and q.opaque_vector_masks),
         "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
