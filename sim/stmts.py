@@ -50,7 +50,7 @@ from clpy.types.core import (
     ScalarType,
     VectorType,
 )
-from clpy_sim import affine, fastpaths, ops, privmem, stmtgen
+from clpy_sim import affine, fastpaths, ops, privmem, stmtgen, tripvec
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
 from clpy_sim.memory import make_local
@@ -488,11 +488,12 @@ class StmtCompiler:
         progress = "progress" in self.checks and is_while
         loc = s.loc
         uniform = fastpaths.uniform_for(s, body, body_stmts, assigned_keys(body_stmts))
+        vec = tripvec.compile_loop(s, self)  # independent trips at once (sim/tripvec.py)
 
         def looped(fr: Frame) -> Jump | None:
             if for_parts is not None:
                 for_parts[0](fr)
-                if uniform is not None and uniform(fr):
+                if (vec is not None and vec(fr)) or (uniform is not None and uniform(fr)):
                     return None
             cur = fr
             ret_acc: Any = None

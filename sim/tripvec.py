@@ -1,0 +1,557 @@
+"""Loops whose trips are independent, run as one frame of trips × lanes (trip vectorization).
+
+The real programs' serial loops (Gram-Schmidt's ``r[k * n + j] += q[i * n + k] * a[i * n + j]``,
+LU's ``s += col[ty * 16 + i] * row[i * 16 + tx]``, the tile copies of NW and LU) run a
+one-statement body for tens of trips on a few lanes, and each trip pays the interpreter's fixed
+cost (tens of µs) for a few µs of NumPy work. A ``for`` loop with uniform bounds whose body is
+some ``Declare``s followed by one assignment, with no side effect but that assignment, runs
+here as one evaluation over a frame of ``trips × lanes`` lanes (``Trips``: lane ``t * w + c``
+is lane ``c`` of the loop's frame at trip ``t``; the counter is a lane value):
+
+- **reduction** ``x op= e`` (``op`` in ``+ - *``, ``x`` a variable or a memory element whose
+  address does not change over the trips): ``e`` for every trip at once, then the trips
+  combined one after another by the operator's ``accumulate`` (sequential, in ``x``'s dtype:
+  the same roundings in the same order as the trips);
+- **map** ``m[f(i)] = e`` or ``m[f(i)] op= e``: the statement itself on the expanded frame, when
+  no element is written twice.
+
+Equal results need the trips not to see each other's writes: a run-time check that no load of
+the statement reads an element it writes (same memory: element sets disjoint; other memory:
+arrays that cannot overlap), and for a memory reduction that no two lanes write one element.
+Checker reports stay those of the trip-by-trip loop: with the race or uninitialised-memory
+checker on (their shadows record every access) the loop runs trip by trip; a finding of
+another checker (bounds, division by zero) in the expanded evaluation is dropped before
+anything is written and the loop runs trip by trip, which reports it as before. Variables the
+body declares end with their last trip's values, the counter with its final value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, cast
+
+import numpy as np
+
+from clpy.ir.nodes import (
+    Assign,
+    Binary,
+    CallBuiltin,
+    Cast,
+    Compare,
+    Const,
+    Declare,
+    Expr,
+    Field,
+    For,
+    Index,
+    Logical,
+    NamedConst,
+    Select,
+    Stmt,
+    Swizzle,
+    Unary,
+    VarRef,
+    VectorCons,
+)
+from clpy.ir.program_vars import ProgramVar
+from clpy.ir.walk import walk
+from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
+from clpy_sim import ops
+from clpy_sim.affine import Run
+from clpy_sim.errors import SimulationError
+from clpy_sim.frame import Frame, Sel
+from clpy_sim.memory import ConstantMem, GlobalMem, LocalMem
+
+Value = Any
+ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
+
+_SHADOWED = frozenset({"races", "uninit"})  # checkers whose shadows record every access
+_PURE_NODES = (
+    Const,
+    NamedConst,
+    VarRef,
+    Binary,
+    Unary,
+    Compare,
+    Logical,
+    Select,
+    Cast,
+    Index,
+    Field,
+    Swizzle,
+    VectorCons,
+    CallBuiltin,
+)
+_PURE_FAMILIES = frozenset(
+    {"math", "common", "integer", "integer/common", "geometric", "relational", "conversions"}
+)
+_MEMS = (GlobalMem, ConstantMem, LocalMem)
+_SPAN_MAX = 1 << 22  # elements marked to test written/read overlaps (else sorted sets)
+_ACC = {"+": np.add, "-": np.subtract, "*": np.multiply}
+MIN_TRIPS = 3  # fewer trips: the checks cost more than the trips
+MAX_ELEMENTS = 1 << 21  # trips × lanes × vector components of one expanded evaluation
+# wider frames are array-bound: a trip's fixed cost is small beside its NumPy passes, which the
+# expanded frame does not save (it copies the loop's invariant values once per trip instead)
+MAX_LANES = 1024
+
+
+class Trips(Sel):
+    """The lanes of a frame repeated once per trip: lane ``t * w + c`` is lane ``c`` at trip
+    ``t`` (values the same in every lane of a row broadcast unchanged)."""
+
+    def __init__(self, trips: int, shape: tuple[int, int]) -> None:
+        self.trips = trips
+        self.shape = (shape[0], trips * shape[1])
+
+    def gather(self, v: Value) -> Value:
+        if not isinstance(v, np.ndarray) or v.ndim < 2 or v.shape[-1] == 1:
+            return v
+        lead, w = v.shape[:-1], v.shape[-1]
+        out = np.empty((*lead, self.trips, w), dtype=v.dtype)
+        out[...] = v[..., None, :]
+        return out.reshape(*lead, self.trips * w)
+
+    def scatter(self, full: np.ndarray, v: Value) -> None:
+        raise AssertionError("an expanded frame is never merged back")
+
+
+def _nodes(e: Expr) -> Iterator[Any]:
+    return walk(cast("list[Stmt]", [e]))
+
+
+def _pure(e: Expr) -> bool:
+    """``e`` reads and computes only: no call with effects, no program-scope variable."""
+    for n in _nodes(e):
+        if not isinstance(n, _PURE_NODES):
+            return False
+        if isinstance(n, VarRef) and isinstance(n.var, ProgramVar):
+            return False
+        if isinstance(n, CallBuiltin):
+            b = n.builtin
+            if b.family not in _PURE_FAMILIES or b.atomic is not None or b.writes_args or b.uniform:
+                return False
+    return True
+
+
+def _refs(e: Expr) -> set[Any]:
+    return {n.var for n in _nodes(e) if isinstance(n, VarRef)}
+
+
+def _loads(exprs: Sequence[Expr]) -> list[Index]:
+    """The memory reads among ``exprs`` (elements of pointers and of local arrays)."""
+    out = []
+    for e in exprs:
+        for n in _nodes(e):
+            if not isinstance(n, Index) or isinstance(n.type, ArrayType):
+                continue
+            root: Expr = n
+            while isinstance(root, Index):
+                root = root.base
+            bt = root.type
+            if isinstance(bt, PointerType) or (
+                isinstance(bt, ArrayType) and bt.space is not AddressSpace.PRIVATE
+            ):
+                out.append(n)
+    return out
+
+
+def _mem_target(e: Expr) -> bool:
+    """An element of a global pointer or of a 1-D local array (what ``Memory`` stores)."""
+    if not isinstance(e, Index) or not isinstance(e.type, ScalarType):
+        return False
+    bt = e.base.type
+    if not isinstance(e.base, VarRef) or isinstance(e.base.var, ProgramVar):
+        return False
+    if isinstance(bt, PointerType):
+        return bt.space in (AddressSpace.GLOBAL, AddressSpace.LOCAL)
+    return isinstance(bt, ArrayType) and bt.space is AddressSpace.LOCAL and len(bt.shape) == 1
+
+
+def _set_var(d: Stmt) -> tuple[Any, Expr | None]:
+    """The variable and value of ``Declare(v, e)`` or ``v = e`` (a scalar or vector)."""
+    if isinstance(d, Declare):
+        v, e = d.var, d.init
+    elif isinstance(d, Assign) and d.op is None and isinstance(d.target, VarRef):
+        v, e = d.target.var, d.value
+    else:
+        return None, None
+    if isinstance(v, ProgramVar) or not isinstance(v.type, (ScalarType, VectorType)):
+        return None, None
+    return v, e
+
+
+def _private_row(e: Expr, escaped: frozenset[Any]) -> bool:
+    """An element of a 1-D private array of scalars held in a variable."""
+    if not isinstance(e, Index) or not isinstance(e.type, ScalarType):
+        return False
+    bt = e.base.type
+    return (
+        isinstance(e.base, VarRef)
+        and isinstance(bt, ArrayType)
+        and bt.space is AddressSpace.PRIVATE
+        and len(bt.shape) == 1
+        and e.base.var not in escaped
+        and not isinstance(e.base.var, ProgramVar)
+    )
+
+
+def compile_loop(s: Stmt, sc: Any) -> Callable[[Frame], bool] | None:
+    """For a ``for`` loop ``s`` that qualifies, a function run after the loop's ``init``:
+    True when it ran every trip, False (nothing done) to run them one by one. ``sc``: the
+    ``StmtCompiler``."""
+    if not ENABLED or not isinstance(s, For) or sc.checks & _SHADOWED:
+        return None
+    t = s.var.type
+    if not (isinstance(t, ScalarType) and not t.is_float and not t.is_bool) or not s.body:
+        return None
+    *decls, last = s.body
+    if not isinstance(last, Assign):
+        return None
+    declared: list[Any] = []
+    inits: list[Expr] = []
+    for d in decls:  # ``v = e`` of a variable set before it is read, in every trip
+        dv, init = _set_var(d)
+        if dv is None or init is None or dv is s.var or not _pure(init):
+            return None
+        declared.append(dv)
+        inits.append(init)
+    for k, init in enumerate(inits):
+        if _refs(init) & set(declared[k:]):
+            return None
+    if len(set(declared)) != len(declared):
+        return None
+    target, value, op = last.target, last.value, last.op
+    if not _pure(value):
+        return None
+    exprs = sc.exprs
+    tt = target.type
+    elem_ok = isinstance(tt, (ScalarType, VectorType)) and ops.element_of(tt).cl_name in (
+        "float",
+        "double",
+        "char",
+        "uchar",
+        "short",
+        "ushort",
+        "int",
+        "uint",
+        "long",
+        "ulong",
+    )
+    reduce_ok = op in _ACC and value.type is tt and elem_ok
+    if isinstance(target, VarRef):
+        v = target.var
+        if (
+            not reduce_ok
+            or isinstance(v, ProgramVar)
+            or v is s.var
+            or v in declared
+            or any(v in _refs(e) for e in [*inits, value])
+        ):
+            return None
+        kind = "var"
+    elif _mem_target(target):
+        assert isinstance(target, Index)
+        if not _pure(target.index):
+            return None
+        varying = _refs(target.index) & ({s.var} | set(declared))
+        if varying:
+            kind = "map"
+        elif reduce_ok:
+            kind = "mem"
+        else:
+            return None
+    elif _private_row(target, sc.escaped):
+        assert isinstance(target, Index) and isinstance(target.base, VarRef)
+        v = target.base.var
+        if (
+            not (op is None or op in _ACC)
+            or value.type is not tt
+            or not elem_ok
+            or not _pure(target.index)
+            or v in declared
+            or any(v in _refs(e) for e in [*inits, value, target.index])
+        ):
+            return None
+        kind = "priv"
+    else:
+        return None
+    loads = _loads([*inits, value] + ([target.index] if isinstance(target, Index) else []))
+    load_refs = [exprs.lvalue(n, copy=False)[0] for n in loads]
+    decl_fns = [sc.stmt(d) for d in decls]
+    loop = _Loop(s, kind, decl_fns, declared, load_refs)
+    if kind == "map":
+        loop.stmt = sc.stmt(last)
+        loop.ref = exprs.lvalue(target, copy=False)[0]
+    elif kind == "priv":
+        assert isinstance(target, Index) and isinstance(target.base, VarRef)
+        loop.rhs = exprs.operand(value)
+        loop.tvar = target.base.var
+        loop.index = exprs.expr(target.index)
+    elif kind == "var":
+        loop.rhs = exprs.operand(value)
+        assert isinstance(target, VarRef)
+        loop.tvar = target.var
+    else:
+        loop.rhs = exprs.operand(value)
+        loop.ref, loop.load, loop.store = exprs.lvalue(target, copy=False)
+    loop.ufunc = _ACC.get(op or "")
+    loop.dt = ops.dtype_of(tt) if elem_ok else None
+    return loop.run
+
+
+class _Loop:
+    """One qualifying loop: what ``compile_loop`` found, and its run-time part."""
+
+    def __init__(
+        self,
+        s: For,
+        kind: str,
+        decl_fns: list[Callable[[Frame], Any]],
+        declared: list[Any],
+        load_refs: list[Callable[[Frame], Any]],
+    ) -> None:
+        self.var = s.var
+        self.kstop, self.kstep = ("stop", id(s)), ("step", id(s))
+        self.up = s.step.value > 0 if isinstance(s.step, Const) else (True if s.ascending else None)
+        self.dt_var = ops.dtype_of(s.var.type)
+        info = np.iinfo(self.dt_var)
+        self.lo, self.hi = int(info.min), int(info.max)
+        self.kind = kind
+        self.decl_fns = decl_fns
+        self.declared = declared
+        self.load_refs = load_refs
+        self.stmt: Callable[[Frame], Any] | None = None
+        self.ref: Callable[[Frame], Any] | None = None
+        self.load: Callable[[Frame, Any], Value] | None = None
+        self.store: Callable[[Frame, Any, Value], None] | None = None
+        self.rhs: Callable[[Frame], Value] | None = None
+        self.tvar: Any = None
+        self.index: Callable[[Frame], Value] | None = None
+        self.ufunc: np.ufunc | None = None
+        self.dt: Any = None
+
+    def trips(self, fr: Frame) -> tuple[int, int, int] | None:
+        """(first counter value, step, trips) of a uniform loop that does not wrap around."""
+        env = fr.env
+        i, stop, step = env[self.var], env[self.kstop], env[self.kstep]
+        sct = self.dt_var.type
+        if not (type(i) is sct and isinstance(stop, np.integer) and isinstance(step, np.integer)):
+            return None
+        i0, st, sp = int(i), int(stop), int(step)
+        asc = self.up if self.up is not None else sp > 0
+        if asc:
+            if sp <= 0:
+                return None
+            n = max(0, -(-(st - i0) // sp))
+        else:
+            if sp >= 0:
+                return None
+            n = max(0, -(-(i0 - st) // -sp))
+        if not self.lo <= i0 + n * sp <= self.hi:
+            return None
+        return i0, sp, n
+
+    def run(self, fr: Frame) -> bool:
+        batch = fr.batch
+        if batch.watching or batch.launch.cfg.on_error != "raise":
+            return False
+        tr = self.trips(fr)
+        if tr is None:
+            return False
+        i0, step, n = tr
+        g, w = fr.shape
+        if n < MIN_TRIPS or g * w > MAX_LANES or n * g * w * 4 > MAX_ELEMENTS:
+            return False
+        x = Frame(batch, (g, n * w), None, None, fr, Trips(n, fr.shape), False)
+        sel = x.sel
+        assert sel is not None
+        x.gslot = sel.gather(fr.gslot)
+        x.llid = sel.gather(fr.llid)
+        counter = (i0 + step * np.arange(n, dtype=np.int64)).astype(self.dt_var)
+        x.env[self.var] = np.repeat(counter, w)[None, :]
+        launch = batch.launch
+        try:
+            done = self._expanded(fr, x)
+        except SimulationError as e:
+            # a finding of the expanded evaluation (nothing written yet): the trip-by-trip
+            # loop reports it, from the same state
+            for r in e.reports:
+                for k in range(len(launch.reports) - 1, -1, -1):
+                    if launch.reports[k] is r:
+                        del launch.reports[k]
+                        break
+            return False
+        if not done:
+            return False
+        env = fr.env
+        for v in self.declared:  # the last trip's values
+            env[v] = _last(x.env[v], n, w)
+        env[self.var] = self.dt_var.type(i0 + n * step)
+        return True
+
+    def _expanded(self, fr: Frame, x: Frame) -> bool:
+        for f in self.decl_fns:
+            f(x)
+        kind = self.kind
+        if kind == "var":
+            assert self.rhs is not None and self.ufunc is not None
+            y = self.rhs(x)
+            acc = _accumulate(self.ufunc, fr.get(self.tvar), y, self.dt, x, fr.shape)
+            if acc is None:
+                return False
+            fr.env[self.tvar] = acc
+            return True
+        if kind == "priv":
+            return self._private(fr, x)
+        assert self.ref is not None
+        if kind == "map":
+            h = self.ref(x)
+            mem, addr = h
+            wr = _elements(mem, x, addr)
+            if wr is None or not wr.size or not self._disjoint(x, mem, _Written(wr)):
+                return False
+            assert self.stmt is not None
+            self.stmt(x)
+            return True
+        assert self.load is not None and self.store is not None and self.rhs is not None
+        assert self.ufunc is not None
+        h = self.ref(fr)
+        mem, addr = h
+        wr = _elements(mem, fr, addr)
+        if wr is None or not wr.size or not self._disjoint(x, mem, _Written(wr)):
+            return False
+        old = self.load(fr, h)
+        y = self.rhs(x)
+        acc = _accumulate(self.ufunc, old, y, self.dt, x, fr.shape)
+        if acc is None:
+            return False
+        self.store(fr, h, acc)
+        return True
+
+    def _private(self, fr: Frame, x: Frame) -> bool:
+        """``a[k] op= e`` on a private array, ``k`` the same in every lane of a trip and
+        different in every trip: the rows of every trip at once, in the row's dtype (what
+        ``fastpaths.aug_private`` does row by row)."""
+        assert self.index is not None and self.rhs is not None
+        n = x.shape[1] // fr.shape[1]
+        k = np.asarray(self.index(x))
+        if k.ndim >= 2:
+            if k.shape[-1] != x.shape[1]:
+                return False
+            rows = np.broadcast_to(k, x.shape).reshape(fr.shape[0], n, fr.shape[1])
+            ks = rows[0, :, 0]
+            if not np.array_equal(rows, np.broadcast_to(ks[None, :, None], rows.shape)):
+                return False
+        elif k.ndim == 0:
+            return False
+        else:
+            ks = k
+        arr = fr.get(self.tvar)
+        count = arr.shape[0]
+        if (
+            arr.ndim != 3
+            or arr.shape[1:] != fr.shape
+            or arr.dtype != self.dt
+            or ks.min() < 0
+            or ks.max() >= count
+            or np.unique(ks).size != n
+        ):
+            return False
+        y = self.rhs(x)
+        if getattr(y, "dtype", None) != self.dt:
+            return False
+        yt = np.broadcast_to(y, x.shape).reshape(fr.shape[0], n, fr.shape[1]).swapaxes(0, 1)
+        if not arr.flags.writeable:
+            arr = arr.copy()
+        ks = ks.astype(np.intp)
+        if self.ufunc is None:
+            arr[ks] = yt
+        else:
+            rows_old = arr[ks]
+            self.ufunc(rows_old, yt, out=rows_old)
+            arr[ks] = rows_old
+        fr.env[self.tvar] = arr
+        fr.batch.stores += 1
+        return True
+
+    def _disjoint(self, x: Frame, mem: Any, written: _Written) -> bool:
+        """No two lanes write one element, and no load of the body reads a written one."""
+        if not written.unique:
+            return False
+        for ref in self.load_refs:
+            m, a = ref(x)
+            if m is mem:
+                rd = _elements(m, x, a)
+                if rd is None or written.hit(rd):
+                    return False
+            elif type(m) not in _MEMS or np.may_share_memory(m.data, mem.data):
+                return False
+        return True
+
+
+def _elements(mem: Any, fr: Frame, addr: Value) -> np.ndarray | None:
+    """The flat element indices (into the memory's elements, every group's region for local
+    memory) that ``addr`` accesses in ``fr``, one per lane; None when some is out of bounds
+    (the trip-by-trip loop then reports it, or clamps it, as it always has)."""
+    if type(mem) not in _MEMS:
+        return None
+    if type(addr) is Run:
+        addr = addr.array(fr)
+    a = np.asarray(addr)
+    count = mem.count
+    if a.size and (a.min() < 0 or a.max() >= count):
+        return None
+    if type(mem) is LocalMem:
+        a = fr.gslot * count + a
+    return np.broadcast_to(a, fr.shape).reshape(-1)
+
+
+class _Written:
+    """The elements a loop writes: bounds, and marks over their span for overlap tests."""
+
+    def __init__(self, w: np.ndarray) -> None:
+        self.lo, self.hi = int(w.min()), int(w.max())
+        span = self.hi - self.lo + 1
+        if span <= _SPAN_MAX:
+            self.mark: np.ndarray | None = np.zeros(span, dtype=bool)
+            self.mark[w - self.lo] = True
+            self.unique = int(np.count_nonzero(self.mark)) == w.size
+        else:
+            self.mark = None
+            self.unique = np.unique(w).size == w.size
+        self.w = w
+
+    def hit(self, r: np.ndarray) -> bool:
+        """Some element of ``r`` is written."""
+        if not r.size or int(r.max()) < self.lo or int(r.min()) > self.hi:
+            return False
+        if self.mark is None:
+            return bool(np.isin(r, self.w).any())
+        r = r[(r >= self.lo) & (r <= self.hi)] - self.lo
+        return bool(np.count_nonzero(self.mark[r]))
+
+
+def _last(v: Value, n: int, w: int) -> Value:
+    """The last trip's lanes of an expanded frame's value."""
+    if isinstance(v, np.ndarray) and v.ndim >= 2 and v.shape[-1] == n * w:
+        return v[..., (n - 1) * w :].copy()
+    return v
+
+
+def _accumulate(
+    uf: np.ufunc, acc0: Value, y: Value, dt: Any, x: Frame, shape: tuple[int, int]
+) -> Value:
+    """``acc0 op y_0 op y_1 ...`` over the trips of ``y`` (a value of the expanded frame
+    ``x``), one trip after another in dtype ``dt``; None when a dtype differs (the trips' own
+    fix-ups would apply)."""
+    if getattr(y, "dtype", None) != dt or getattr(acc0, "dtype", None) != dt:
+        return None
+    trips = x.shape[1] // shape[1]
+    y = np.asarray(y)
+    a = np.asarray(acc0)
+    lead = y.shape[:-2] if y.ndim > 2 else a.shape[:-2] if a.ndim > 2 else ()
+    g = shape[0]
+    y = np.broadcast_to(y, (*lead, *x.shape)).reshape(*lead, g, trips, shape[1])
+    a = np.broadcast_to(a, (*lead, *shape)).reshape(*lead, g, 1, shape[1])
+    out = uf.accumulate(np.concatenate([a, y], axis=-2), axis=-2, dtype=dt)
+    return np.ascontiguousarray(out[..., -1, :])
