@@ -47,7 +47,15 @@ launch path and change only where the arrays' buffers come from (``HOST_BUFFERS`
   ``orig_clpyhost_pageable``);
 - ``orig_staged``, ``orig_zerofill``: the reverse, the original host with its uploads through
   clpy's pinned staging (``transfers.upload``) or its empty buffers zero-filled
-  (``enqueue_fill_buffer``), the rest of that host unchanged.
+  (``enqueue_fill_buffer``), the rest of that host unchanged;
+- ``orig_flush``, ``clpy_flush``, ``orig_clpyhost_flush``, ``orig_clpyhost_pageable_flush``:
+  every launch after a fill of a 256 MiB scratch buffer and a finished queue, so that each
+  kernel starts with none of its data in the L2 cache (what the uploads or the previous
+  kernel left there no longer counts).
+
+Each run's buffer arguments' device addresses are recorded after its timed launches (a
+one-item kernel writes the pointers): the table says whether a build's runs differed in
+where their buffers were, and each layout's median time.
 
 ``--builds`` (or ``KDIAG_BUILDS`` in the environment) picks builds by name or ``fnmatch``
 pattern, comma-separated (``orig`` and ``orig_b`` always run: the baseline and its noise).
@@ -154,22 +162,38 @@ def _layout(addrs: dict[str, list[int]]) -> str:
     return f"base {lo:#x}; " + "; ".join(parts)
 
 
+# The *_flush builds: (queue, scratch buffer) to overwrite before each launch, so that every
+# kernel starts with an L2 cache holding none of its data (H100: 50 MB of L2; the scratch is
+# FLUSH_BYTES), the queue then finished.
+_FLUSH: list[tuple[Any, Any]] = []
+FLUSH_BYTES = 256 << 20
+
+
+def _before_launch() -> None:
+    if _FLUSH:
+        import pyopencl as cl
+
+        q, scratch = _FLUSH[0]
+        cl.enqueue_fill_buffer(q, scratch, np.uint32(0), 0, FLUSH_BYTES)
+        q.finish()
+    for q in _SYNC:
+        q.finish()
+
+
 def _record_names() -> Callable[[], None]:
     """Make both hosts note each launch's kernel name in ``_NAMES``; returns the undo."""
     host_call, orig_call = common.Host.__call__, common.OrigHost.__call__
 
     def host(self: Any, k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
         n = len(self.events) if self.events is not None else 0
-        for q in _SYNC:
-            q.finish()
+        _before_launch()
         host_call(self, k, gsize, lsize, *args)
         if self.events is not None and len(self.events) > n:
             _NAMES.append(k.__name__)
             _note_buffers(k.__name__, args)
 
     def orig(self: Any, name: str, gsize: Any, lsize: Any, *args: Any) -> None:
-        for q in _SYNC:
-            q.finish()
+        _before_launch()
         orig_call(self, name, gsize, lsize, *args)
         if self.events is not None:
             _NAMES.append(name)
@@ -636,6 +660,20 @@ def diagnose(
         queue.finish()
         return out
 
+    scratch: list[Any] = []
+
+    def flushed(fn: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+        def run(events: list[Any]) -> Any:
+            if not scratch:
+                scratch.append(cl.Buffer(ctx, cl.mem_flags.READ_WRITE, FLUSH_BYTES))
+            _FLUSH.append((queue, scratch[0]))
+            try:
+                return fn(events)
+            finally:
+                _FLUSH.clear()
+
+        return run
+
     def synced(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
         _SYNC.append(queue)
         try:
@@ -690,6 +728,21 @@ def diagnose(
         ("orig_staged", _with_buffers("staged", orig), lambda: None),
         ("orig_zerofill", _with_buffers("zerofill", orig), lambda: None),
     ]
+    # each kernel after an L2 flush (a fill of FLUSH_BYTES) and a finished queue: whether a
+    # gap comes from what the previous command left in the cache
+    hb += [
+        ("orig_flush", flushed(orig), lambda: None),
+        ("clpy_flush", flushed(clpy_run), swap.restore),
+    ]
+    if adapted is not None:
+        hb += [
+            ("orig_clpyhost_flush", flushed(clpy_run), apply_adapted),
+            (
+                "orig_clpyhost_pageable_flush",
+                flushed(_with_buffers("pageable", clpy_run)),
+                apply_adapted,
+            ),
+        ]
     at = next(i for i, b in enumerate(builds) if b[0] == "orig_sync")
     builds[at:at] = hb
     if select:
