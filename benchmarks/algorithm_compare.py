@@ -156,13 +156,6 @@ def bench_size(
             device_only(lambda: scans.scan_on(inp, y, f32, plus, True), sync),
             8 * n,
         )
-        old_tile = dataclasses.replace(tuning(dev), scan_vecs=0)  # session 2's tile kernel
-        row(
-            "scan",
-            "clpy local-memory tile, device only",
-            device_only(lambda: scans.scan_on(inp, y, f32, plus, True, old_tile), sync),
-            8 * n,
-        )
         rts = dataclasses.replace(tuning(dev), lookback=False)  # three launches, 12 B/element
         row(
             "scan",

@@ -20,7 +20,7 @@ def ptx_report(dev: Any, out: Path) -> dict[str, Any]:
     import pyopencl as cl
 
     tn = tuning(dev)
-    k, _ = scans.tile_kernel(C.float_, resolve_op("+", C.float_), C.int_, tn, True, True)
+    k = scans.tile_kernel(C.float_, resolve_op("+", C.float_), C.int_, tn, True, True)
     plans = [p for p in k.launches.plans.values() if hasattr(p, "kernel")]
     if not plans:
         print("  ptx: the default scan kernel was not launched", flush=True)

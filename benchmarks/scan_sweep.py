@@ -1,6 +1,6 @@
 """The single-pass scan's tile sweep of benchmarks/algorithms.py (``--sweep``): work-group
-size, 4-vectors per work-item, work-group scan, look-back mode, speculative loads, register
-caps and look-back reads, each configuration checked against NumPy first; the best is used
+size, 4-vectors per work-item, work-group scan, look-back mode, register caps and look-back
+reads, each configuration checked against NumPy first; the best is used
 for the rest of the run and printed as the value for clpy/algorithms/_core.py SCAN_TILES."""
 
 from __future__ import annotations
@@ -24,42 +24,39 @@ TILE_KEYS = (
     "scan_vecs",
     "scan_wgscan",
     "scan_lb",
-    "scan_loop",
     "scan_read",
     "scan_lookback",
-    "scan_spec",
     "scan_maxreg",
     "scan_layout",
 )
 
 
 # The scan sweep, in phases of falling priority (configurations run only while the sweep's
-# time budget lasts): (scan_wgscan, or "striped" for scan_striped.py's tile; scan_loop;
-# work-group sizes; 4-vectors per work-item; look-back modes; speculative loads), with the
-# device's default look-back reads. Between the first grid and the rest:
-# -cl-nv-maxrregcount for the best so far (NVIDIA); at the end the status-word reads and the
-# serial look-back's width for the best. Looping groups (scan_loop > 0) ran at 0.7-1.4 TB/s
-# on the H100: one configuration stays as a reference.
+# time budget lasts): (scan_wgscan, or "striped" for scan_striped.py's tile; work-group
+# sizes; 4-vectors per work-item; look-back modes), with the device's default look-back
+# reads. Between the first grid and the rest: -cl-nv-maxrregcount for the best so far
+# (NVIDIA); at the end the status-word reads and the serial look-back's width for the best.
+# Session 6 pruned the variants that lost every H100 sweep (scan_tiles.py says which and by
+# how much): the "local" work-group scan, looping groups and speculative loads; the grid's
+# configurations that differed only by them are gone with them.
 _Ints = tuple[int, ...]
-_Grid = tuple[tuple[str, int, _Ints, _Ints, tuple[str, ...], tuple[bool, ...]], ...]
+_Grid = tuple[tuple[str, _Ints, _Ints, tuple[str, ...]], ...]
 MODES = ("serial", "window", "early")
 SWEEP_FIRST: _Grid = (
-    ("native", 0, (512,), (4,), MODES, (False, True)),
-    ("rake", 0, (512,), (4,), MODES, (False, True)),
-    ("striped", 0, (512,), (4,), ("serial", "early"), (False, True)),
+    ("native", (512,), (4,), MODES),
+    ("rake", (512,), (4,), MODES),
+    ("striped", (512,), (4,), ("serial", "early")),
 )
 SWEEP_GRID: _Grid = (
     # CUB's float32 tile on sm90 (cub/device/dispatch/tuning/tuning_scan.cuh): 128 x 24
-    ("rake", 0, (128, 256), (6,), ("serial", "early"), (True,)),
-    ("striped", 0, (128, 256, 1024), (4,), ("serial", "early"), (True,)),
-    ("native", 0, (128,), (6, 4), ("serial", "early"), (True,)),
-    ("rake", 0, (256, 384, 1024), (4,), ("serial", "early"), (True,)),
-    ("native", 0, (256, 384), (4,), ("serial", "early"), (True,)),
-    ("rake", 0, (512,), (5, 3), ("serial", "early"), (True,)),
-    ("native", 0, (256, 384, 512), (5,), ("serial", "early"), (True,)),
-    ("native", 0, (768,), (4,), ("serial", "early"), (False, True)),
-    ("local", 0, (512,), (4,), MODES, (True,)),
-    ("native", 2, (512,), (4,), ("serial",), (False,)),
+    ("rake", (128, 256), (6,), ("serial", "early")),
+    ("striped", (128, 256, 1024), (4,), ("serial", "early")),
+    ("native", (128,), (6, 4), ("serial", "early")),
+    ("rake", (256, 384, 1024), (4,), ("serial", "early")),
+    ("native", (256, 384), (4,), ("serial", "early")),
+    ("rake", (512,), (5, 3), ("serial", "early")),
+    ("native", (256, 384, 512), (5,), ("serial", "early")),
+    ("native", (768,), (4,), ("serial", "early")),
 )
 SWEEP_LB = (1, 2, 8)  # serial look-back: status words per step, for the best
 SWEEP_READS = ("rmw", "load")  # how status words are read, for the best
@@ -99,7 +96,7 @@ def sweep(
     dev: Any, n: int, repeat: int, do_sort: bool, seconds: float = SWEEP_SECONDS
 ) -> list[dict[str, Any]]:
     """The single-pass scan's tile (device only, float32 +, n elements) over work-group
-    size, 4-vectors per work-item and work-group scan ("native" collective or "local"),
+    size, 4-vectors per work-item and work-group scan ("native" collective or "rake"),
     then the look-back width for the best; each configuration checked against NumPy first.
     Prints the best (the tuning to put in _core.SCAN_TILES); sort's tile budget when
     ``do_sort``."""
@@ -129,7 +126,7 @@ def sweep(
             sec = device_only(lambda: scans.scan_on(inp, y, t, o, True, tn), q.finish)
             rec.update(GBps=8 * n / sec / 1e9, error=bad or None)
             idx = index_type(n, 4 * tn.scan_wg * tn.scan_vecs)
-            k, _ = scans.tile_kernel(C.float_, o, idx, tn, True, True)
+            k = scans.tile_kernel(C.float_, o, idx, tn, True, True)
             rec["registers"] = nv_build_report(dev, k, tn.scan_maxreg).get("registers")
         except Exception as e:  # noqa: BLE001 - a configuration the device rejects
             rec.update(GBps=0.0, error=f"{type(e).__name__}: {str(e)[:200]}")
@@ -145,23 +142,20 @@ def sweep(
     t0 = time.perf_counter()
 
     def grid(g: _Grid) -> None:
-        for wgscan, loop, wgs, vecss, modes, specs in g:
+        for wgscan, wgs, vecss, modes in g:
             for wg in wgs:
                 for vecs in vecss:
                     for mode in modes:
-                        for spec in specs:
-                            striped = wgscan == "striped"  # its own (raking) scan
-                            one(
-                                scan_wg=wg,
-                                scan_vecs=4 if striped else vecs,
-                                scan_wgscan="rake" if striped else wgscan,
-                                scan_lb=base.scan_lb,
-                                scan_loop=loop,
-                                scan_read=base.scan_read,
-                                scan_lookback=mode,
-                                scan_spec=spec,
-                                scan_layout="striped" if striped else "blocked",
-                            )
+                        striped = wgscan == "striped"  # its own (raking) scan
+                        one(
+                            scan_wg=wg,
+                            scan_vecs=4 if striped else vecs,
+                            scan_wgscan="rake" if striped else wgscan,
+                            scan_lb=base.scan_lb,
+                            scan_read=base.scan_read,
+                            scan_lookback=mode,
+                            scan_layout="striped" if striped else "blocked",
+                        )
 
     def tile_of(r: dict[str, Any]) -> dict[str, Any]:
         return {k: r.get(k, getattr(base, k)) for k in TILE_KEYS}

@@ -17,17 +17,12 @@ from tests.test_algorithms import BIG, OPS, _data, _identity, _ok, _ref_accumula
 
 SCHEMES = {  # small tiles, so that many tiles wait on each other
     "lookback": dict(scan_wg=64, scan_vecs=1, scan_wgscan="native", scan_lb=4),
-    "lookback-local-scan": dict(scan_wg=32, scan_vecs=2, scan_wgscan="local", scan_lb=2),
-    "lookback-looping-groups": dict(scan_wg=32, scan_vecs=1, scan_lb=4, scan_loop=1),
-    "lookback-load-reads": dict(scan_wg=32, scan_vecs=2, scan_wgscan="local", scan_lb=3,
-                                scan_read="load"),
+    "lookback-serial-2": dict(scan_wg=32, scan_vecs=2, scan_lb=2),
+    "lookback-rake-load-reads": dict(scan_wg=32, scan_vecs=2, scan_wgscan="rake", scan_lb=3,
+                                     scan_read="load"),
     "lookback-window": dict(scan_wg=64, scan_vecs=1, scan_lb=1, scan_lookback="window"),
-    "lookback-window-spec-load": dict(scan_wg=32, scan_vecs=2, scan_read="load",
-                                      scan_lookback="window", scan_spec=True),
-    "lookback-window-local-scan": dict(scan_wg=32, scan_vecs=1, scan_wgscan="local",
-                                       scan_lookback="window", scan_spec=True),
-    "lookback-spec": dict(scan_wg=64, scan_vecs=1, scan_lb=2, scan_spec=True),
-    "lookback-local-memory-tile": dict(scan_vecs=0),
+    "lookback-window-load": dict(scan_wg=32, scan_vecs=2, scan_read="load",
+                                 scan_lookback="window"),
     "reduce-then-scan": {},
 }
 
@@ -60,18 +55,14 @@ def test_scan_schemes_on_opencl(cl_device, scheme, dt, op):
 
 
 TILE_VARIANTS = {  # the register tile's options of scan_tiles.py, small tiles
-    "window-spec": dict(scan_wg=64, scan_vecs=1, scan_lookback="window", scan_spec=True),
-    "window-local-scan-3-vectors": dict(scan_wg=32, scan_vecs=3, scan_wgscan="local",
-                                        scan_lookback="window", scan_read="load"),
-    "serial-spec-5-vectors": dict(scan_wg=32, scan_vecs=5, scan_lb=2, scan_spec=True),
-    "rake-window-spec": dict(scan_wg=96, scan_vecs=1, scan_wgscan="rake",
-                             scan_lookback="window", scan_spec=True),
+    "window": dict(scan_wg=64, scan_vecs=1, scan_lookback="window"),
+    "window-rake-3-vectors": dict(scan_wg=32, scan_vecs=3, scan_wgscan="rake",
+                                  scan_lookback="window", scan_read="load"),
+    "serial-5-vectors": dict(scan_wg=32, scan_vecs=5, scan_lb=2),
+    "rake-window": dict(scan_wg=96, scan_vecs=1, scan_wgscan="rake", scan_lookback="window"),
     "rake-serial": dict(scan_wg=64, scan_vecs=2, scan_wgscan="rake", scan_read="load"),
-    "rake-early-spec": dict(scan_wg=64, scan_vecs=1, scan_wgscan="rake",
-                            scan_lookback="early", scan_spec=True),
-    "local-early": dict(scan_wg=32, scan_vecs=1, scan_wgscan="local", scan_lookback="early"),
-    "striped-early-spec": dict(scan_wg=64, scan_layout="striped", scan_lookback="early",
-                               scan_spec=True),
+    "rake-early": dict(scan_wg=64, scan_vecs=1, scan_wgscan="rake", scan_lookback="early"),
+    "striped-early": dict(scan_wg=64, scan_layout="striped", scan_lookback="early"),
     "striped-serial": dict(scan_wg=32, scan_layout="striped", scan_read="load"),
 }
 
@@ -111,12 +102,12 @@ def test_scan_tile_kernels_on_simulator(variant, order):
     """The single-pass tile kernels on the simulator, every check on (races in local memory,
     barrier divergence, bounds), all groups in one batch so that spinning on other groups
     ends (scans.py); "shuffled" atomics hand the tickets out in another order than the
-    group ids (the speculative loads then load again)."""
+    group ids."""
     tn = Tuning(wg=64, groups=8, items=3, lookback=True, vec=4, **SIM_TILE_VARIANTS[variant])
     for dt, op in ((np.int32, "+"), (np.float32, "max"), (np.uint32, "^")):
         t = element_type(np.dtype(dt), (1,), op)
         o = resolve_op(op, t)
-        k, _ = scans.tile_kernel(t, o, C.int_, tn, True, False)
+        k = scans.tile_kernel(t, o, C.int_, tn, True, False)
         tile = tn.scan_wg * 4 * (4 if scans._striped(tn, o) else tn.scan_vecs)
         for n in (1, 61, 1031):
             x = _data(n, dt, op, n)
@@ -142,7 +133,7 @@ def test_scan_bound_launch(cl_device, bound, monkeypatch):
     monkeypatch.setattr(scans, "BOUND_SCAN", bound)
     dev = clpy.get_device(cl_device)
     tn = Tuning(wg=64, groups=8, items=3, lookback=True, vec=4, scan_wg=32, scan_vecs=1,
-                scan_lookback="early", scan_spec=True)
+                scan_lookback="early")
     monkeypatch.setattr(scans, "tuning", lambda d: tn)
     st = scans._state(as_input(cla.empty(dev.queue, 4, np.int32), None).place)
     st.bound.clear()  # a cache: this test's launches only
@@ -177,6 +168,6 @@ def test_scan_register_cap_variant(cl_device, bound, monkeypatch):
     for _ in range(3):
         np.testing.assert_array_equal(alg.scan(a, out=cla.empty_like(a)).get(), np.cumsum(x))
     assert bool(st.bound) == bound
-    k, _ = scans.tile_kernel(C.int_, resolve_op("+", C.int_), C.int_, tn, True, True)
+    k = scans.tile_kernel(C.int_, resolve_op("+", C.int_), C.int_, tn, True, True)
     opts = [p.options for p in k.launches.plans.values() if hasattr(p, "options")]
     assert any("-DCLPY_TEST_MAXREG=40" in o for o in opts), opts

@@ -362,17 +362,14 @@ class Tuning:
     lookback: bool
     vec: int  # lanes per load in reductions of scalars (1: scalar loads)
     # The single-pass scan of 4-byte scalars (scan_tiles.py): work-group size, 4-vectors per
-    # work-item (0: the local-memory tile kernel of scans.py), work-group scan of the
-    # work-items' totals ("native" collective, "local" two-level or "rake": scan_tiles.py)
-    # and status words read per look-back step.
+    # work-item, work-group scan of the work-items' totals ("native" collective or "rake":
+    # scan_tiles.py) and status words read per look-back step.
     scan_wg: int = 256
     scan_vecs: int = 4
     scan_wgscan: str = "native"
     scan_lb: int = 4
-    scan_loop: int = 0  # > 0: that many looping groups per compute unit (scan_tiles.py)
     scan_read: str = "rmw"  # how the look-back reads status words: "rmw" or "load"
     scan_lookback: str = "serial"  # one work-item looks back, or "window": 32 at once
-    scan_spec: bool = False  # load tile get_group_id(0) before the ticket comes back
     scan_maxreg: int = 0  # > 0: -cl-nv-maxrregcount for the tile kernel (NVIDIA only)
     scan_layout: str = "blocked"  # or "striped": coalesced rows (scan_striped.py, 4 vectors)
 
@@ -385,13 +382,11 @@ SCAN_TILES: dict[str, dict[str, Any]] = {
         "scan_vecs": 4,
         "scan_wgscan": "rake",
         "scan_lb": 4,
-        "scan_loop": 0,
         "scan_read": "load",  # relaxed atomic loads: 2197 vs 1994 GB/s for "rmw" (H100, 2^28)
         # The session-5 sweep (H100, float32, 2^28, benchmarks/results/algorithms_h100_scan28_s5):
         # striped (coalesced) tile 2526 vs blocked 2167-2264 GB/s; early-window look-back;
         # a 40-register cap 2896 GB/s vs 2525 uncapped (47 registers) and 2300 at 32.
         "scan_lookback": "early",
-        "scan_spec": False,
         "scan_maxreg": 40,
         "scan_layout": "striped",
     },

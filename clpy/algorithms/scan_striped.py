@@ -52,7 +52,6 @@ def striped_kernel(
     lb: int,
     read: str,
     lookback_mode: str,
-    spec: bool,
 ) -> Any:
     """The striped tile kernel (module docstring); arguments as scan_tiles.regs_kernel's:
     ``(x, y, n, ident, status, counter, epoch, ntiles)``."""
@@ -65,7 +64,7 @@ def striped_kernel(
     combine, I, WG, S, INCL = op.combine, idx, wg, wg // 32, int(incl)  # noqa: N806
     VT, TILE4 = vector(t, 4), 4 * wg  # noqa: N806
     PT = VT if vecptr else t  # noqa: N806
-    WINDOWED, EARLY, SPEC = lookback_mode != "serial", lookback_mode == "early", bool(spec)  # noqa: N806
+    WINDOWED, EARLY = lookback_mode != "serial", lookback_mode == "early"  # noqa: N806
     NWIN = WINDOW if WINDOWED else 1  # noqa: N806
     load, load_tail, store, store_tail = _vector_io(t, idx, vecptr)
     lookback = look_back(t, op, lb, read)
@@ -111,35 +110,19 @@ def striped_kernel(
         ntiles: int32,
     ):
         lid = clpy.get_local_id(0)
-        gid = clpy.get_group_id(0)
         sh = clpy.local_array(t, 2)
         ticket = clpy.local_array(int32, 1)
         ctl = clpy.local_array(int32, 2)
         win = clpy.local_array(ulong, NWIN)
         tot = clpy.local_array(VT, WG + WG // 32)
         part = clpy.local_array(VT, 32)
-        g0 = I(gid) * TILE4 + lid
-        gfull = 1 if (I(gid) + 1) * TILE4 * 4 <= n else 0
-        a0 = VT(ident)
-        a1 = VT(ident)
-        a2 = VT(ident)
-        a3 = VT(ident)
-        if SPEC:  # in flight while the ticket comes back
-            a0 = fetch(x, g0, gfull, n, ident)
-            a1 = fetch(x, g0 + WG, gfull, n, ident)
-            a2 = fetch(x, g0 + 2 * WG, gfull, n, ident)
-            a3 = fetch(x, g0 + 3 * WG, gfull, n, ident)
         tile = take_ticket(counter, ticket, ntiles, ctl)
         q0 = I(tile) * TILE4 + lid
         full = 1 if (I(tile) + 1) * TILE4 * 4 <= n else 0
-        again = 1
-        if SPEC:
-            again = 1 if tile != gid else 0  # uniform: the group's ticket
-        if again != 0:
-            a0 = fetch(x, q0, full, n, ident)
-            a1 = fetch(x, q0 + WG, full, n, ident)
-            a2 = fetch(x, q0 + 2 * WG, full, n, ident)
-            a3 = fetch(x, q0 + 3 * WG, full, n, ident)
+        a0 = fetch(x, q0, full, n, ident)
+        a1 = fetch(x, q0 + WG, full, n, ident)
+        a2 = fetch(x, q0 + 2 * WG, full, n, ident)
+        a3 = fetch(x, q0 + 3 * WG, full, n, ident)
         first = wpeek(status, tile) if EARLY else ulong(0)  # overlaps the scan
         s0 = vscan(a0)
         s1 = vscan(a1)

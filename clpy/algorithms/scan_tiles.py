@@ -15,28 +15,29 @@ Options (each in the tuning, measured against each other by the benchmark's ``--
 the look-back is serial (one work-item, ``lb`` independent reads per step: ``look_back``) or
 a 32-word window (32 work-items read and spin at once, the nearest inclusive prefix is found
 with a local ``atomic_min``, two barriers per step: ``window_look_back``); status words are
-read with atomic read-modify-writes or relaxed atomic loads; with ``spec`` a group issues the
-loads of tile ``get_group_id(0)`` before its ticket returns (the ticket's latency overlaps
-the loads; a group whose ticket names another tile loads again: scans.py says why that keeps
-the forward-progress argument intact).
+read with atomic read-modify-writes or relaxed atomic loads.
 
 The work-group scan of the totals is either the collective ``work_group_scan_exclusive``
-("native": the driver's own on NVIDIA, lowered by clpy elsewhere) or a two-level scan in
-local memory ("local": 32 work-items each scan ``wg / 32`` totals serially, one scans the
-32 partial sums with four 4-vector loads, three barriers, ``wg + wg / 32 + 32`` elements of
-local memory, padded so the 32 strided reads hit 32 banks; "rake": the same first level,
-then every work-item folds the partial sums before its own, two barriers and no serial step
-by one work-item, ``_rake_scan``). Which one is faster is measured
-(``python -m benchmarks.algorithms --sweep``) and set in the device tuning (_core.py).
+("native": the driver's own on NVIDIA, lowered by clpy elsewhere) or a raking scan in local
+memory ("rake": 32 work-items each scan ``wg / 32`` totals serially, then every work-item
+folds the partial sums before its own; two barriers, no serial step by one work-item,
+``_rake_scan``). Which one is faster is measured (``python -m benchmarks.algorithms
+--sweep``) and set in the device tuning (_core.py).
+
+Pruned after the H100 sweeps (sessions 4 and 5, benchmarks/results/algorithms_h100*.json),
+where each lost every time and no tuning used it: a two-level "local" work-group scan (one
+work-item scanning the 32 partial sums: 1.9-2.1 TB/s against 2.2 for "native" blocked tiles),
+looping groups that took the next tile's ticket early (0.7-1.4 TB/s) and speculative loads of
+tile ``get_group_id(0)`` before the ticket came back (2-10% slower than loading after it).
 
 Measured on an H100 (benchmarks/results/algorithms_h100.json, ``scan_sweep``): 512 x 16
 elements, native scan, 4 words per look-back step, 2.0 TB/s device time (0.69x copy), no
-faster than the local-memory tile of scans.py (0.71x); with relaxed atomic loads for the
+faster then than session 2's tile staged in local memory (0.71x; pruned in session 6, when it
+measured 0.70x against the striped tile's 0.96x); with relaxed atomic loads for the
 look-back 2.2 TB/s (0.74x; session 4, 11:16 UTC run). NVIDIA's native
 ``work_group_scan_exclusive_add`` is a shuffle scan per warp followed by a loop over the warps
 with two ``bar.sync`` each (14 barriers at 256 work-items: scan_tiles.ptx of the benchmark's
-``--ptx``); the "local" scan (three barriers) was still slower; looping groups
-(``persistent``) ran at 0.7-1.4 TB/s. Not measured, the likely limit: a group's loads are in
+``--ptx``). Not measured, the likely limit: a group's loads are in
 flight only at its start, and the rest of its life (ticket, barriers, one work-item's
 look-back of 64-bit atomic read-modify-writes) leaves the memory system idle unless many
 groups are resident.
@@ -70,7 +71,7 @@ from clpy.algorithms.scan_lookback import (
 from clpy.types.core import ScalarType
 from clpy.vectors import vector
 
-WGSCANS = ("native", "local", "rake")
+WGSCANS = ("native", "rake")
 
 
 @functools.cache
@@ -135,48 +136,6 @@ def _vector_io(t: ScalarType, idx: ScalarType, vecptr: bool) -> Any:
 
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
-def _local_scan(t: ScalarType, op: Op, wg: int) -> Any:
-    """The "local" work-group scan (module docstring): ``wg_scan(run, tot, part, ident)``
-    stores this work-item's exclusive prefix within the tile in ``tot`` and the 32 partial
-    sums' exclusive scan in ``part``; returns the tile's aggregate (valid in work-item 0);
-    two barriers inside, the caller's barrier makes ``part`` readable."""
-    combine, S, VT = op.combine, wg // 32, vector(t, 4)  # noqa: N806
-
-    @clpy.func
-    def pad(a: int32) -> int32:
-        return a + (a >> 5)
-
-    @clpy.func
-    def wg_scan(run: t, tot: clpy.Local[t], part: clpy.Local[t], ident: t) -> t:
-        lid = clpy.get_local_id(0)
-        tot[pad(lid)] = run
-        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-        if lid < 32:
-            acc = ident
-            for k in range(S):
-                a = pad(lid * S + k)
-                v = tot[a]
-                tot[a] = acc
-                acc = combine(acc, v)
-            part[lid] = acc
-        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-        agg = ident
-        if lid == 0:
-            for k in range(8):
-                q = clpy.vload4(k, part)
-                e0 = agg
-                e1 = combine(e0, q.x)
-                e2 = combine(e1, q.y)
-                e3 = combine(e2, q.z)
-                agg = combine(e3, q.w)
-                clpy.vstore4(VT(e0, e1, e2, e3), k, part)
-        return agg
-
-    return wg_scan
-
-
-@functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
 def _rake_scan(t: ScalarType, op: Op, wg: int) -> Any:
     """The "rake" work-group scan (two barriers, no serial step by one work-item):
     ``rake(run, tot, part, ident)`` returns every work-item's exclusive prefix of the
@@ -217,10 +176,10 @@ def _rake_scan(t: ScalarType, op: Op, wg: int) -> Any:
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
 def _run_io(t: ScalarType, op: Op, idx: ScalarType, wg: int, vecs: int, vecptr: bool) -> Any:
-    """``load_run(x, v, q0, n, ident)``: this work-item's run of ``4 * vecs`` elements from
-    4-vector ``q0`` into the private array ``v``, scanned (inclusive) in place; returns its
-    total. ``store_run(y, v, q0, n, pre, incl)``: ``pre`` combined into the run (shifted by
-    one for an exclusive scan) and stored."""
+    """``fetch_run(x, v, q0, n, ident)``: this work-item's run of ``4 * vecs`` elements from
+    4-vector ``q0`` into the private array ``v``; ``scan_run(v)`` scans it (inclusive) in
+    place and returns its total; ``store_run(y, v, q0, n, pre, incl)``: ``pre`` combined into
+    the run (shifted by one for an exclusive scan) and stored."""
     combine, V, ITEMS = op.combine, vecs, 4 * vecs  # noqa: N806
     PT, VT, I = (vector(t, 4) if vecptr else t), vector(t, 4), idx  # noqa: N806
     load, load_tail, store, store_tail = _vector_io(t, idx, vecptr)
@@ -249,11 +208,6 @@ def _run_io(t: ScalarType, op: Op, idx: ScalarType, wg: int, vecs: int, vecptr: 
         return v[ITEMS - 1]
 
     @clpy.func
-    def load_run(x: Global[PT], v: Private[t], q0: I, n: I, ident: t) -> t:
-        fetch_run(x, v, q0, n, ident)
-        return scan_run(v)
-
-    @clpy.func
     def store_run(y: Global[PT], v: Private[t], q0: I, n: I, pre: t, incl: int32) -> None:
         if incl != 0:
             for j in range(ITEMS):
@@ -269,7 +223,7 @@ def _run_io(t: ScalarType, op: Op, idx: ScalarType, wg: int, vecs: int, vecptr: 
             for k in range(V):
                 store_tail(y, q0 + k, n, VT(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]))
 
-    return load_run, store_run, fetch_run, scan_run
+    return fetch_run, scan_run, store_run
 
 
 @functools.cache
@@ -284,160 +238,39 @@ def regs_kernel(
     vecptr: bool,
     wgscan: str,
     lb: int,
-    persistent: bool = False,
     read: str = "rmw",
     lookback_mode: str = "serial",
-    spec: bool = False,
 ) -> Any:
     """The tile kernel (module docstring). Arguments: ``(x, y, n, ident, status, counter,
-    epoch, ntiles)``, ``x``/``y`` as ``Global[vector(t, 4)]`` when ``vecptr``. With
-    ``persistent`` (native work-group scan only) a group loops over tiles, taking the next
-    tile's ticket and issuing its loads before this tile's look-back; one more argument,
-    ``groups`` (the number launched). ``read``: how the look-back reads status words
-    (``look_back``). ``lookback_mode``: "serial" (one work-item, ``look_back``), "window"
-    (``WINDOW`` work-items at once, ``window_look_back``) or "early" (the window, its first
-    words read before the work-group scan: ``window_peek``). ``spec``: issue the loads of tile
-    ``get_group_id(0)`` before the ticket comes back, and load again only when the ticket
-    names another tile (module docstring)."""
+    epoch, ntiles)``, ``x``/``y`` as ``Global[vector(t, 4)]`` when ``vecptr``. ``read``: how
+    the look-back reads status words (``look_back``). ``lookback_mode``: "serial" (one
+    work-item, ``look_back``), "window" (``WINDOW`` work-items at once,
+    ``window_look_back``) or "early" (the window, its first words read before the work-group
+    scan: ``window_peek``)."""
     combine, OP, I, WG, V = op.combine, op.op, idx, wg, vecs  # noqa: N806
-    ITEMS, TILE4, INCL = 4 * vecs, wg * vecs, int(incl)  # noqa: N806
+    TILE4, INCL = wg * vecs, int(incl)  # noqa: N806
     PT = vector(t, 4) if vecptr else t  # noqa: N806
     if wgscan not in WGSCANS:
         raise ValueError(f"wgscan: expected one of {WGSCANS}, got {wgscan!r}")
     if lookback_mode not in LOOKBACKS:
         raise ValueError(f"lookback: expected one of {LOOKBACKS}, got {lookback_mode!r}")
-    WINDOWED, SPEC = lookback_mode in ("window", "early"), bool(spec)  # noqa: N806
+    WINDOWED = lookback_mode in ("window", "early")  # noqa: N806
     EARLY = lookback_mode == "early"  # noqa: N806
     NWIN = WINDOW if WINDOWED else 1  # noqa: N806
-    if persistent and (WINDOWED or SPEC):
-        raise ValueError("looping groups look back serially and load after their ticket")
-    load_run, store_run, fetch_run, scan_run = _run_io(t, op, idx, wg, vecs, vecptr)
+    RAKE = wgscan == "rake"  # noqa: N806
+    if RAKE and (wg % 32 or wg < 32):
+        raise ValueError(f"the raking work-group scan needs a multiple of 32 work-items, not {wg}")
+    fetch_run, scan_run, store_run = _run_io(t, op, idx, wg, vecs, vecptr)
     lookback = look_back(t, op, lb, read)
     wlb = window_look_back(t, op, read)
     wpeek = window_peek(read)
-
     publish = publisher(t)
     take_ticket = ticket_taker(NWIN)
-
-    if wgscan == "native" and persistent:
-
-        @clpy.kernel
-        def scan_tiles_loop(
-            x: Global[PT],
-            y: Global[PT],
-            n: I,
-            ident: t,
-            status: Global[ulong],
-            counter: Global[int32],
-            epoch: uint,
-            ntiles: int32,
-            groups: int32,
-        ):
-            lid = clpy.get_local_id(0)
-            sh = clpy.local_array(t, 1)
-            ticket = clpy.local_array(int32, 2)
-            last = ntiles + groups - 1  # every group takes one ticket past the tiles
-            if lid == 0:
-                ticket[0] = clpy.atomic_inc(counter, 0)
-                if ticket[0] == last:
-                    clpy.atomic_xchg(counter, 0, 0)
-            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-            tile = ticket[0]
-            v = clpy.private_array(t, ITEMS)
-            nx = clpy.private_array(t, ITEMS)
-            if tile < ntiles:
-                fetch_run(x, v, I(tile) * TILE4 + lid * V, n, ident)
-            while tile < ntiles:
-                if lid == 0:  # the next tile's ticket, in flight during this tile's scan
-                    nt = clpy.atomic_inc(counter, 0)
-                    ticket[1] = nt
-                    if nt == last:
-                        clpy.atomic_xchg(counter, 0, 0)
-                q0 = I(tile) * TILE4 + lid * V
-                run = scan_run(v)
-                p = clpy.work_group_scan_exclusive(run, OP)
-                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-                nxt = ticket[1]
-                if nxt < ntiles:  # the next tile's loads, in flight during the look-back
-                    fetch_run(x, nx, I(nxt) * TILE4 + lid * V, n, ident)
-                if lid == WG - 1:
-                    sh[0] = lookback(
-                        status, tile, combine(p, run), epoch * 2 + 1, epoch * 2 + 2, ident
-                    )
-                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-                store_run(y, v, q0, n, combine(sh[0], p), INCL)
-                for j in range(ITEMS):
-                    v[j] = nx[j]
-                tile = nxt
-
-        return scan_tiles_loop
-
-    if wgscan in ("native", "rake"):
-        RAKE = wgscan == "rake"  # noqa: N806
-        if RAKE and (wg % 32 or wg < 32):
-            raise ValueError(
-                f"the raking work-group scan needs a multiple of 32 work-items, not {wg}"
-            )
-        rake = _rake_scan(t, op, max(wg, 32))
-        NTOT = wg + wg // 32 if RAKE else 1  # noqa: N806
-
-        @clpy.kernel
-        def scan_tiles(
-            x: Global[PT],
-            y: Global[PT],
-            n: I,
-            ident: t,
-            status: Global[ulong],
-            counter: Global[int32],
-            epoch: uint,
-            ntiles: int32,
-        ):
-            lid = clpy.get_local_id(0)
-            gid = clpy.get_group_id(0)
-            sh = clpy.local_array(t, 2)
-            ticket = clpy.local_array(int32, 1)
-            ctl = clpy.local_array(int32, 2)
-            win = clpy.local_array(ulong, NWIN)
-            tot = clpy.local_array(t, NTOT)
-            part = clpy.local_array(t, 32 if RAKE else 1)
-            v = clpy.private_array(t, ITEMS)
-            if SPEC:  # in flight while the ticket comes back
-                fetch_run(x, v, I(gid) * TILE4 + lid * V, n, ident)
-            tile = take_ticket(counter, ticket, ntiles, ctl)
-            q0 = I(tile) * TILE4 + lid * V
-            if SPEC:
-                if tile != gid:  # uniform: the group's ticket
-                    fetch_run(x, v, q0, n, ident)
-            else:
-                fetch_run(x, v, q0, n, ident)
-            first = wpeek(status, tile) if EARLY else ulong(0)  # overlaps the scan
-            run = scan_run(v)
-            if RAKE:
-                p = rake(run, tot, part, ident)
-            else:
-                p = clpy.work_group_scan_exclusive(run, OP)
-            f_agg = epoch * 2 + 1
-            f_pfx = epoch * 2 + 2
-            if WINDOWED:
-                if lid == WG - 1:  # knows the aggregate without another barrier
-                    sh[0] = publish(status, tile, combine(p, run), f_agg, f_pfx)
-                pre = wlb(status, tile, sh, ctl, win, f_agg, f_pfx, ident, first)
-                store_run(y, v, q0, n, combine(pre, p), INCL)
-            else:
-                if lid == WG - 1:  # knows the aggregate without another barrier
-                    sh[0] = lookback(status, tile, combine(p, run), f_agg, f_pfx, ident)
-                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-                store_run(y, v, q0, n, combine(sh[0], p), INCL)
-
-        return scan_tiles
-
-    if wg % 32 or wg < 32:
-        raise ValueError(f"the local work-group scan needs a multiple of 32 work-items, not {wg}")
-    wg_scan = _local_scan(t, op, wg)
-    TOT, S = wg + wg // 32, wg // 32  # noqa: N806
+    rake = _rake_scan(t, op, max(wg, 32))
+    NTOT = wg + wg // 32 if RAKE else 1  # noqa: N806
 
     @clpy.kernel
-    def scan_tiles_local(
+    def scan_tiles(
         x: Global[PT],
         y: Global[PT],
         n: I,
@@ -448,42 +281,36 @@ def regs_kernel(
         ntiles: int32,
     ):
         lid = clpy.get_local_id(0)
-        gid = clpy.get_group_id(0)
         sh = clpy.local_array(t, 2)
         ticket = clpy.local_array(int32, 1)
         ctl = clpy.local_array(int32, 2)
         win = clpy.local_array(ulong, NWIN)
-        tot = clpy.local_array(t, TOT)
-        part = clpy.local_array(t, 32)
-        v = clpy.private_array(t, ITEMS)
-        if SPEC:  # in flight while the ticket comes back
-            fetch_run(x, v, I(gid) * TILE4 + lid * V, n, ident)
+        tot = clpy.local_array(t, NTOT)
+        part = clpy.local_array(t, 32 if RAKE else 1)
+        v = clpy.private_array(t, 4 * V)
         tile = take_ticket(counter, ticket, ntiles, ctl)
         q0 = I(tile) * TILE4 + lid * V
-        if SPEC:
-            if tile != gid:  # uniform: the group's ticket
-                fetch_run(x, v, q0, n, ident)
-        else:
-            fetch_run(x, v, q0, n, ident)
+        fetch_run(x, v, q0, n, ident)
         first = wpeek(status, tile) if EARLY else ulong(0)  # overlaps the scan
         run = scan_run(v)
-        agg = wg_scan(run, tot, part, ident)
+        if RAKE:
+            p = rake(run, tot, part, ident)
+        else:
+            p = clpy.work_group_scan_exclusive(run, OP)
         f_agg = epoch * 2 + 1
         f_pfx = epoch * 2 + 2
         if WINDOWED:
-            if lid == 0:
-                sh[0] = publish(status, tile, agg, f_agg, f_pfx)
-            clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)  # part, and sh[0] for the look-back
+            if lid == WG - 1:  # knows the aggregate without another barrier
+                sh[0] = publish(status, tile, combine(p, run), f_agg, f_pfx)
             pre = wlb(status, tile, sh, ctl, win, f_agg, f_pfx, ident, first)
+            store_run(y, v, q0, n, combine(pre, p), INCL)
         else:
-            if lid == 0:
-                sh[0] = lookback(status, tile, agg, f_agg, f_pfx, ident)
+            if lid == WG - 1:  # knows the aggregate without another barrier
+                sh[0] = lookback(status, tile, combine(p, run), f_agg, f_pfx, ident)
             clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-            pre = sh[0]
-        pre = combine(combine(pre, part[lid // S]), tot[lid + (lid >> 5)])
-        store_run(y, v, q0, n, pre, INCL)
+            store_run(y, v, q0, n, combine(sh[0], p), INCL)
 
-    return scan_tiles_local
+    return scan_tiles
 
 
 __all__ = [

@@ -9,11 +9,13 @@ work-item (or a window of 32) looks back, and the run is stored with vector stor
 ``scan_layout="striped"`` and a lane-wise operator, the tile's rows are loaded and stored
 coalesced (scan_striped.py). The tile shape is measured per vendor (``--sweep`` of
 benchmarks/algorithms.py) and kept in _core.SCAN_TILES. For other
-types, and with ``scan_vecs = 0``, the tile is ``wg * items`` elements scanned in local
+types (reduce, then scan, below) the tile is ``wg * items`` elements scanned in local
 memory: coalesced loads into a local array, each work-item scans its ``items`` consecutive
 elements serially, ``clpy.work_group_scan_exclusive`` combines the work-items' totals, and the
 tile is written back coalesced. Order is preserved everywhere, so the operator needs only be
-associative (a user combiner need not commute).
+associative (a user combiner need not commute). (Session 2's single-pass tile staged in local
+memory, ``scan_vecs = 0``, was pruned in session 6: 0.70x copy on the H100 against the
+striped register tile's 0.96x; scan_tiles.py lists the other pruned variants.)
 
 How tiles learn the combination of all earlier tiles:
 
@@ -21,21 +23,19 @@ How tiles learn the combination of all earlier tiles:
 with Decoupled Look-back", 2016), used on GPUs for 4-byte scalars: one read and one write of
 the array. Each tile publishes, in one 64-bit status word per tile (flag in the high half, the
 value's bits in the low half, so one atomic access carries both and no fence is needed between
-a flag and its value), first its aggregate and, once it knows it, its inclusive prefix. The
-look-back is windowed, as in CUB: ``WINDOW`` (32) work-items each read one predecessor's
-word into local memory, and work-item 0 walks the window from the nearest predecessor,
-combining (in tile order: only associativity is needed) until it meets an inclusive prefix,
-spinning only on a word that holds neither yet; without a prefix in the window, the next
-window is read. The register tiles of scan_tiles.py look back either from one work-item,
-which reads ``scan_lb`` predecessors' words with independent atomic reads per step (no
-barrier; ``scan_lookback="serial"``), or with the same 32-word window (``"window"``), whose
-lanes also spin in parallel and find the nearest prefix with a local ``atomic_min``.
+a flag and its value), first its aggregate and, once it knows it, its inclusive prefix. A
+tile looks back (scan_lookback.py) either from one work-item, which reads ``scan_lb``
+predecessors' words with independent atomic reads per step (no barrier;
+``scan_lookback="serial"``), or windowed, as in CUB (``"window"``, ``"early"``): ``WINDOW``
+(32) work-items each read one predecessor's word, spinning in parallel only on a word that
+holds neither value yet, find the nearest inclusive prefix with a local ``atomic_min``, and
+work-item 0 combines the window from the nearest predecessor to that prefix (in tile order:
+only associativity is needed); without a prefix in the window, the next window is read.
 (A sub-group version, sub_group_any/reduce/scan over lanes, measured 0.39x
 copy on an H100, whose driver has no native sub-groups so clpy lowers them to work-group
 collectives, and hung intermittently on PoCL under pytest: removed.) Flags carry a
 per-launch epoch (``2e + 1``: aggregate, ``2e + 2``: prefix), so the status array is never
-cleared; the tile counter is reset by the group that takes the last ticket. Full tiles of
-4-byte elements move between global and local memory as 4-vectors (``vload4``/``vstore4``).
+cleared; the tile counter is reset by the group that takes the last ticket.
 
 *Forward progress.* OpenCL (2.x/3.0 §3.2.2) promises nothing about work-groups making progress
 while another one waits, so a tile that spins on another tile's flag can in principle wait
@@ -53,13 +53,7 @@ independent progress: lanes that run in lock-step (a warp) loop until every lane
 ready, and each becomes ready regardless of them. The "early" window reads its first words
 right after the ticket, before the work-group scan, without waiting: a flag only grows
 within a launch (older launches' epochs read as "not yet"), so an early word is still true
-and one that holds no aggregate is read again. Speculative loads (``scan_spec``: a group
-loads tile ``get_group_id(0)`` before its ticket returns, and reloads if the ticket names
-another tile) only read the input; the group still scans and publishes its ticket's tile, so
-nothing waits on a group-id order the device does not promise. Looping groups (``scan_loop``, the
-option of scan_tiles.py that takes the next tile's ticket before finishing the current one)
-keep this: a group holds at most two tickets, and the later one waits only on earlier tickets,
-among them its own earlier tile, which it finishes first. Neither holds on the simulator, which
+and one that holds no aggregate is read again. Neither holds on the simulator, which
 runs groups in batches to completion one batch at a time with no ticket order between
 batches' spins, nor is (2) promised by every CPU driver: there, and
 for types that do not fit a 32-bit status half, we use:
@@ -79,7 +73,7 @@ from typing import Any, no_type_check
 import numpy as np
 
 import clpy
-from clpy import Global, Local, int32, int64, uint, ulong
+from clpy import Global, Local, int32
 from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
 from clpy.algorithms.bound import BoundLaunch
 from clpy.algorithms.reductions import index_type
@@ -87,14 +81,11 @@ from clpy.algorithms.scan_striped import striped_kernel
 from clpy.algorithms.scan_tiles import FROM_BITS, regs_kernel
 from clpy.types.core import ScalarType, Type
 
-WINDOW = 32  # predecessors a look-back step reads at once
-_FROM_BITS = FROM_BITS
-
 
 @functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
 def _serial_scan(t: Type, op: Op, items: int, incl: bool) -> Any:
-    """The per-work-item step of both scan schemes: scan ``items`` elements of a local tile
+    """The per-work-item step of reduce-then-scan: scan ``items`` elements of a local tile
     from ``b`` in place (inclusive or exclusive) and return their total."""
     combine, ITEMS = op.combine, items  # noqa: N806
 
@@ -112,144 +103,6 @@ def _serial_scan(t: Type, op: Op, items: int, incl: bool) -> Any:
         return run
 
     return serial_scan
-
-
-@functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
-def _tile_io(t: Type, wg: int, items: int) -> Any:
-    """Tile loads and stores between global and local memory: ``vload4``/``vstore4`` for a
-    full tile of 4-byte elements (the tile is a whole number of 4-vectors: ``wg`` is a
-    multiple of 4), one element per work-item and step at the array's end."""
-    WG, ITEMS, TILE = wg, items, wg * items  # noqa: N806
-    VEC = t.size == 4 and TILE % 4 == 0 and isinstance(t, ScalarType)  # noqa: N806
-    STEPS4 = -(-TILE // (4 * WG))  # noqa: N806
-
-    @clpy.func
-    def load_tile(x: Global[t], buf: Local[t], tile: int32, n: int64, ident: t) -> None:
-        lid = clpy.get_local_id(0)
-        base = int64(tile) * TILE
-        if VEC and base + TILE <= n:
-            base4 = int64(tile) * (TILE // 4)
-            for k in range(STEPS4):
-                v = k * WG + lid
-                if v < TILE // 4:
-                    clpy.vstore4(clpy.vload4(base4 + v, x), v, buf)
-        else:
-            for k in range(ITEMS):
-                g = base + k * WG + lid
-                buf[k * WG + lid] = x[g] if g < n else ident
-
-    @clpy.func
-    def store_tile(y: Global[t], buf: Local[t], tile: int32, n: int64) -> None:
-        lid = clpy.get_local_id(0)
-        base = int64(tile) * TILE
-        if VEC and base + TILE <= n:
-            base4 = int64(tile) * (TILE // 4)
-            for k in range(STEPS4):
-                v = k * WG + lid
-                if v < TILE // 4:
-                    clpy.vstore4(clpy.vload4(v, buf), base4 + v, y)
-        else:
-            for k in range(ITEMS):
-                g = base + k * WG + lid
-                if g < n:
-                    y[g] = buf[k * WG + lid]
-
-    return load_tile, store_tile
-
-
-@functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
-def _lookback_kernel(
-    t: ScalarType, op: Op, idx: ScalarType, wg: int, items: int, incl: bool
-) -> Any:
-    """Single-pass scan with a windowed decoupled look-back (module docstring)."""
-    combine, OP, I, WG, ITEMS = op.combine, op.op, idx, wg, items  # noqa: N806
-    W = min(WINDOW, wg)  # noqa: N806
-    TILE, FROM = wg * items, _FROM_BITS[t]  # noqa: N806
-    serial_scan = _serial_scan(t, op, items, incl)
-    load_tile, store_tile = _tile_io(t, wg, items)
-
-    @clpy.func
-    def pack(flag: uint, v: t) -> ulong:
-        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
-
-    @clpy.kernel
-    def scan_lookback(
-        x: Global[t],
-        y: Global[t],
-        n: I,
-        ident: t,
-        status: Global[ulong],
-        counter: Global[int32],
-        epoch: uint,
-        ntiles: int32,
-    ):
-        lid = clpy.get_local_id(0)
-        buf = clpy.local_array(t, TILE)
-        sh = clpy.local_array(t, 2)
-        ticket = clpy.local_array(int32, 1)
-        win = clpy.local_array(ulong, W)
-        ctl = clpy.local_array(int32, 1)
-        if lid == 0:
-            ticket[0] = clpy.atomic_inc(counter, 0)
-        clpy.barrier()
-        tile = ticket[0]
-        if lid == 0 and tile == ntiles - 1:
-            clpy.atomic_xchg(counter, 0, 0)  # every ticket is taken: ready for the next launch
-        load_tile(x, buf, tile, int64(n), ident)
-        clpy.barrier()
-        b = lid * ITEMS
-        run = serial_scan(buf, b, ident)
-        p = clpy.work_group_scan_exclusive(run, OP)
-        if lid == WG - 1:
-            sh[0] = combine(p, run)
-        clpy.barrier()
-        agg = sh[0]
-        f_agg = epoch * 2 + 1
-        f_pfx = epoch * 2 + 2
-        if lid == 0:  # publish this tile's aggregate (tile 0: its prefix) at once
-            clpy.atom_xchg(status, tile, pack(f_pfx if tile == 0 else f_agg, agg))
-            if tile == 0:
-                sh[1] = ident
-        if tile > 0:
-            # Window of W predecessors in local memory: lane L < W reads tile j - L.
-            j = tile - 1
-            prefix = ident
-            done = 0
-            while done == 0:
-                if lid < W:
-                    k = j - lid
-                    win[lid] = pack(f_pfx, ident)  # before tile 0: an empty inclusive prefix
-                    if k >= 0:
-                        win[lid] = clpy.atom_or(status, k, ulong(0))
-                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-                if lid == 0:
-                    i = 0
-                    found = 0
-                    while found == 0 and i < W:
-                        s = win[i]
-                        while uint(s >> 32) < f_agg:  # spin on this predecessor only
-                            s = clpy.atom_or(status, j - i, ulong(0))
-                        prefix = combine(FROM(uint(s & 0xFFFFFFFF)), prefix)
-                        if uint(s >> 32) == f_pfx:
-                            found = 1
-                        i += 1
-                    if found != 0:
-                        clpy.atom_xchg(status, tile, pack(f_pfx, combine(prefix, agg)))
-                        sh[1] = prefix
-                    ctl[0] = found
-                clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-                done = ctl[0]
-                j -= W
-        clpy.barrier()
-        pre = combine(sh[1], p)
-        for j in range(ITEMS):
-            buf[b + j] = combine(pre, buf[b + j])
-        clpy.barrier()
-        store_tile(y, buf, tile, int64(n))
-
-    return scan_lookback
 
 
 @functools.cache
@@ -368,27 +221,22 @@ def _launch_on(place: Place, maxreg: int) -> Any:
 
 
 def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
-    return bool(tune.lookback) and not place.is_sim and t in _FROM_BITS
+    return bool(tune.lookback) and not place.is_sim and t in FROM_BITS
 
 
 def _striped(tn: Any, op: Op) -> bool:
-    """Whether the tile is scan_striped.py's (4 vectors per work-item, lane-wise operators,
-    groups that do not loop)."""
-    return bool(
-        tn.scan_layout == "striped"
-        and op.vectorizable
-        and not (tn.scan_loop > 0 and tn.scan_wgscan == "native")
-    )
+    """Whether the tile is scan_striped.py's (4 vectors per work-item, lane-wise operators)."""
+    return bool(tn.scan_layout == "striped" and op.vectorizable)
 
 
 def tile_kernel(
     t: ScalarType, op: Op, idx: ScalarType, tn: Any, inclusive: bool, vecptr: bool
-) -> tuple[Any, bool]:
-    """The register tile kernel of scan_tiles.py for the tuning ``tn``, and whether its
-    groups loop over tiles (one more argument: the number of groups)."""
-    loop = tn.scan_loop > 0 and tn.scan_wgscan == "native"
+) -> Any:
+    """The register tile kernel (scan_striped.py or scan_tiles.py) for the tuning ``tn``."""
+    if tn.scan_vecs < 1:
+        raise ValueError(f"scan_vecs: the register tile needs 1 or more, not {tn.scan_vecs}")
     if _striped(tn, op):
-        k = striped_kernel(
+        return striped_kernel(
             t,
             op,
             idx,
@@ -398,10 +246,8 @@ def tile_kernel(
             tn.scan_lb,
             tn.scan_read,
             tn.scan_lookback,
-            tn.scan_spec,
         )
-        return k, False
-    k = regs_kernel(
+    return regs_kernel(
         t,
         op,
         idx,
@@ -411,12 +257,9 @@ def tile_kernel(
         vecptr,
         tn.scan_wgscan,
         tn.scan_lb,
-        loop,
         tn.scan_read,
-        "serial" if loop else tn.scan_lookback,
-        tn.scan_spec and not loop,
+        tn.scan_lookback,
     )
-    return k, loop
 
 
 class _SinglePass:
@@ -429,17 +272,13 @@ class _SinglePass:
         place: Place,
         k: Any,
         wg: int,
-        groups: int,
         ntiles: int,
         fixed: tuple[Any, ...],
-        extra: tuple[Any, ...],
         on: Any,
-        register_tile: bool,
     ) -> None:
         self.place, self.k, self.ntiles, self.on = place, k, ntiles, on
-        self.launcher = k[(groups * wg,), (wg,)]
-        self.fixed, self.extra = fixed, extra  # (n, ident), (groups,) when groups loop
-        self.register_tile = register_tile
+        self.launcher = k[(ntiles * wg,), (wg,)]  # one group per tile
+        self.fixed = fixed  # (n, ident)
         self.st = _state(place)
 
     def run(self, xa: Any, ya: Any, distinct_buffers: bool) -> None:
@@ -447,7 +286,7 @@ class _SinglePass:
         buffers that are not one buffer (one buffer takes the kernel variant without
         ``restrict``): ``distinct_buffers``."""
         st, place, ntiles = self.st, self.place, self.ntiles
-        bindable = BOUND_SCAN and self.register_tile and distinct_buffers
+        bindable = BOUND_SCAN and distinct_buffers
         with st.lock:
             if st.status is None or st.status.shape[0] < ntiles:
                 st.status = place.zeros(max(ntiles, 1024), np.uint64)
@@ -463,7 +302,7 @@ class _SinglePass:
                 hit[0].launch(((0, xa), (1, ya), (6, epoch)))
                 return
             n, ident = self.fixed
-            args = (xa, ya, n, ident, st.status, st.counter, epoch, np.int32(ntiles), *self.extra)
+            args = (xa, ya, n, ident, st.status, st.counter, epoch, np.int32(ntiles))
             self.launcher(*args, device=self.on, wait=False)
             if bindable:
                 if len(st.bound) > 64:
@@ -485,30 +324,15 @@ def _prepare_single_pass(
     tn: Any,
     n: int,
     vecptr: bool,
-    items: int,
 ) -> _SinglePass:
-    """The single-pass scan of ``n`` elements with tuning ``tn`` (module docstring)."""
-    wg = tn.wg
-    if tn.scan_vecs > 0:  # the register tile (scan_tiles.py, scan_striped.py)
-        wg = tn.scan_wg
-        tile = wg * 4 * (4 if _striped(tn, op) else tn.scan_vecs)
-        idx = index_type(n, tile)
-        k, loop = tile_kernel(t, op, idx, tn, inclusive, vecptr)
-    else:
-        tile = wg * items
-        idx = index_type(n, tile)
-        loop = False
-        k = _lookback_kernel(t, op, idx, wg, items, inclusive)
-    ntiles = -(-n // tile)
-    groups = ntiles
-    extra: tuple[Any, ...] = ()
-    if loop:  # looping groups: as many as stay resident together, at most one per tile
-        cus = place.dev.info.max_compute_units if place.dev.info else 1
-        groups = max(1, min(ntiles, cus * tn.scan_loop))
-        extra = (np.int32(groups),)
-    on = _launch_on(place, tn.scan_maxreg if tn.scan_vecs > 0 else 0)
+    """The single-pass scan of ``n`` elements with tuning ``tn`` (module docstring): the
+    register tile of scan_striped.py or scan_tiles.py."""
+    wg = tn.scan_wg
+    tile = wg * 4 * (4 if _striped(tn, op) else tn.scan_vecs)
+    idx = index_type(n, tile)
+    k = tile_kernel(t, op, idx, tn, inclusive, vecptr)
     fixed = (idx.dtype.type(n), op.host_identity(t))
-    return _SinglePass(place, k, wg, groups, ntiles, fixed, extra, on, tn.scan_vecs > 0)
+    return _SinglePass(place, k, wg, -(-n // tile), fixed, _launch_on(place, tn.scan_maxreg))
 
 
 def scan_on(
@@ -523,18 +347,10 @@ def scan_on(
     place = inp.place
     tn = tune or tuning(place.dev)
     n, wg = inp.count, tn.wg
-    items = max(
-        1,
-        min(
-            tn.items,
-            (16384 // max(1, inp.dtype.itemsize * (inp.shape[1] if len(inp.shape) > 1 else 1)))
-            // wg,
-        ),
-    )
     if lookback_applies(place, t, tn):
         assert isinstance(t, ScalarType)
         xa, ya = inp.data, y
-        vecptr = tn.scan_vecs > 0 and n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
+        vecptr = n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
         key = (
             id(place.dev),
             None if place.queue is None else place.queue.int_ptr,
@@ -547,7 +363,7 @@ def scan_on(
         )
         pr = _PREPARED.get(key)
         if pr is None:
-            pr = _prepare_single_pass(place, t, op, inclusive, tn, n, vecptr, items)
+            pr = _prepare_single_pass(place, t, op, inclusive, tn, n, vecptr)
             with _STATES_LOCK:
                 if len(_PREPARED) > 256:  # many lengths: forget the oldest
                     for old in list(_PREPARED)[:128]:
@@ -557,6 +373,8 @@ def scan_on(
             xa, ya = xa.base_data, ya.base_data
         pr.run(xa, ya, vecptr and xa.int_ptr != ya.int_ptr)
         return
+    width = inp.dtype.itemsize * (inp.shape[1] if len(inp.shape) > 1 else 1)
+    items = max(1, min(tn.items, (16384 // max(1, width)) // wg))  # a tile within 16 KiB
     tile = wg * items
     ntiles = -(-n // tile)
     idx = index_type(n, tile)
