@@ -273,6 +273,32 @@ def test_pyopencl_arrays(cl_device):
     np.testing.assert_array_equal(v.get(), np.argsort(x, kind="stable"))
 
 
+def test_queue_caches_are_bounded(cl_device):
+    """The algorithms' per-queue caches (scratch arrays, counters, prepared launches, the
+    scan's look-back state) are kept for at most MAX_QUEUES queues, so the queues a caller
+    dropped go with them; results stay right for queues dropped and prepared again, and
+    after clear_queue_caches()."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    from clpy.algorithms import _core
+
+    dev = clpy.get_device(cl_device)
+    x = _data(1031, np.int32, "+", 7)
+    queues = [cl.CommandQueue(dev.context) for _ in range(_core.MAX_QUEUES + 3)]
+    for q in queues + queues[:2]:  # the first two again, after they were dropped
+        a = cla.to_device(q, x)
+        assert alg.reduce(a, "+") == x.sum() and alg.argmax(a) == np.argmax(x)
+        np.testing.assert_array_equal(alg.scan(a).get(), np.cumsum(x, dtype=np.int32))
+        assert len(_core._QUEUES) <= _core.MAX_QUEUES
+        assert len(_core._QUEUE_PLACES) <= _core.MAX_QUEUES
+    held = {id(c.queue) for c in _core._QUEUES.values()}
+    assert id(queues[2]) not in held and id(queues[0]) in held
+    _core.clear_queue_caches()
+    assert not _core._QUEUES
+    assert alg.reduce(x, "+", device=dev) == x.sum()
+
+
 @pytest.mark.parametrize("path", ["read", "wait", "poll", "map"])
 @pytest.mark.parametrize("bound,pinned", [(True, True), (False, False)])
 def test_reduce_result_paths(cl_device, path, bound, pinned, monkeypatch):

@@ -207,8 +207,71 @@ def _check_layout(t: Type, dtype: np.dtype[Any], shape: tuple[int, ...], where: 
         )
 
 
-_SCRATCH: dict[Any, Any] = {}
-_SCRATCH_LOCK = threading.Lock()
+# --- what the algorithms keep per queue --------------------------------------------------------
+MAX_QUEUES = 8  # queues whose caches are kept (the oldest is dropped for a new one)
+MAX_ITEMS = 512  # entries per queue (many lengths: the older half is dropped)
+
+
+class QueueCache:
+    """What the algorithms keep for one (device, queue) between calls: scratch arrays, ticket
+    counters, prepared launches, the scan's look-back state, device variants (``get``).
+
+    Everything in it belongs to the queue's context, and holds it: device arrays hold their
+    queue, launches their kernels. The cache holds the queue itself too, which it must: a
+    queue's handle is part of the key and pyopencl queues cannot be weakly referenced, so only
+    holding the queue keeps its handle from being reused by another queue while the entry
+    lives. To keep that from holding contexts the caller has dropped, at most ``MAX_QUEUES``
+    queues are cached (the oldest goes, with everything it holds, when another comes: a
+    queue used again later only prepares again, its kernels stay built), and
+    ``clear_queue_caches()`` drops them all. (Kernels' launch plans, clpy/runtime/launch.py,
+    hold their queues too, until ``clpy.clear_caches()``.)"""
+
+    def __init__(self, dev: Device, queue: Any) -> None:
+        self.dev = dev  # held: id(dev) is part of the key
+        self.queue = queue
+        self.lock = threading.RLock()  # make() may fill other entries (scratch arrays)
+        self.items: dict[Any, Any] = {}
+
+    def get(self, key: Any, make: Any) -> Any:
+        """The entry ``key``, made by ``make()`` the first time."""
+        v = self.items.get(key)
+        if v is None:
+            with self.lock:
+                v = self.items.get(key)
+                if v is None:
+                    if len(self.items) >= MAX_ITEMS:
+                        for k in list(self.items)[: MAX_ITEMS // 2]:
+                            del self.items[k]
+                    v = self.items[key] = make()
+        return v
+
+
+_QUEUES: dict[Any, QueueCache] = {}  # oldest first
+_QUEUES_LOCK = threading.Lock()
+
+
+def queue_cache(place: Place) -> QueueCache:
+    """The ``QueueCache`` of ``place``'s device and queue."""
+    q = None if place.dev.is_sim else place.cl_queue
+    key = (id(place.dev), None if q is None else int(q.int_ptr))
+    c = _QUEUES.get(key)
+    if c is not None and c.dev is place.dev and c.queue is q:
+        return c
+    with _QUEUES_LOCK:
+        c = _QUEUES.get(key)
+        if c is None or c.dev is not place.dev or c.queue is not q:
+            c = _QUEUES[key] = QueueCache(place.dev, q)
+            while len(_QUEUES) > MAX_QUEUES:
+                del _QUEUES[next(iter(_QUEUES))]
+    return c
+
+
+def clear_queue_caches() -> None:
+    """Forget every queue's cache (and the pyopencl queues' places), releasing what they
+    hold; later calls prepare again."""
+    with _QUEUES_LOCK:
+        _QUEUES.clear()
+        _QUEUE_PLACES.clear()
 
 
 # --- where kernels run ------------------------------------------------------------------------
@@ -242,19 +305,8 @@ class Place:
     def scratch(self, name: str, shape: Any, dtype: Any) -> Any:
         """A temporary reused by later calls of this thread on this queue (safe: the queue is
         in order and the caller reads its result before returning)."""
-        key = (
-            id(self.dev),
-            None if self.is_sim else int(self.cl_queue.int_ptr),
-            threading.get_ident(),
-            name,
-            tuple(np.atleast_1d(shape)),
-            np.dtype(dtype),
-        )
-        with _SCRATCH_LOCK:
-            a = _SCRATCH.get(key)
-            if a is None:
-                a = _SCRATCH[key] = self.empty(shape, dtype)
-        return a
+        key = ("scratch", threading.get_ident(), name, tuple(np.atleast_1d(shape)), np.dtype(dtype))
+        return queue_cache(self).get(key, lambda: self.empty(shape, dtype))
 
     def zeros(self, shape: Any, dtype: Any) -> Any:
         if self.is_sim:
@@ -303,7 +355,8 @@ class Input:
 
 
 # The Place of a pyopencl queue (id -> (queue, place)): the queue -> device lookup once per
-# queue, not once per call (~4 µs). The entry holds the queue, so its id is not reused.
+# queue, not once per call (~4 µs). The entry holds the queue, so its id is not reused; at
+# most MAX_QUEUES entries (QueueCache says why).
 _QUEUE_PLACES: dict[int, tuple[Any, Place]] = {}
 
 
@@ -312,8 +365,8 @@ def _queue_place(q: Any) -> Place:
     if hit is not None and hit[0] is q:
         return hit[1]
     p = Place(RUNTIME.find(q), q)
-    with _SCRATCH_LOCK:
-        if len(_QUEUE_PLACES) > 64:
+    with _QUEUES_LOCK:
+        if len(_QUEUE_PLACES) >= MAX_QUEUES:
             _QUEUE_PLACES.clear()
         _QUEUE_PLACES[id(q)] = (q, p)
     return p

@@ -217,14 +217,12 @@ def _arg(x: Any, device: Any, want_max: bool) -> np.int64:
     place = inp.place
     key = (
         "arg",
-        id(place.dev),
-        None if place.is_sim else int(place.cl_queue.int_ptr),
         threading.get_ident(),
         t,
         want_max,
         n,
     )
-    pr = prepared(key, lambda: _prepare_arg(inp, t, want_max))
+    pr = prepared(place, key, lambda: _prepare_arg(inp, t, want_max))
     launch_prepared(pr, inp)
     if pr.two_pass is not None:
         last, args = pr.two_pass

@@ -31,7 +31,15 @@ import numpy as np
 
 import clpy
 from clpy import Global, Local, int32
-from clpy.algorithms._core import Input, Op, as_input, element_type, resolve_op, tuning
+from clpy.algorithms._core import (
+    Input,
+    Op,
+    as_input,
+    element_type,
+    queue_cache,
+    resolve_op,
+    tuning,
+)
 from clpy.algorithms.bound import BoundLaunch
 from clpy.runtime.transfers import pinned_array
 from clpy.types import catalog as C
@@ -251,18 +259,9 @@ def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int, acqrel: bo
     return reduce_once
 
 
-_COUNTERS: dict[Any, Any] = {}
-_COUNTERS_LOCK = threading.Lock()
-
-
 def ticket_counter(place: Any) -> Any:
     """A zeroed ``int32`` ticket counter per device queue (the last group resets it)."""
-    key = (id(place.dev), int(place.cl_queue.int_ptr))
-    with _COUNTERS_LOCK:
-        c = _COUNTERS.get(key)
-        if c is None:
-            c = _COUNTERS[key] = place.zeros(1, np.int32)
-    return c
+    return queue_cache(place).get(("counter",), lambda: place.zeros(1, np.int32))
 
 
 @dataclass(eq=False)
@@ -278,21 +277,10 @@ class _Prepared:
     bound: Any = None  # the BoundLaunch, after the first launch (OpenCL, BOUND_LAUNCH)
 
 
-_PREPARED: dict[Any, _Prepared] = {}
-_PREPARED_LOCK = threading.Lock()
-
-
-def prepared(key: Any, make: Any) -> _Prepared:
-    """The ``_Prepared`` of ``key`` (made by ``make()`` the first time)."""
-    pr = _PREPARED.get(key)
-    if pr is None:
-        pr = make()
-        with _PREPARED_LOCK:
-            if len(_PREPARED) > 256:  # many lengths: forget the oldest
-                for k in list(_PREPARED)[:128]:
-                    del _PREPARED[k]
-            _PREPARED[key] = pr
-    return pr
+def prepared(place: Any, key: Any, make: Any) -> _Prepared:
+    """The ``_Prepared`` of ``key`` on ``place``'s queue (made by ``make()`` the first
+    time; kept in its ``QueueCache``)."""
+    return queue_cache(place).get(key, make)
 
 
 def _prepare(inp: Input, t: Type, op: Op, tn: Any) -> _Prepared:
@@ -350,8 +338,7 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
     in ``.out``, a one-element device array of ``t``)."""
     place = inp.place
     key = (
-        id(place.dev),
-        None if place.is_sim else int(place.cl_queue.int_ptr),
+        "reduce",
         threading.get_ident(),
         t,
         op,
@@ -361,7 +348,7 @@ def reduce_on(inp: Input, t: Type, op: Op, tune: Any = None) -> Any:
         BOUND_LAUNCH,
         PINNED_RESULT,
     )
-    pr = prepared(key, lambda: _prepare(inp, t, op, tune or tuning(place.dev)))
+    pr = prepared(place, key, lambda: _prepare(inp, t, op, tune or tuning(place.dev)))
     launch_prepared(pr, inp)
     if pr.two_pass is not None:
         last, args = pr.two_pass

@@ -74,7 +74,16 @@ import numpy as np
 
 import clpy
 from clpy import Global, Local, int32
-from clpy.algorithms._core import Input, Op, Place, as_input, element_type, resolve_op, tuning
+from clpy.algorithms._core import (
+    Input,
+    Op,
+    Place,
+    as_input,
+    element_type,
+    queue_cache,
+    resolve_op,
+    tuning,
+)
 from clpy.algorithms.bound import BoundLaunch
 from clpy.algorithms.reductions import index_type
 from clpy.algorithms.scan_striped import striped_kernel
@@ -180,14 +189,9 @@ class _LookbackState:
         self.bound: dict[int, tuple[Any, ...]] = {}
 
 
-_STATES: dict[Any, _LookbackState] = {}
-_STATES_LOCK = threading.Lock()
-
-
 def _state(place: Place) -> _LookbackState:
-    key = (id(place.dev), int(place.cl_queue.int_ptr))
-    with _STATES_LOCK:
-        return _STATES.setdefault(key, _LookbackState())
+    """The look-back state of ``place``'s queue (in its ``QueueCache``)."""
+    return queue_cache(place).get(("lookback",), _LookbackState)
 
 
 def _whole_vectors(a: Any) -> bool:
@@ -195,7 +199,6 @@ def _whole_vectors(a: Any) -> bool:
     return bool(getattr(a, "offset", 1) == 0 and a.base_data.size % 16 == 0)
 
 
-_CAPPED: dict[Any, Any] = {}
 MAXREG_OPTION = "-cl-nv-maxrregcount={}"  # NVIDIA's compiler option (tests swap in a -D)
 # Later launches of a single-pass register-tile scan of the same length skip the launcher:
 # a BoundLaunch (bound.py) with x, y and the epoch set per call. On by default since two
@@ -211,13 +214,10 @@ def _launch_on(place: Place, maxreg: int) -> Any:
     resident; only the NVIDIA tuning sets it)."""
     if maxreg <= 0:
         return place.launch_on
-    key = (id(place.dev), int(place.cl_queue.int_ptr), maxreg)
-    with _STATES_LOCK:
-        v = _CAPPED.get(key)
-        if v is None:
-            opts = (*place.dev.build_options, MAXREG_OPTION.format(maxreg))
-            v = _CAPPED[key] = (place.dev, place.dev.variant(build_options=opts, queue=place.queue))
-    return v[1]
+    opts = (*place.dev.build_options, MAXREG_OPTION.format(maxreg))
+    return queue_cache(place).get(
+        ("maxreg", opts), lambda: place.dev.variant(build_options=opts, queue=place.queue)
+    )
 
 
 def lookback_applies(place: Place, t: Type, tune: Any) -> bool:
@@ -313,9 +313,6 @@ class _SinglePass:
                     st.bound[key] = (b, st.status, self)  # self: its id stays unique
 
 
-_PREPARED: dict[Any, _SinglePass] = {}
-
-
 def _prepare_single_pass(
     place: Place,
     t: ScalarType,
@@ -351,24 +348,10 @@ def scan_on(
         assert isinstance(t, ScalarType)
         xa, ya = inp.data, y
         vecptr = n % 4 == 0 and _whole_vectors(xa) and _whole_vectors(ya)
-        key = (
-            id(place.dev),
-            None if place.queue is None else place.queue.int_ptr,
-            t,
-            op,
-            inclusive,
-            tn,
-            n,
-            vecptr,
+        key = ("scan", t, op, inclusive, tn, n, vecptr)
+        pr = queue_cache(place).get(
+            key, lambda: _prepare_single_pass(place, t, op, inclusive, tn, n, vecptr)
         )
-        pr = _PREPARED.get(key)
-        if pr is None:
-            pr = _prepare_single_pass(place, t, op, inclusive, tn, n, vecptr)
-            with _STATES_LOCK:
-                if len(_PREPARED) > 256:  # many lengths: forget the oldest
-                    for old in list(_PREPARED)[:128]:
-                        del _PREPARED[old]
-                _PREPARED[key] = pr
         if vecptr:  # the buffers themselves, typed as 4-vectors (16-byte accesses)
             xa, ya = xa.base_data, ya.base_data
         pr.run(xa, ya, vecptr and xa.int_ptr != ya.int_ptr)
