@@ -4,12 +4,13 @@ extrema.py, with the same machinery).
 
 ``groups`` work-groups (enough to fill the device, from its tuning) walk the array
 grid-stride, each work-item combining into private accumulators (scalars of 4 bytes or less
-are read as 4-lane vectors, ``vload4``, two loads in flight, when the operator works
-lane-wise), then one ``clpy.work_group_reduce(acc, op)`` per group. On OpenCL devices that is
-one launch: the group that takes the last ticket of an atomic counter combines the groups'
-results (``last_ticket``: release/acquire fences, no forward-progress assumption). The
-simulator runs two launches (a second, single group combines), since it orders groups only at
-launch boundaries and would report the last-ticket reads as races. Memory traffic is one read
+are read as 4-lane vectors, ``vload4``, when the operator works lane-wise; two loads in
+flight either way: ``grid_share``), then one ``clpy.work_group_reduce(acc, op)`` per group.
+On OpenCL devices that is one launch: the group that takes the last ticket of an atomic
+counter combines the groups' results (``last_ticket``: release/acquire fences, no
+forward-progress assumption). The simulator runs two launches (a second, single group
+combines), since it orders groups only at launch boundaries and would report the
+last-ticket reads as races. Memory traffic is one read
 of the input. A reduction's launch, arguments and result buffers are prepared once per
 (queue, thread, type, operator, length) and reused; the result comes back with one read.
 
@@ -55,43 +56,66 @@ def index_type(count: int, slack: int) -> ScalarType:
 
 
 @functools.cache
-@no_type_check  # kernel bodies are clpy, typed by clpy
-def _partial_kernel(t: Type, op: Op, idx: ScalarType, vec: int) -> Any:
-    """Per group: the combination of a grid-stride share of ``x[:n]`` → ``part[group]``."""
-    combine, OP, I = op.combine, op.op, idx  # noqa: N806 - kernel-side constants
+@no_type_check  # device functions: clpy types them per call
+def grid_share(t: Type, op: Op, idx: ScalarType, vec: int) -> Any:
+    """``share(x, n, ident)``: this work-item's combination of its grid-stride share of
+    ``x[:n]``, two loads in flight (``vec == 4``: 4-lane loads, ``vload4``, then the lanes
+    combined; the last ``n % 4`` elements by the first work-items). The prologue of every
+    reduction kernel here."""
+    combine, I = op.combine, idx  # noqa: N806
 
     if vec == 4:
         VT = vector(t, 4)  # noqa: N806
 
-        @clpy.kernel
-        def reduce_partial_v4(x: Global[t], part: Global[t], n: I, ident: t):
+        @clpy.func
+        def share_v4(x: Global[t], n: I, ident: t) -> t:
             gid = I(clpy.get_global_id(0))
             stride = I(clpy.get_global_size(0))
             nv = n // 4
-            accv = VT(ident)
+            a0 = VT(ident)
+            a1 = VT(ident)
             i = gid
-            while i < nv:
-                accv = combine(accv, clpy.vload4(i, x))
-                i += stride
+            while i + stride < nv:
+                a0 = combine(a0, clpy.vload4(i, x))
+                a1 = combine(a1, clpy.vload4(i + stride, x))
+                i += stride * 2
+            if i < nv:
+                a0 = combine(a0, clpy.vload4(i, x))
+            accv = combine(a0, a1)
             acc = combine(combine(accv.x, accv.y), combine(accv.z, accv.w))
             j = nv * 4 + gid
             if j < n:
                 acc = combine(acc, x[j])
-            r = clpy.work_group_reduce(acc, OP)
-            if clpy.get_local_id(0) == 0:
-                part[clpy.get_group_id(0)] = r
+            return acc
 
-        return reduce_partial_v4
+        return share_v4
+
+    @clpy.func
+    def share(x: Global[t], n: I, ident: t) -> t:
+        i = I(clpy.get_global_id(0))
+        stride = I(clpy.get_global_size(0))
+        a0 = ident
+        a1 = ident
+        while i + stride < n:
+            a0 = combine(a0, x[i])
+            a1 = combine(a1, x[i + stride])
+            i += stride * 2
+        if i < n:
+            a0 = combine(a0, x[i])
+        return combine(a0, a1)
+
+    return share
+
+
+@functools.cache
+@no_type_check  # kernel bodies are clpy, typed by clpy
+def _partial_kernel(t: Type, op: Op, idx: ScalarType, vec: int) -> Any:
+    """Per group: the combination of a grid-stride share of ``x[:n]`` → ``part[group]``."""
+    OP, I, share = op.op, idx, grid_share(t, op, idx, vec)  # noqa: N806
 
     @clpy.kernel
     def reduce_partial(x: Global[t], part: Global[t], n: I, ident: t):
-        i = I(clpy.get_global_id(0))
-        stride = I(clpy.get_global_size(0))
-        acc = ident
-        while i < n:
-            acc = combine(acc, x[i])
-            i += stride
-        r = clpy.work_group_reduce(acc, OP)
+        r = clpy.work_group_reduce(share(x, n, ident), OP)
         if clpy.get_local_id(0) == 0:
             part[clpy.get_group_id(0)] = r
 
@@ -189,49 +213,10 @@ def last_ticket(t: Type, op: Op, wg: int, acqrel: bool) -> tuple[Any, Any]:
 @no_type_check  # kernel bodies are clpy, typed by clpy
 def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int, acqrel: bool) -> Any:
     """The whole reduction in one launch: each group combines a grid-stride share of
-    ``x[:n]`` (two loads in flight per work-item) into its result; the group that takes the
-    last ticket combines the groups' results (``last_ticket``)."""
-    combine, OP, I = op.combine, op.op, idx  # noqa: N806
+    ``x[:n]`` (``grid_share``) into its result; the group that takes the last ticket
+    combines the groups' results (``last_ticket``)."""
+    OP, I, share = op.op, idx, grid_share(t, op, idx, vec)  # noqa: N806
     took_last_ticket, parts_share = last_ticket(t, op, wg, acqrel)
-
-    if vec == 4:
-        VT = vector(t, 4)  # noqa: N806
-
-        @clpy.kernel
-        def reduce_once_v4(
-            x: Global[t],
-            part: Global[t],
-            out: Global[t],
-            counter: Global[int32],
-            n: I,
-            ident: t,
-            groups: int32,
-        ):
-            gid = I(clpy.get_global_id(0))
-            stride = I(clpy.get_global_size(0))
-            nv = n // 4
-            a0 = VT(ident)
-            a1 = VT(ident)
-            i = gid
-            while i + stride < nv:
-                a0 = combine(a0, clpy.vload4(i, x))
-                a1 = combine(a1, clpy.vload4(i + stride, x))
-                i += stride * 2
-            if i < nv:
-                a0 = combine(a0, clpy.vload4(i, x))
-            accv = combine(a0, a1)
-            acc = combine(combine(accv.x, accv.y), combine(accv.z, accv.w))
-            j = nv * 4 + gid
-            if j < n:
-                acc = combine(acc, x[j])
-            flag = clpy.local_array(int32, 1)
-            r = clpy.work_group_reduce(acc, OP)
-            if took_last_ticket(r, part, counter, groups, flag) != 0:
-                r2 = clpy.work_group_reduce(parts_share(part, groups, ident), OP)
-                if clpy.get_local_id(0) == 0:
-                    out[0] = r2
-
-        return reduce_once_v4
 
     @clpy.kernel
     def reduce_once(
@@ -243,14 +228,8 @@ def _once_kernel(t: Type, op: Op, idx: ScalarType, vec: int, wg: int, acqrel: bo
         ident: t,
         groups: int32,
     ):
-        i = I(clpy.get_global_id(0))
-        stride = I(clpy.get_global_size(0))
-        acc = ident
-        while i < n:
-            acc = combine(acc, x[i])
-            i += stride
         flag = clpy.local_array(int32, 1)
-        r = clpy.work_group_reduce(acc, OP)
+        r = clpy.work_group_reduce(share(x, n, ident), OP)
         if took_last_ticket(r, part, counter, groups, flag) != 0:
             r2 = clpy.work_group_reduce(parts_share(part, groups, ident), OP)
             if clpy.get_local_id(0) == 0:

@@ -46,6 +46,19 @@ def _peek(read: str) -> Any:
 
 
 @functools.cache
+@no_type_check  # device functions: clpy types them per call
+def _packer(t: ScalarType) -> Any:
+    """``pack(flag, v)``: a status word, ``flag`` in the high half and ``v``'s 32 bits in
+    the low half."""
+
+    @clpy.func
+    def pack(flag: uint, v: t) -> ulong:
+        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
+
+    return pack
+
+
+@functools.cache
 @no_type_check  # kernel bodies are clpy, typed by clpy
 def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
     """``look_back(status, tile, agg, f_agg, f_pfx, ident)``: publish ``agg`` (tile 0: as
@@ -57,11 +70,7 @@ def look_back(t: ScalarType, op: Op, lb: int, read: str = "rmw") -> Any:
     device scope: a plain coherent load, no serialisation at the word's cache line; OpenCL
     C 2.0 atomics)."""
     combine, LB, FROM = op.combine, lb, FROM_BITS[t]  # noqa: N806
-    peek = _peek(read)
-
-    @clpy.func
-    def pack(flag: uint, v: t) -> ulong:
-        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
+    peek, pack = _peek(read), _packer(t)
 
     @clpy.func
     def look_back(
@@ -114,11 +123,7 @@ def window_look_back(t: ScalarType, op: Op, read: str = "load") -> Any:
     ``ctl[0]``; after a second barrier every work-item reads the prefix, or all go on to the
     next window. Two barriers per step, almost always one step."""
     combine, FROM, W = op.combine, FROM_BITS[t], WINDOW  # noqa: N806
-    peek = _peek(read)
-
-    @clpy.func
-    def pack(flag: uint, v: t) -> ulong:
-        return (ulong(flag) << 32) | ulong(clpy.as_uint(v))
+    peek, pack = _peek(read), _packer(t)
 
     @clpy.func
     def window_look_back(
@@ -190,11 +195,11 @@ def window_peek(read: str = "load") -> Any:
 def publisher(t: ScalarType) -> Any:
     """``publish(status, tile, agg, f_agg, f_pfx)``: the tile's aggregate (tile 0: its
     inclusive prefix) into its status word; returns ``agg``."""
+    pack = _packer(t)
 
     @clpy.func
     def publish(status: Global[ulong], tile: int32, agg: t, f_agg: uint, f_pfx: uint) -> t:
-        flag = f_pfx if tile == 0 else f_agg
-        clpy.atom_xchg(status, tile, (ulong(flag) << 32) | ulong(clpy.as_uint(agg)))
+        clpy.atom_xchg(status, tile, pack(f_pfx if tile == 0 else f_agg, agg))
         return agg
 
     return publish
