@@ -19,7 +19,9 @@ Writes algorithms_<device>.json and .md to ``--out-dir`` ($OUT if set, else
 benchmarks/results), again after every size, so that a run cut off by a time limit keeps
 the sizes it finished. ``--budget S``: no algorithm starts after S seconds (those left out
 are listed in the files); the H100's full run (every algorithm, 2^20, 2^24, 2^28, 20 runs
-each) is meant to fit in 300 s. On the GPU host: scripts/gpu_algorithms.sh (same arguments).
+each) is meant to fit in 300 s. The .md also says what issue 13's "reduce >= 1.8x PyOpenCL's
+ReductionKernel" would need at the largest size (``reduce_ceiling``). On the GPU host:
+scripts/gpu_algorithms.sh (same arguments).
 
 The rows of one size are measured in benchmarks/algorithm_compare.py, the scan's tile sweep
 in benchmarks/scan_sweep.py, the scan kernel's device code in benchmarks/device_code.py, the
@@ -170,18 +172,52 @@ def main() -> int:
     return 0
 
 
+# HBM3 peak of the H100 SXM5 80 GB (NVIDIA's data sheet): the most a read-only kernel can
+# reach there, whatever the code.
+H100_HBM_GBPS = 3350
+
+
+def reduce_ceiling(rows: list[dict[str, Any]], device: str = "") -> str:
+    """What issue 13's "reduce >= 1.8x PyOpenCL ReductionKernel" asks of this run at its
+    largest size: the bandwidth it needs, against the copy's (and the HBM peak on an
+    H100)."""
+    if not rows:
+        return ""
+    n = max(r["n"] for r in rows)
+    at = {(r["algorithm"], r["impl"]): r["GBps"] for r in rows if r["n"] == n}
+    pocl = at.get(("reduce", "pyopencl ReductionKernel"))
+    copy = at.get(("copy", "OpenCL enqueue_copy"))
+    mine = at.get(("reduce", "clpy"))
+    if not (pocl and copy and mine):
+        return ""
+    need = 1.8 * pocl
+    hbm = (
+        f" and {need / H100_HBM_GBPS:.2f}x the H100's HBM3 peak ({H100_HBM_GBPS} GB/s)"
+        if "h100" in device.lower()
+        else ""
+    )
+    return (
+        f"Reduce at 2^{n.bit_length() - 1}: 1.8x PyOpenCL's ReductionKernel ({pocl:.0f} GB/s) "
+        f"would need {need:.0f} GB/s read, {need / copy:.2f}x this run's copy (read + write "
+        f"{copy:.0f} GB/s){hbm}; clpy's reduce ran at {mine:.0f} GB/s "
+        f"({mine / pocl:.2f}x PyOpenCL)."
+    )
+
+
 def write(dev: Any, out: Path, result: dict[str, Any], args: str, repeat: int) -> None:
     """algorithms_<device>.json and .md in ``out`` (the rows so far)."""
     slug = re.sub(r"[^a-z0-9]+", "_", dev.name.lower()).strip("_")[:60]
     out.mkdir(parents=True, exist_ok=True)
     (out / f"algorithms_{slug}.json").write_text(json.dumps(result, indent=1) + "\n")
     left = result.get("skipped") or []
+    note = reduce_ceiling(result["rows"], dev.name)
     md = (
         f"# clpy.algorithms on {dev.name}\n\n{dev.description}\n\n"
         f"Median of {repeat} runs, float32 unless said; `python -m benchmarks.algorithms "
         f"{args}` ({result.get('seconds', 0):.0f} s). "
         '"clpy device only": '
         f"{BATCH_NOTE}.\n\n{table(result['rows'])}\n"
+        + (f"\n{note}\n" if note else "")
         + (f"\nLeft out (time budget spent): {', '.join(left)}.\n" if left else "")
     )
     (out / f"algorithms_{slug}.md").write_text(md)

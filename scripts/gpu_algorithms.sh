@@ -7,7 +7,7 @@
 # from the network. From the repository root:
 #
 #     OUT=/some/dir PYTHON=/opt/torch/.venv/bin/python bash scripts/gpu_algorithms.sh \
-#         --sizes 20,24,28 --repeat 20 --budget 270     # every algorithm, ~300 s on an H100
+#         --sizes 20,24,28 --repeat 20 --budget 270   # every algorithm; none starts after 270 s
 #
 # Arguments go to `python -m benchmarks.algorithms` (--only, --sizes, --repeat, --budget,
 # --sweep, --sweep-seconds, --ptx); results (algorithms_<device>.json/.md, rewritten after
