@@ -119,3 +119,36 @@ def test_missing_barrier_in_a_program_is_reported(
 def test_check_refuses_a_reference_that_blew_up() -> None:
     with pytest.raises(Mismatch, match="reference itself has 1 non-finite"):
         check("hotspot", "x", np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), {})
+
+
+def test_kernel_diag_builds_run(cl_context: Any) -> None:
+    """benchmarks/programs/kernel_diag.py: the host-buffer and L2-flush builds run and pass
+    the program's check (one round, small size), with the buffers' addresses recorded; the
+    hosts are restored afterwards."""
+    import pyopencl as cl
+
+    from benchmarks.programs import common, kernel_diag
+
+    dev = cl_context.devices[0]
+    queue = cl.CommandQueue(
+        cl_context, dev, properties=cl.command_queue_properties.PROFILING_ENABLE
+    )
+    saved = (common.Host.put, common.Host.__call__, common.OrigHost.buf)
+    undo = [kernel_diag._record_names(), kernel_diag._patch_buffers()]
+    try:
+        res = kernel_diag.diagnose(
+            load("pathfinder"), cl_context, queue, 1, "small",
+            ["orig_clpyhost_*", "clpy_pageable", "orig_staged", "orig_zerofill", "*flush"],
+            shuffle=True,
+        )
+    finally:
+        for u in reversed(undo):
+            u()
+    assert (common.Host.put, common.Host.__call__, common.OrigHost.buf) == saved
+    builds = [k for k, v in res.items() if isinstance(v, dict) and "kernels" in v]
+    assert {"orig", "orig_b", "orig_clpyhost_fresh", "orig_clpyhost_pooled",
+            "orig_staged", "clpy_flush", "orig_clpyhost_pageable_flush"} <= set(builds)
+    assert not [k for k, v in res.items() if isinstance(v, dict) and "error" in v]
+    addrs = res["orig_clpyhost_pageable"]["addresses"][0]["dynproc_kernel"]
+    assert len(addrs) == 3 and len(set(addrs)) == 3  # wall, src, results
+    assert res["rounds_done"] == 1

@@ -592,6 +592,26 @@ def _save_ptx(m: Any, ctx: Any, swap: Swap, extra: dict[str, Any]) -> None:
             (d / f"{names.get(label, label.strip('_'))}.ptx").write_bytes(b)
 
 
+# Distinct outputs kept per program for _checked (each as big as the program's outputs)
+SEEN_OUTPUTS = 4
+
+
+def _checked(m: Any, name: str, out: Any, ref: Any, seen: list[tuple[np.ndarray, ...]]) -> None:
+    """``check`` against the NumPy reference, unless ``out`` is bit for bit an output that
+    passed it before (``seen``): the tolerance check of backprop's 284 MB of outputs took
+    about as long as the rest of a run."""
+    got = tuple(np.asarray(x) for x in (out if isinstance(out, tuple) else (out,)))
+    for prev in seen:
+        if len(prev) == len(got) and all(
+            a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
+            for a, b in zip(prev, got)
+        ):
+            return
+    check(m.NAME, name, out, ref, m.TOL)
+    if len(seen) < SEEN_OUTPUTS:
+        seen.append(tuple(x.copy() for x in got))
+
+
 def _select(builds: list[Any], patterns: list[str]) -> list[Any]:
     """The builds named by ``patterns`` (names or fnmatch patterns), with ``orig`` and
     ``orig_b`` always; a pattern that names none of this program's builds is said."""
@@ -613,7 +633,10 @@ def diagnose(
     size: str,
     select: list[str] | None = None,
     shuffle: bool = False,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
+    """Every build's kernels, ``rounds`` interleaved rounds after a warm-up round; fewer
+    when the next round would end after ``deadline`` seconds (from this call's start)."""
     import pyopencl as cl
 
     inp = m.make_inputs(size, 0)
@@ -751,9 +774,17 @@ def diagnose(
     runs: dict[str, list[list[tuple[str, float]]]] = {b[0]: [] for b in builds}
     addrs: dict[str, list[dict[str, list[int]]]] = {b[0]: [] for b in builds}
     addr_prgs: dict[int, Any] = {}
+    seen: list[tuple[np.ndarray, ...]] = []  # outputs already checked against NumPy
     errors: dict[str, str] = {}
     order = random.Random(0)
+    t0 = time.perf_counter()
+    done = 0
     for r in range(rounds + 1):
+        spent = time.perf_counter() - t0
+        if r >= 2 and deadline is not None and spent + spent / r > deadline:
+            print(f"  {m.NAME}: {r - 1} of {rounds} rounds within the time budget", flush=True)
+            break
+        done = r
         if shuffle and r:  # each round in its own order: no build always follows the same one
             builds = [builds[0], *order.sample(builds[1:-1], len(builds) - 2), builds[-1]]
         for name, fn, setup in builds:
@@ -765,7 +796,7 @@ def diagnose(
                 _NAMES.clear()
                 _BUFFERS.clear()
                 out = fn(events)
-                check(m.NAME, name, out, ref, m.TOL)
+                _checked(m, name, out, ref, seen)
                 if r:  # round 0 warms every build up
                     runs[name].append(list(zip(list(_NAMES), _intervals(events))))
                     # after the timed launches: where this run's buffers were
@@ -774,6 +805,7 @@ def diagnose(
                 errors[name] = f"{type(e).__name__}: {e}"
                 print(f"  {m.NAME} {name}: {errors[name]}", flush=True)
     swap.restore()
+    res["rounds_done"] = done
     # registers and memory per kernel as the CUDA JIT compiles the PTX (NVIDIA only); the
     # original's program is the last one its host built (orig_b: the host's own options)
     if PTX_DIR is not None and "nvidia" in queue.device.platform.name.lower():
@@ -832,7 +864,8 @@ def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
         lines += [
             f"## {prog}",
             "",
-            f"clpy options: `{res.get('clpy_options', '')}`",
+            f"clpy options: `{res.get('clpy_options', '')}`; rounds measured: "
+            f"{res.get('rounds_done', info['rounds'])}",
             "",
             "| build | total (median run) | ratio | per kernel: median launch / first launch |",
             "|---|---|---|---|",
@@ -915,6 +948,13 @@ def main(argv: list[str] | None = None) -> int:
         help="run the builds between orig and orig_b in a new order every round (a build's "
         "time may depend on what ran before it); env KDIAG_SHUFFLE=1",
     )
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=float(os.environ.get("KDIAG_BUDGET", "0") or 0),
+        help="seconds for all programs together (0: none): a program stops after the round "
+        "that would overrun its share (at least 1 round); env KDIAG_BUDGET",
+    )
     a = ap.parse_args(argv)
     select = [b.strip() for b in a.builds.split(",") if b.strip()] or None
     d = _cl_device(a.platform)
@@ -939,10 +979,13 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     t0 = time.perf_counter()
     try:
-        for name in a.programs.split(","):
-            m = load(name.strip())
+        names = [n.strip() for n in a.programs.split(",") if n.strip()]
+        for name in names:
+            m = load(name)
             print(f"kernel_diag: {m.NAME}", flush=True)
-            results[m.NAME] = diagnose(m, ctx, queue, a.rounds, a.size, select, a.shuffle)
+            left = len(names) - names.index(name)
+            share = (a.budget - (time.perf_counter() - t0)) / left if a.budget > 0 else None
+            results[m.NAME] = diagnose(m, ctx, queue, a.rounds, a.size, select, a.shuffle, share)
             results[m.NAME]["wall_s"] = round(time.perf_counter() - t0, 1)
             print(f"kernel_diag: {m.NAME} done at {time.perf_counter() - t0:.0f} s", flush=True)
             md = markdown(info, results)
