@@ -11,6 +11,8 @@
 #
 #     OUT=/path/to/results PYTHON=/opt/torch/.venv/bin/python bash scripts/gpu_programs.sh
 #
+# The gpu mode of all 14 programs at size gpu took about 100 s on an H100 (session 6; 3
+# repeats, scripts/gpu_batch.sh's PROG_LIMIT is 300 s), so --repeat 5 also fits there.
 # Extra arguments go to both modes (e.g. --programs hotspot,nw --repeat 3). GPU_SIZE (default
 # gpu) and SIM_SIZE (default bench) pick the sizes; MODES="gpu sim" (default) picks the modes.
 # CLPY_GPU_PLATFORM=portable dry-runs the gpu mode on PoCL. Results (JSON, markdown, logs) go
