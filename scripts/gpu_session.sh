@@ -30,7 +30,7 @@ for step in "$@"; do echo "##### $step at $(( $(date +%s) - T0 ))s"; case $step 
      OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout ${NL:-200} $PY scripts/gpu_narrow_diag.py --platform nvidia --out $OUT_ROOT/narrow.json > $OUT_ROOT/narrow.log 2>&1
      grep -v " OK$" $OUT_ROOT/narrow.log | tail -n 80 ;;
   batch) OUT=$OUT_ROOT/b WHEELS=build/wheels_core bash scripts/gpu_batch.sh ;;
-  repro) PY=/opt/torch/.venv/bin/python; $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/clpy-site wheels/*.whl >/dev/null 2>&1;
+  repro) PY=/opt/torch/.venv/bin/python; $PY -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/clpy-site wheels/*.whl >/dev/null 2>&1;
      $PY -m pip install -q --no-deps --no-build-isolation --no-compile --target /tmp/clpy-site . >/dev/null 2>&1
      mkdir -p $OUT_ROOT/fzr
      for s in $SEEDS; do (SKIP_WHEELS=1 DIAG=0 OUT=/tmp/fzr PYTHON=$PY HARD_LIMIT=${RL:-95} SHRINK_SECONDS=70 JOBS=1 bash scripts/gpu_fuzz.sh sim,opencl:pocl,opencl:nvidia $s 1 > $OUT_ROOT/fzr/$s.log 2>&1) & done; wait
