@@ -50,7 +50,7 @@ from clpy.types.core import (
     ScalarType,
     VectorType,
 )
-from clpy_sim import affine, fastpaths, ops, privmem, stmtgen, tripvec
+from clpy_sim import affine, fastpaths, ifconv, ops, privmem, stmtgen, tripvec
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
 from clpy_sim.memory import make_local
@@ -420,8 +420,7 @@ class StmtCompiler:
         keys_t = assigned_keys(s.body)
         keys_f = assigned_keys(s.orelse)
 
-        def run(fr: Frame) -> Jump | None:
-            c = cond(fr)
+        def run_on(fr: Frame, c: Value) -> Jump | None:
             sel = select_lanes(c, fr.shape)
             if sel is True:
                 return body(fr)
@@ -441,7 +440,8 @@ class StmtCompiler:
                     out = union(out, jf.expand(fr, sub2))
             return out
 
-        return run
+        blend = ifconv.compile_if(s, cond, body, orelse, keys_t | keys_f, run_on)
+        return blend or (lambda fr: run_on(fr, cond(fr)))
 
     def s_While(self, s: While) -> StmtFn:
         return self.loop(s, self.exprs.cond(s.cond), s.body, None)

@@ -89,9 +89,13 @@ _MEMS = (GlobalMem, ConstantMem, LocalMem)
 _SPAN_MAX = 1 << 22  # elements marked to test written/read overlaps (else sorted sets)
 _ACC = {"+": np.add, "-": np.subtract, "*": np.multiply}
 MIN_TRIPS = 3  # fewer trips: the checks cost more than the trips
-MAX_ELEMENTS = 1 << 21  # trips × lanes × vector components of one expanded evaluation
-# wider frames are array-bound: a trip's fixed cost is small beside its NumPy passes, which the
-# expanded frame does not save (it copies the loop's invariant values once per trip instead)
+# elements (trips x lanes x vector components) of one expanded evaluation: small enough to stay
+# in cache (wider frames are array-bound; whole loops at once ran slower there than trip by
+# trip), big enough that a NumPy call's fixed cost is spread over several trips
+CHUNK_ELEMENTS = 1 << 16
+MAP_ELEMENTS = 1 << 16
+# wider frames are array-bound: a trip's fixed cost is small beside its NumPy passes, and the
+# expanded frame adds passes (it copies the loop's invariant values once per trip)
 MAX_LANES = 1024
 
 
@@ -294,6 +298,10 @@ def compile_loop(s: Stmt, sc: Any) -> Callable[[Frame], bool] | None:
     else:
         loop.rhs = exprs.operand(value)
         loop.ref, loop.load, loop.store = exprs.lvalue(target, copy=False)
+    loop.width = max(
+        [t.n for t in [tt, value.type, *(v.type for v in declared)] if isinstance(t, VectorType)]
+        or [1]
+    )
     loop.ufunc = _ACC.get(op or "")
     loop.dt = ops.dtype_of(tt) if elem_ok else None
     return loop.run
@@ -329,6 +337,7 @@ class _Loop:
         self.index: Callable[[Frame], Value] | None = None
         self.ufunc: np.ufunc | None = None
         self.dt: Any = None
+        self.width = 1  # the widest vector among the loop's values
 
     def trips(self, fr: Frame) -> tuple[int, int, int] | None:
         """(first counter value, step, trips) of a uniform loop that does not wrap around."""
@@ -359,19 +368,19 @@ class _Loop:
         if tr is None:
             return False
         i0, step, n = tr
-        g, w = fr.shape
-        if n < MIN_TRIPS or g * w > MAX_LANES or n * g * w * 4 > MAX_ELEMENTS:
+        size = fr.shape[0] * fr.shape[1] * self.width
+        # a map runs as one evaluation (it writes memory: no chunk could be undone)
+        per = n if self.kind == "map" else CHUNK_ELEMENTS // size
+        if (
+            n < MIN_TRIPS
+            or size > MAX_LANES * self.width
+            or per < MIN_TRIPS
+            or (self.kind == "map" and n * size > MAP_ELEMENTS)
+        ):
             return False
-        x = Frame(batch, (g, n * w), None, None, fr, Trips(n, fr.shape), False)
-        sel = x.sel
-        assert sel is not None
-        x.gslot = sel.gather(fr.gslot)
-        x.llid = sel.gather(fr.llid)
-        counter = (i0 + step * np.arange(n, dtype=np.int64)).astype(self.dt_var)
-        x.env[self.var] = np.repeat(counter, w)[None, :]
         launch = batch.launch
         try:
-            done = self._expanded(fr, x)
+            done = self._chunks(fr, i0, step, n, min(per, n))
         except SimulationError as e:
             # a finding of the expanded evaluation (nothing written yet): the trip-by-trip
             # loop reports it, from the same state
@@ -383,95 +392,139 @@ class _Loop:
             return False
         if not done:
             return False
-        env = fr.env
-        for v in self.declared:  # the last trip's values
-            env[v] = _last(x.env[v], n, w)
-        env[self.var] = self.dt_var.type(i0 + n * step)
+        fr.env[self.var] = self.dt_var.type(i0 + n * step)
         return True
 
-    def _expanded(self, fr: Frame, x: Frame) -> bool:
-        for f in self.decl_fns:
-            f(x)
+    def _frame(self, fr: Frame, trips: int) -> Frame:
+        """An expanded frame of ``trips`` trips of ``fr``'s lanes."""
+        sel = Trips(trips, fr.shape)
+        return Frame(fr.batch, sel.shape, sel.gather(fr.gslot), sel.gather(fr.llid), fr, sel, False)
+
+    def _chunks(self, fr: Frame, i0: int, step: int, n: int, per: int) -> bool:
+        """Every trip, ``per`` at a time; False (nothing changed) where a condition fails.
+        Nothing is written before the last chunk has been evaluated."""
+        w = fr.shape[1]
         kind = self.kind
+        acc: Value = None
+        h: Any = None
+        written: _Written | None = None
+        mem: Any = None
+        work: np.ndarray | None = None
+        used: np.ndarray | None = None
         if kind == "var":
-            assert self.rhs is not None and self.ufunc is not None
-            y = self.rhs(x)
-            acc = _accumulate(self.ufunc, fr.get(self.tvar), y, self.dt, x, fr.shape)
-            if acc is None:
-                return False
-            fr.env[self.tvar] = acc
-            return True
-        if kind == "priv":
-            return self._private(fr, x)
-        assert self.ref is not None
-        if kind == "map":
-            h = self.ref(x)
+            acc = fr.get(self.tvar)
+        elif kind == "mem":
+            assert self.ref is not None and self.load is not None
+            h = self.ref(fr)
             mem, addr = h
-            wr = _elements(mem, x, addr)
-            if wr is None or not wr.size or not self._disjoint(x, mem, _Written(wr)):
+            wr = _elements(mem, fr, addr)
+            if wr is None or not wr.size:
                 return False
-            assert self.stmt is not None
-            self.stmt(x)
-            return True
-        assert self.load is not None and self.store is not None and self.rhs is not None
-        assert self.ufunc is not None
-        h = self.ref(fr)
-        mem, addr = h
-        wr = _elements(mem, fr, addr)
-        if wr is None or not wr.size or not self._disjoint(x, mem, _Written(wr)):
-            return False
-        old = self.load(fr, h)
-        y = self.rhs(x)
-        acc = _accumulate(self.ufunc, old, y, self.dt, x, fr.shape)
-        if acc is None:
-            return False
-        self.store(fr, h, acc)
+            written = _Written(wr)
+            if not written.unique:
+                return False
+            acc = self.load(fr, h)
+        elif kind == "priv":
+            arr = fr.get(self.tvar)
+            if arr.ndim != 3 or arr.shape[1:] != fr.shape or arr.dtype != self.dt:
+                return False
+            work = arr.copy()
+            used = np.zeros(arr.shape[0], dtype=bool)
+        x: Frame | None = None
+        t = 0
+        while t < n:
+            c = min(per, n - t)
+            if x is None or c != x.shape[1] // w:
+                x = self._frame(fr, c)
+            else:  # the same lanes: values gathered from ``fr`` stay, the trip's go
+                for v in self.declared:
+                    x.env.pop(v, None)
+                x.cache.clear()
+            counter = (i0 + step * (t + np.arange(c, dtype=np.int64))).astype(self.dt_var)
+            x.env[self.var] = np.repeat(counter, w)[None, :]
+            for f in self.decl_fns:
+                f(x)
+            if kind == "map":
+                return self._map(x)
+            if kind == "priv":
+                assert work is not None and used is not None
+                if not self._private(fr, x, c, work, used):
+                    return False
+            else:
+                if written is not None and not self._disjoint(x, mem, written):
+                    return False
+                assert self.rhs is not None and self.ufunc is not None
+                acc = _accumulate(self.ufunc, acc, self.rhs(x), self.dt, x, fr.shape)
+                if acc is None:
+                    return False
+            t += c
+        assert x is not None
+        env = fr.env
+        if kind == "var":
+            env[self.tvar] = acc
+        elif kind == "mem":
+            assert self.store is not None
+            self.store(fr, h, acc)
+        else:
+            env[self.tvar] = work
+            fr.batch.stores += 1
+        c = x.shape[1] // w
+        for v in self.declared:  # the last trip's values
+            env[v] = _last(x.env[v], c, w)
         return True
 
-    def _private(self, fr: Frame, x: Frame) -> bool:
+    def _map(self, x: Frame) -> bool:
+        """``m[f(i)] = e`` (or ``op=``) on the expanded frame of every trip, when it writes
+        no element twice and reads none it writes."""
+        assert self.ref is not None and self.stmt is not None
+        mem, addr = self.ref(x)
+        wr = _elements(mem, x, addr)
+        if wr is None or not wr.size:
+            return False
+        written = _Written(wr)
+        if not written.unique or not self._disjoint(x, mem, written):
+            return False
+        fr = x.parent
+        assert fr is not None
+        self.stmt(x)
+        w = fr.shape[1]
+        c = x.shape[1] // w
+        for v in self.declared:  # the last trip's values
+            fr.env[v] = _last(x.env[v], c, w)
+        return True
+
+    def _private(self, fr: Frame, x: Frame, c: int, work: np.ndarray, used: np.ndarray) -> bool:
         """``a[k] op= e`` on a private array, ``k`` the same in every lane of a trip and
-        different in every trip: the rows of every trip at once, in the row's dtype (what
-        ``fastpaths.aug_private`` does row by row)."""
+        different in every trip: the rows of ``c`` trips at once into ``work`` (a copy of
+        the array), in the row's dtype (what ``fastpaths.aug_private`` does row by row)."""
         assert self.index is not None and self.rhs is not None
-        n = x.shape[1] // fr.shape[1]
+        g, w = fr.shape
         k = np.asarray(self.index(x))
-        if k.ndim >= 2:
-            if k.shape[-1] != x.shape[1]:
-                return False
-            rows = np.broadcast_to(k, x.shape).reshape(fr.shape[0], n, fr.shape[1])
-            ks = rows[0, :, 0]
-            if not np.array_equal(rows, np.broadcast_to(ks[None, :, None], rows.shape)):
-                return False
-        elif k.ndim == 0:
+        if k.ndim < 2 or k.shape[-1] != x.shape[1]:
             return False
-        else:
-            ks = k
-        arr = fr.get(self.tvar)
-        count = arr.shape[0]
-        if (
-            arr.ndim != 3
-            or arr.shape[1:] != fr.shape
-            or arr.dtype != self.dt
-            or ks.min() < 0
-            or ks.max() >= count
-            or np.unique(ks).size != n
-        ):
+        rows = np.broadcast_to(k, x.shape).reshape(g, c, w)
+        ks = rows[0, :, 0]
+        if not np.array_equal(rows, np.broadcast_to(ks[None, :, None], rows.shape)):
             return False
+        if ks.min() < 0 or ks.max() >= work.shape[0]:
+            return False
+        ks = ks.astype(np.intp)
+        if np.count_nonzero(used[ks]):
+            return False
+        before = int(np.count_nonzero(used))
+        used[ks] = True
+        if int(np.count_nonzero(used)) - before != c:
+            return False  # a row twice in this chunk
         y = self.rhs(x)
         if getattr(y, "dtype", None) != self.dt:
             return False
-        yt = np.broadcast_to(y, x.shape).reshape(fr.shape[0], n, fr.shape[1]).swapaxes(0, 1)
-        if not arr.flags.writeable:
-            arr = arr.copy()
-        ks = ks.astype(np.intp)
+        yt = np.broadcast_to(y, x.shape).reshape(g, c, w).swapaxes(0, 1)
         if self.ufunc is None:
-            arr[ks] = yt
+            work[ks] = yt
         else:
-            rows_old = arr[ks]
-            self.ufunc(rows_old, yt, out=rows_old)
-            arr[ks] = rows_old
-        fr.env[self.tvar] = arr
-        fr.batch.stores += 1
+            old = work[ks]
+            self.ufunc(old, yt, out=old)
+            work[ks] = old
         return True
 
     def _disjoint(self, x: Frame, mem: Any, written: _Written) -> bool:
