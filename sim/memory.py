@@ -25,14 +25,18 @@ from clpy_sim.races import LocalShadow
 from clpy_sim.races_global import GlobalShadow
 from clpy_sim.state import Launch
 from clpy_sim.values import full, same_contents
+from clpy_sim.where import Where, row_slice
 
 Value = Any
+# axis orders of np.moveaxis(a, -1, 0) and np.moveaxis(a, 0, -1), by a.ndim
+_LAST_FIRST = {n: (n - 1, *range(n - 1)) for n in range(1, 8)}
+_FIRST_LAST = {n: (*range(1, n), 0) for n in range(1, 8)}
 
 
 def _from_raw(raw: np.ndarray, t: Type) -> Value:
     """Elements as stored (vectors with a trailing lane axis) → lane values."""
     if isinstance(t, VectorType):
-        v = np.moveaxis(raw, -1, 0)[: t.n]
+        v = raw.transpose(_LAST_FIRST[raw.ndim])[: t.n]  # (np.moveaxis: µs of Python)
         # a uniform load has no lane axes; vectors keep (components, groups, items)
         return v.reshape(t.n, 1, 1) if v.ndim == 1 else v
     if isinstance(t, StructType):
@@ -46,119 +50,12 @@ def _to_raw(v: Value, t: Type, shape: tuple[int, ...], trail: tuple[int, ...]) -
     if getattr(v, "shape", None) == shape and not isinstance(t, VectorType):
         return v
     if isinstance(t, VectorType):
-        vv = np.moveaxis(np.broadcast_to(v, (t.n, *shape)), 0, -1)
+        vv = np.broadcast_to(v, (t.n, *shape))
+        vv = vv.transpose(_FIRST_LAST[vv.ndim])
         if t.n == 3 and trail == (4,):
             vv = np.concatenate([vv, np.zeros((*shape, 1), vv.dtype)], axis=-1)
         return vv
     return full(v, shape)
-
-
-class Where:
-    """A compiled memory index for the lanes of one frame (see the module docstring)."""
-
-    __slots__ = ("kind", "rows", "sl", "idx", "shape", "local_count", "_flat", "unique")
-
-    def __init__(
-        self,
-        kind: str,
-        shape: tuple[int, int],
-        rows: Any = None,
-        sl: Any = None,
-        idx: Any = None,
-        local_count: int = 0,
-        unique: bool = False,
-    ) -> None:
-        self.kind = kind
-        # no two lanes touch the same element (the checkers then skip their duplicate tests)
-        self.unique = unique or kind == "run" or kind == "slice"
-        self.shape = shape
-        self.rows = rows
-        self.sl = sl
-        self.idx = idx
-        self.local_count = local_count
-        self._flat: np.ndarray | None = None  # ``flat()``, once computed (data and shadows)
-
-    def gather(self, arr: np.ndarray, copy: bool = True) -> np.ndarray:
-        """The lanes' elements of ``arr``; ``copy=False`` may return a view (for reads that
-        do not outlive the access, like the checkers')."""
-        k = self.kind
-        trail = arr.shape[2:] if self.local_count else arr.shape[1:]
-        if k == "run":
-            n = self.shape[0] * self.shape[1]
-            v = arr[self.sl : self.sl + n].reshape(*self.shape, *trail)
-            return v.copy() if copy else v
-        if k == "slice":
-            if isinstance(self.rows, slice):
-                return arr[:, self.sl].copy() if copy else arr[:, self.sl]
-            return arr[self.rows, self.sl]
-        if k == "take":
-            src = arr if isinstance(self.rows, slice) else arr[self.rows]
-            return src.take(self.idx, axis=1)  # (the method: np.take adds Python layers)
-        if k == "col":
-            return arr[self.rows, self.idx][:, None]
-        flat = self.flat()
-        src = arr.reshape(-1, *trail) if self.local_count else arr
-        return src.take(flat, axis=0)
-
-    def put(self, arr: np.ndarray, v: Any) -> None:
-        k = self.kind
-        if k == "run":
-            n = self.shape[0] * self.shape[1]
-            trail = arr.shape[1:]
-            arr[self.sl : self.sl + n].reshape(*self.shape, *trail)[...] = v
-            return
-        if k == "slice":
-            arr[self.rows, self.sl] = v
-            return
-        if k == "take" and self.unique and type(self.rows) is slice:
-            # the same columns of every group's row, all different: one assignment along the
-            # column axis, without the flat indices (a new ``Where`` per trip of a loop whose
-            # index moves, as in NW's anti-diagonals, computed them for every store)
-            arr[self.rows, self.idx] = v
-            return
-        trail = arr.shape[2:] if self.local_count else arr.shape[1:]
-        dst = arr.reshape(-1, *trail) if self.local_count else arr
-        dst[self.flat()] = v
-
-    def flat(self) -> np.ndarray:
-        """Element indices (into the flattened array), one per lane."""
-        f = self._flat
-        if f is None:
-            f = self._flat = self._flat_indices()
-        return f
-
-    def _flat_indices(self) -> np.ndarray:
-        if self.kind == "flat":
-            # as intp: NumPy converts other index dtypes (OpenCL's int and uint) on every
-            # fancy read and write, which made a 16k-lane scatter ~2x slower
-            a = np.asarray(self.idx)
-            return a if a.dtype == np.intp else a.astype(np.intp)
-        if self.kind == "run":
-            n = self.shape[0] * self.shape[1]
-            return np.arange(self.sl, self.sl + n, dtype=np.int64).reshape(self.shape)
-        c = self.local_count
-        rows = np.arange(self.shape[0]) if isinstance(self.rows, slice) else self.rows
-        rows = np.asarray(rows, dtype=np.int64)[:, None] * c
-        if self.kind == "slice":
-            cols = np.arange(self.sl.start, self.sl.stop, dtype=np.int64)[None, :]
-        elif self.kind == "col":
-            cols = np.asarray(self.idx, dtype=np.int64).reshape(1, 1)
-        else:
-            cols = np.asarray(self.idx, dtype=np.int64)[None, :]
-        return np.broadcast_to(rows + cols, self.shape)
-
-
-def _row_slice(row: np.ndarray) -> slice | None:
-    """``row`` as a slice when it is a run of consecutive indices (``tmp[lid + k]``)."""
-    n = len(row)
-    if n == 0:
-        return None
-    a0 = int(row[0])
-    if int(row[-1]) - a0 != n - 1:
-        return None
-    if n > 2 and not bool((row[1:] - row[:-1] == 1).all()):
-        return None
-    return slice(a0, a0 + n)
 
 
 class Memory:
@@ -534,7 +431,7 @@ class LocalMem(Memory):
                     local_count=c,
                 )
             if a.shape[0] == 1:
-                sl = _row_slice(a[0])
+                sl = row_slice(a[0])
                 if sl is not None:
                     return Where("slice", fr.shape, rows=rows, sl=sl, local_count=c)
                 return Where("take", fr.shape, rows=rows, idx=a[0].astype(np.intp), local_count=c)
@@ -559,7 +456,7 @@ def _row_info(dtype: str, raw: bytes) -> tuple[int, int, slice | None, np.ndarra
     idx = row.astype(np.intp)
     idx.flags.writeable = False
     uniq = len(np.unique(idx)) == len(idx)
-    return int(row.min()), int(row.max()), _row_slice(row), idx, uniq
+    return int(row.min()), int(row.max()), row_slice(row), idx, uniq
 
 
 def _calibrate_attr() -> int:

@@ -210,7 +210,11 @@ def convert(v: Value, src: Type, dst: Type) -> Value:
     elif se is not None and se.is_float and not de.is_float:
         out = float_to_int(v, de)
     elif isinstance(v, np.ndarray):
-        out = v.astype(dtype_of(de))
+        dt = dtype_of(de)
+        # a scalar made a vector of its own element type: the broadcast below is read-only
+        # and needs no copy of the lanes
+        same = v.dtype == dt and isinstance(dst, VectorType) and not isinstance(src, VectorType)
+        out = v if same else v.astype(dt)
     else:
         return _scalar_convert(v, de, dst)
     if isinstance(dst, VectorType) and not isinstance(src, VectorType):

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from clpy.ir.nodes import Assign, Binary, Const, Expr, Index, NamedConst, VarRef
+from clpy.ir.nodes import Assign, Binary, Const, Declare, Expr, Index, NamedConst, VarRef
 from clpy.ir.program_vars import ProgramVar
-from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType
+from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
 from clpy_sim import ops
 from clpy_sim.affine import Run
 from clpy_sim.affine_gen import compile_affine
@@ -49,6 +49,12 @@ _FLOAT_UF = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divid
 
 def _float(t: Any) -> bool:
     return isinstance(t, ScalarType) and t.is_float
+
+
+def _floatv(t: Any) -> bool:
+    """A float scalar or vector (the Binary compiler's ``fuf``: one ufunc over the lanes,
+    the components on the leading axis)."""
+    return _float(t) or (isinstance(t, VectorType) and t.elem.is_float)
 
 
 def _int(t: Any) -> bool:
@@ -162,15 +168,15 @@ class _Gen:
             return self.name("_K", ops.const_value(e.value, e.type))
         if (
             isinstance(e, VarRef)
-            and isinstance(e.type, ScalarType)
+            and isinstance(e.type, (ScalarType, VectorType))
             and not isinstance(e.var, ProgramVar)
         ):
             vn = self.name("_V", e.var)
             t = self.tmp()
             self.emit(f"{t} = env[{vn}] if {vn} in env else fr.get({vn})")
             return t
-        if isinstance(e, Binary) and _float(e.type) and e.op in _FLOAT_UF:
-            if not (_float(e.left.type) and _float(e.right.type)):
+        if isinstance(e, Binary) and _floatv(e.type) and e.op in _FLOAT_UF:
+            if not (_floatv(e.left.type) and _floatv(e.right.type)):
                 return self.closure(e, operand)
             a = self.expr(e.left, True)
             b = self.expr(e.right, True)
@@ -245,12 +251,14 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
         return None
     target, op, value = s.target, s.op, s.value
     t = target.type
-    if not isinstance(t, ScalarType) or value.type is not t:
+    if value.type is not t or not (
+        isinstance(t, ScalarType) or (isinstance(target, VarRef) and _floatv(t))
+    ):
         return None
     g = _Gen(exprs)
     gen = g.name("_G", general)
     if isinstance(target, VarRef):
-        if isinstance(target.var, ProgramVar) or not _float(t):
+        if isinstance(target.var, ProgramVar) or not _floatv(t):
             return None  # (integer variables keep their runs: sim/affine.py's value_fn)
         vn = g.name("_V", target.var)
         if op is None:
@@ -280,7 +288,8 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
             y = g.expr(value, True)
             v = g.tmp()
             g.emit(f"{v} = {g.name('_U', _FLOAT_UF[op])}({old}, {y})")
-            g.emit(f"if getattr({v}, 'dtype', None) != {dtn}: {v} = _fix({v}, {g.name('_E', t)})")
+            eln = g.name("_E", ops.element_of(t))
+            g.emit(f"if getattr({v}, 'dtype', None) != {dtn}: {v} = _fix({v}, {eln})")
             g.inline += 1
         else:
             return None
@@ -368,6 +377,15 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
     return _finish(g, s)
 
 
+def compile_declare(s: Declare, exprs: Any, general: Callable[[Frame], Any]) -> Any:
+    """``compile_assign`` of a float (scalar or vector) variable's initialisation, which sets
+    the variable as ``v = init`` does (``s_Declare``'s ``decl``)."""
+    if s.init is None or not _floatv(s.var.type) or isinstance(s.var, ProgramVar):
+        return None
+    target = VarRef(s.var.type, s.loc, s.var)
+    return compile_assign(Assign(s.loc, target, s.init), exprs, general)
+
+
 def _finish(g: _Gen, s: Assign) -> Any:
     if g.inline < 2:
         return None  # one inline node: the closures cost about the same
@@ -379,4 +397,4 @@ def _finish(g: _Gen, s: Assign) -> Any:
     return fn
 
 
-__all__ = ["compile_assign"]
+__all__ = ["compile_assign", "compile_declare"]

@@ -207,6 +207,8 @@ class StmtCompiler:
         fn: StmtFn = method(s)
         if type(s) is Assign:  # one generated function instead of the closures (stmtgen.py)
             fn = stmtgen.compile_assign(s, self.exprs, fn) or fn
+        elif type(s) is Declare:
+            fn = stmtgen.compile_declare(s, self.exprs, fn) or fn
         return fn
 
     # ------------------------------------------------------------------ simple

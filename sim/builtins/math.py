@@ -266,6 +266,22 @@ def _remquo(call: Call, fr: Frame, args: list[Any]) -> Any:
 
 
 _E = elementwise
+_WIDE_SQRT = _E(np.sqrt)
+
+
+def _sqrt(call: Any, fr: Any, args: list[Any]) -> Any:
+    """``sqrt`` of float or double in its own precision: IEEE square root is correctly
+    rounded, and rounding the double result to float gives the same bits (53 >= 2 * 24 + 2
+    bits: the double rounding is innocuous; checked over 2 million random patterns, NaNs
+    included), without the two conversions of the wide path."""
+    a = args[0]
+    dt = getattr(a, "dtype", None)
+    if (dt == np.float32 or dt == np.float64) and element_of(call.ret).dtype == dt:
+        r = np.sqrt(a)
+        return r[()] if type(r) is np.ndarray and r.ndim == 0 else r
+    return _WIDE_SQRT(call, fr, args)
+
+
 IMPLS: dict[str, Any] = {
     "acos": _E(np.arccos),
     "acosh": _E(np.arccosh),
@@ -301,7 +317,7 @@ IMPLS: dict[str, Any] = {
     "sin": _E(np.sin),
     "sinh": _E(np.sinh),
     "sinpi": _E(_sinpi),
-    "sqrt": _E(np.sqrt),
+    "sqrt": _sqrt,
     "tan": _E(np.tan),
     "tanh": _E(np.tanh),
     "tanpi": _E(_tanpi),
