@@ -28,7 +28,7 @@ declare(
     family="integer/common",
     overloads=[Overload((t, t), t) for t in _ALL]
     + [Overload((t, t.elem), t) for t in _vectors(_ALL)],
-    # computed in int where a driver gets the short one wrong (quirks: "min:short" on NVIDIA)
+    # computed in 32 bits where a driver gets a narrow one wrong (quirks: NVIDIA "min:short")
     lowering=Lowering("narrow_minmax"),
     doc="y if y < x, otherwise x (component-wise; the second argument may be a scalar "
     "for vector x). For floats the result is undefined for NaN or infinite arguments "
@@ -39,7 +39,7 @@ declare(
     family="integer/common",
     overloads=[Overload((t, t), t) for t in _ALL]
     + [Overload((t, t.elem), t) for t in _vectors(_ALL)],
-    # computed in int where a driver gets the short one wrong (quirks: "min:short" on NVIDIA)
+    # computed in 32 bits where a driver gets a narrow one wrong (quirks: NVIDIA "min:short")
     lowering=Lowering("narrow_minmax"),
     doc="y if x < y, otherwise x (component-wise; the second argument may be a scalar "
     "for vector x). For floats the result is undefined for NaN or infinite arguments "
@@ -50,6 +50,7 @@ declare(
     family="integer/common",
     overloads=[Overload((t, t, t), t) for t in _ALL]
     + [Overload((t, t.elem, t.elem), t) for t in _vectors(_ALL)],
+    lowering=Lowering("narrow_minmax"),
     doc="min(max(x, minval), maxval) (fmin/fmax for floats); undefined if minval > "
     "maxval. The bounds may be scalars for vector x.",
 )

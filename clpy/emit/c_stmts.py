@@ -110,12 +110,34 @@ class StmtEmitter:
         decl = declaration(v.type, self.names(v), const_ptr)
         if v in self.volatile:
             decl = f"volatile {decl}"
+            if s.init is not None and self._fieldwise(v, s.init, s, decl):
+                return
         if s.init is None:
             self.w.line(f"{decl};", s.loc)
         else:
             self.w.line(f"{decl} = {self.ex(self.ex.implicit(s.init))};", s.loc)
 
+    def _fieldwise(self, v: Var, value: Expr, s: Stmt, decl: str | None = None) -> bool:
+        """A whole struct stored into a ``volatile`` one field by field, through a private
+        copy: PoCL 3.0 loses a whole-struct copy into a volatile struct across a later
+        barrier (the field read back 0; fuzz seed 353992), and is right field by field.
+        False (nothing emitted) where the struct has an array field."""
+        paths = _leaf_fields(v.type) if isinstance(v.type, StructType) else None
+        if not paths:
+            return False
+        tmp = self.names(Var(f"clpy_{v.name}_value", v.type))
+        self.w.line(f"{declaration(v.type, tmp)} = {self.ex(self.ex.implicit(value))};", s.loc)
+        name = self.names(v)
+        if decl is not None:
+            self.w.line(f"{decl};", s.loc)
+        for f in paths:
+            self.w.line(f"{name}{f} = {tmp}{f};", s.loc)
+        return True
+
     def s_Assign(self, s: Assign) -> None:
+        root = s.target.var if isinstance(s.target, VarRef) else None
+        if not s.op and root in self.volatile and self._fieldwise(root, s.value, s):
+            return
         op = f"{s.op}=" if s.op else "="
         self.w.line(f"{self.ex(s.target)} {op} {self.ex(self.ex.implicit(s.value))};", s.loc)
 
@@ -309,3 +331,20 @@ def _loop_invariant(e: Expr, body: tuple[Stmt, ...]) -> bool:
 
 
 __all__ = ["StmtEmitter", "declaration", "StructType"]
+
+
+def _leaf_fields(t: StructType, prefix: str = "") -> list[str] | None:
+    """``.f0``, ``.inner.f1`` ... for every scalar and vector field of ``t``, nested structs
+    included; None when a field is an array (C cannot assign one)."""
+    out: list[str] = []
+    for fname, ftype in t.fields:
+        if isinstance(ftype, StructType):
+            inner = _leaf_fields(ftype, f"{prefix}.{fname}")
+            if inner is None:
+                return None
+            out += inner
+        elif isinstance(ftype, ArrayType):
+            return None
+        else:
+            out.append(f"{prefix}.{fname}")
+    return out

@@ -24,9 +24,14 @@ scripts/gpu_narrow_diag.py (benchmarks/results/nvidia_diag/narrow_h100_s6.json):
   same ``min`` of the operands converted to ``int`` and back, and the ternary. ``char``
   right in every spelling.
 
-  Where ``Target.info["lower_builtins"]`` lists ``min:short`` / ``max:short``, the call is
-  computed in ``int``: ``(short)min((int)a, (int)b)`` (vectors: ``convert_int4``/
-  ``convert_short4``), the same value (§6.13.3: ``min`` returns one of its arguments).
+  Seed 340201: ``max((uchar)254, convert_uchar_sat(lin))`` gave 255 on the H100, so the
+  ``min``/``max`` of narrow types are not to be trusted there in general.
+
+  Where ``Target.info["lower_builtins"]`` lists ``min:short``, ``max:uchar``, ``clamp:char``
+  ..., the call is computed in the 32-bit type of the same signedness:
+  ``(short)min((int)a, (int)b)``, ``(uchar)max((uint)a, (uint)b)`` (vectors:
+  ``convert_int4``/``convert_short4``), the same value (§6.13.3: ``min`` and ``max`` return
+  one of their arguments, ``clamp`` one of its arguments too).
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ def convert_spelled(e: Expr, info: Any) -> bool:
 
 
 def lower_narrow_minmax(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
-    """``min``/``max`` computed in the 32-bit integer type and converted back."""
+    """``min``/``max``/``clamp`` computed in the 32-bit integer type and converted back."""
     t = call.type
     name = call.builtin.cl_name
     elem = element_of(t)
