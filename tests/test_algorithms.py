@@ -297,6 +297,10 @@ def test_queue_caches_are_bounded(cl_device):
     _core.clear_queue_caches()
     assert not _core._QUEUES
     assert alg.reduce(x, "+", device=dev) == x.sum()
+    assert _core._QUEUES
+    clpy.clear_caches()  # clears the algorithms' caches too (runtime.api.on_clear_caches)
+    assert not _core._QUEUES and not _core._QUEUE_PLACES
+    assert alg.reduce(x, "+", device=dev) == x.sum()
 
 
 @pytest.mark.parametrize("path", ["read", "wait", "poll", "map"])

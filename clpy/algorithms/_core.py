@@ -21,6 +21,7 @@ import clpy
 from clpy.abi.device_array import DeviceArray
 from clpy.builtins.reductions import Reduction
 from clpy.ir.operators import REDUCTIONS
+from clpy.runtime.api import on_clear_caches
 from clpy.runtime.devices import RUNTIME, Device
 from clpy.types.catalog import scalar_for_dtype
 from clpy.types.core import ScalarType, Type, VectorType
@@ -266,9 +267,10 @@ def queue_cache(place: Place) -> QueueCache:
     return c
 
 
+@on_clear_caches
 def clear_queue_caches() -> None:
     """Forget every queue's cache (and the pyopencl queues' places), releasing what they
-    hold; later calls prepare again."""
+    hold; later calls prepare again. ``clpy.clear_caches()`` calls it."""
     with _QUEUES_LOCK:
         _QUEUES.clear()
         _QUEUE_PLACES.clear()

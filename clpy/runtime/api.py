@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from clpy.abi import LocalMemory
@@ -43,10 +44,23 @@ def get_device(selector: Any) -> Device:
     return RUNTIME.find(selector)
 
 
+CACHE_HOOKS: list[Callable[[], None]] = []  # more caches to clear (clpy.algorithms' per queue)
+
+
+def on_clear_caches(clear: Callable[[], None]) -> Callable[[], None]:
+    """Have ``clear_caches`` call ``clear`` too (a layer above the runtime that keeps its own
+    per-device or per-queue cache registers it); returns ``clear``."""
+    if clear not in CACHE_HOOKS:
+        CACHE_HOOKS.append(clear)
+    return clear
+
+
 def clear_caches(disk: bool = False) -> None:
-    """Forget specializations, launch plans, built programs, pooled device buffers and device
-    descriptions (and the on-disk source/binary cache with ``disk=True``). The device
-    selection is kept."""
+    """Forget specializations, launch plans, built programs, pooled device buffers, device
+    descriptions and the caches registered with ``on_clear_caches`` (and the on-disk
+    source/binary cache with ``disk=True``). The device selection is kept."""
+    for clear in CACHE_HOOKS:
+        clear()
     for k in list(KERNELS):
         k.kernel.clear_cache()
     PROGRAMS.clear()
