@@ -37,6 +37,17 @@ def cl_device() -> object:
     return d
 
 
+@pytest.fixture(scope="module", params=["sim", "opencl"])
+def dev(request: pytest.FixtureRequest) -> object:
+    """The simulator, then the OpenCL test device (``cl_device``), as clpy devices: for tests
+    that run the same kernel on both. A test module may define its own ``dev``."""
+    from clpy import get_device
+
+    if request.param == "sim":
+        return get_device("sim")
+    return get_device(request.getfixturevalue("cl_device"))
+
+
 @pytest.fixture(scope="session")
 def cl_context(cl_device: object) -> object:
     import pyopencl as cl

@@ -16,18 +16,11 @@ import pytest
 
 import clpy
 from clpy import Global, float32, int32
-from clpy.runtime.api import get_device
 from clpy.runtime.devices import Device
 from clpy_sim import SimulationError
 
 T = 8  # tile edge (work-group T x T)
 
-
-@pytest.fixture(scope="module", params=["opencl", "sim"])
-def dev(request: pytest.FixtureRequest) -> Device:
-    if request.param == "sim":
-        return get_device("sim")
-    return get_device(request.getfixturevalue("cl_device"))
 
 
 # ----------------------------------------------------------------------------- kernels

@@ -43,12 +43,6 @@ def write_past_end(y: Global[float32], n: int32):
     y[i + n] = 1.0  # out of the view's bounds: the simulator stops the launch
 
 
-@pytest.fixture(params=["sim", "pocl"])
-def dev(request: Any) -> Any:
-    if request.param == "sim":
-        return clpy.get_device("sim")
-    return clpy.get_device(request.getfixturevalue("cl_device"))
-
 
 def _align(dev: Any) -> int:
     """Elements of float32 per base-address alignment (any view is aligned on the sim)."""

@@ -19,17 +19,9 @@ from clpy import Global, float32, int32, uint32
 from clpy.errors import KernelTypeError
 from clpy.ir.nodes import Declare
 from clpy.ir.walk import walk
-from clpy.runtime.api import get_device
 from clpy.runtime.devices import Device
 from clpy.runtime.sizes import check_device_ids, index_range
 from clpy.types import catalog as C
-
-
-@pytest.fixture(scope="module", params=["opencl", "sim"])
-def dev(request: pytest.FixtureRequest) -> Device:
-    if request.param == "sim":
-        return get_device("sim")
-    return get_device(request.getfixturevalue("cl_device"))
 
 
 def var_types(k: Any) -> dict[str, Any]:

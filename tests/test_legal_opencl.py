@@ -13,17 +13,8 @@ import pytest
 import clpy
 from clpy import Global, Local, float32, int32
 from clpy.errors import ConstantError
-from clpy.runtime.api import get_device
 from clpy.runtime.devices import Device
 from clpy_sim import SimulationError
-
-
-@pytest.fixture(scope="module", params=["opencl", "sim"])
-def dev(request: pytest.FixtureRequest) -> Device:
-    if request.param == "sim":
-        return get_device("sim")
-    return get_device(request.getfixturevalue("cl_device"))
-
 
 # ----------------------------------------------------------------------------- fence flags
 

@@ -19,16 +19,7 @@ from clpy import Global, float32, int32
 from clpy.emit.program import emit_program
 from clpy.emit.program_vars import FEATURE
 from clpy.emit.targets import target_of
-from clpy.runtime.api import get_device
 from clpy.runtime.devices import Device
-
-
-@pytest.fixture(params=["opencl", "sim"])
-def dev(request: pytest.FixtureRequest) -> Device:
-    if request.param == "sim":
-        return get_device("sim")
-    return get_device(request.getfixturevalue("cl_device"))
-
 
 # ----------------------------------------------------------------------------- tables
 

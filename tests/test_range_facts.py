@@ -11,14 +11,6 @@ import pytest
 
 import clpy
 from clpy import Global, int32
-from clpy.runtime.api import get_device
-
-
-@pytest.fixture(scope="module", params=["sim", "opencl"])
-def dev(request: pytest.FixtureRequest) -> Any:
-    if request.param == "sim":
-        return get_device("sim")
-    return get_device(request.getfixturevalue("cl_device"))
 
 
 @clpy.kernel

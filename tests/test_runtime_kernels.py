@@ -15,13 +15,6 @@ from clpy.runtime.devices import Device
 from clpy.runtime.launch import LaunchHandle
 
 
-@pytest.fixture(scope="module", params=["opencl", "sim"])
-def dev(request: pytest.FixtureRequest) -> Device:
-    if request.param == "sim":
-        return get_device("sim")
-    return get_device(request.getfixturevalue("cl_device"))
-
-
 @pytest.fixture(scope="module")
 def cldev(cl_device: Any) -> Device:
     return get_device(cl_device)
