@@ -127,14 +127,14 @@ def test_kernel_diag_builds_run(cl_context: Any) -> None:
     hosts are restored afterwards."""
     import pyopencl as cl
 
-    from benchmarks.programs import common, kernel_diag
+    from benchmarks.programs import common, kdiag_hosts, kernel_diag
 
     dev = cl_context.devices[0]
     queue = cl.CommandQueue(
         cl_context, dev, properties=cl.command_queue_properties.PROFILING_ENABLE
     )
     saved = (common.Host.put, common.Host.__call__, common.OrigHost.buf)
-    undo = [kernel_diag._record_names(), kernel_diag._patch_buffers()]
+    undo = [kdiag_hosts.record_names(), kdiag_hosts.patch_buffers()]
     try:
         res = kernel_diag.diagnose(
             load("pathfinder"), cl_context, queue, 1, "small",

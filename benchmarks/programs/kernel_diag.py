@@ -75,7 +75,6 @@ import fnmatch
 import json
 import os
 import random
-import re
 import statistics
 import sys
 import time
@@ -86,481 +85,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks.programs import common, load
+from benchmarks.programs import kdiag_hosts as hosts
+from benchmarks.programs import kdiag_sources as sources
 from benchmarks.programs.common import check
 from benchmarks.programs.report import machine, slug
 from clpy.runtime.devices import RUNTIME
-
-_NAMES: list[str] = []  # kernel name of each recorded event, in launch order
-# The queue to finish before each launch (the *_sync builds): a kernel whose profiled start
-# is taken before the copies ahead of it in the queue are done would include their tail.
-_SYNC: list[Any] = []
-
-
-# The buffer arguments of each kernel's first launch in the current run (kernel name ->
-# [(memory object, byte offset)]), for their device addresses (``_addresses``).
-_BUFFERS: dict[str, list[tuple[Any, int]]] = {}
-
-
-def _note_buffers(kname: str, args: tuple[Any, ...]) -> None:
-    if kname in _BUFFERS:
-        return
-    import pyopencl as cl
-
-    import clpy
-
-    bufs: list[tuple[Any, int]] = []
-    for a in args:
-        if isinstance(a, clpy.DeviceArray) and a.cl_array is not None:
-            bufs.append((a.cl_array.base_data, int(a.cl_array.offset)))
-        elif isinstance(a, cl.Buffer):
-            bufs.append((a, 0))
-    _BUFFERS[kname] = bufs
-
-
-ADDRESS_SRC = """
-__kernel void kdiag_address(__global ulong *out, __global char *p, ulong i)
-{
-    out[i] = (ulong)p;
-}
-"""
-
-
-def _addresses(ctx: Any, queue: Any, prgs: dict[int, Any]) -> dict[str, list[int]]:
-    """The device addresses of the buffers ``_BUFFERS`` noted (a one-item kernel writes each
-    pointer it is given; run after the timed launches), then forget them."""
-    import pyopencl as cl
-
-    key = int(ctx.int_ptr)
-    if key not in prgs:
-        prg = cl.Program(ctx, ADDRESS_SRC).build()
-        prgs[key] = (prg, cl.Kernel(prg, "kdiag_address"))
-    _, k = prgs[key]
-    flat = [(n, b, off) for n, bufs in _BUFFERS.items() for b, off in bufs]
-    if not flat:
-        return {}
-    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 8 * len(flat))
-    for i, (_, b, _) in enumerate(flat):
-        k.set_args(out, b, np.uint64(i))
-        cl.enqueue_nd_range_kernel(queue, k, (1,), (1,))
-    got = np.empty(len(flat), np.uint64)
-    cl.enqueue_copy(queue, got, out)
-    res: dict[str, list[int]] = {}
-    for (n, _, off), a in zip(flat, got):
-        res.setdefault(n, []).append(int(a) + off)
-    _BUFFERS.clear()
-    return res
-
-
-def _layout(addrs: dict[str, list[int]]) -> str:
-    """Each kernel's buffer arguments as MiB from the lowest address of the run, and that
-    address's offset in a 2 MiB page (hex): where the allocator put them."""
-    every = [a for v in addrs.values() for a in v]
-    if not every:
-        return ""
-    lo = min(every)
-    parts = [f"{k}: " + " ".join(f"{(a - lo) / 2**20:+.1f}" for a in v) for k, v in addrs.items()]
-    return f"base {lo:#x}; " + "; ".join(parts)
-
-
-# The *_flush builds: (queue, scratch buffer) to overwrite before each launch, so that every
-# kernel starts with an L2 cache holding none of its data (H100: 50 MB of L2; the scratch is
-# FLUSH_BYTES), the queue then finished.
-_FLUSH: list[tuple[Any, Any]] = []
-FLUSH_BYTES = 256 << 20
-
-
-def _before_launch() -> None:
-    if _FLUSH:
-        import pyopencl as cl
-
-        q, scratch = _FLUSH[0]
-        cl.enqueue_fill_buffer(q, scratch, np.uint32(0), 0, FLUSH_BYTES)
-        q.finish()
-    for q in _SYNC:
-        q.finish()
-
-
-def _record_names() -> Callable[[], None]:
-    """Make both hosts note each launch's kernel name in ``_NAMES``; returns the undo."""
-    host_call, orig_call = common.Host.__call__, common.OrigHost.__call__
-
-    def host(self: Any, k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
-        n = len(self.events) if self.events is not None else 0
-        _before_launch()
-        host_call(self, k, gsize, lsize, *args)
-        if self.events is not None and len(self.events) > n:
-            _NAMES.append(k.__name__)
-            _note_buffers(k.__name__, args)
-
-    def orig(self: Any, name: str, gsize: Any, lsize: Any, *args: Any) -> None:
-        _before_launch()
-        orig_call(self, name, gsize, lsize, *args)
-        if self.events is not None:
-            _NAMES.append(name)
-            _note_buffers(name, args)
-
-    common.Host.__call__ = host  # type: ignore[method-assign]
-    common.OrigHost.__call__ = orig  # type: ignore[method-assign]
-
-    def undo() -> None:
-        common.Host.__call__ = host_call  # type: ignore[method-assign]
-        common.OrigHost.__call__ = orig_call  # type: ignore[method-assign]
-
-    return undo
-
-
-# Where the hosts' arrays come from in the host-buffer builds: None (each host's own way),
-# for clpy's Host "fresh", "pageable", "pooled" or "nofill", for the original host "staged" or
-# "zerofill" (the module docstring says what each is).
-HOST_BUFFERS: list[str | None] = [None]
-_CLPY_MODES = ("fresh", "pageable", "pooled", "nofill")
-# (pool, buffer, bytes) taken by a "pooled" run, given back when it ends
-_POOLED: list[tuple[Any, Any, int]] = []
-
-
-def _patch_buffers() -> Callable[[], None]:
-    """Make ``common.Host`` and ``common.OrigHost`` follow ``HOST_BUFFERS``; returns the undo."""
-    import pyopencl as cl
-    import pyopencl.array as cla
-
-    import clpy
-    from clpy.runtime import transfers
-
-    mf = cl.mem_flags
-    H, O = common.Host, common.OrigHost
-    saved = (H.put, H.empty, H.set, H.get, O.buf, O.empty, O.write)
-    put, empty, set_, get, obuf, oempty, owrite = saved
-
-    def mode_of(h: Any) -> str | None:
-        m = HOST_BUFFERS[0]
-        return m if m in _CLPY_MODES and h.resident and h.queue is not None else None
-
-    def new_buffer(q: Any, nbytes: int, pooled: bool) -> Any:
-        nbytes = max(nbytes, 1)
-        if not pooled:
-            return cl.Buffer(q.context, mf.READ_WRITE, nbytes)
-        pool = transfers.pool_for(cl, q)
-        assert pool is not None
-        buf = pool.take(nbytes)
-        _POOLED.append((pool, buf, nbytes))
-        return buf
-
-    def wrap(q: Any, buf: Any, shape: Any, dtype: Any) -> Any:
-        arr = cla.Array(q, shape, np.dtype(dtype), data=buf)
-        return clpy.DeviceArray(RUNTIME.find(q), None, arr, transfers.MOVER)
-
-    def h_put(self: Any, a: np.ndarray) -> Any:
-        mode = mode_of(self)
-        if mode is None or mode == "nofill":
-            return put(self, a)
-        a = np.ascontiguousarray(a)
-        q = self.queue
-        if mode == "fresh":
-            buf = cl.Buffer(q.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a)
-        else:
-            buf = new_buffer(q, a.nbytes, mode == "pooled")
-            cl.enqueue_copy(q, buf, a, is_blocking=True)
-        return wrap(q, buf, a.shape, a.dtype)
-
-    def h_empty(self: Any, shape: Any, dtype: Any) -> Any:
-        mode = mode_of(self)
-        if mode is None:
-            return empty(self, shape, dtype)
-        if mode == "nofill":
-            return clpy.empty(shape, dtype, device=self.queue)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        return wrap(self.queue, new_buffer(self.queue, nbytes, mode == "pooled"), shape, dtype)
-
-    def h_set(self: Any, a: Any, value: np.ndarray) -> None:
-        mode = mode_of(self)
-        if mode is None or mode == "nofill" or not isinstance(a, clpy.DeviceArray):
-            return set_(self, a, value)
-        src = np.ascontiguousarray(value, dtype=a.dtype)
-        cl.enqueue_copy(self.queue, a.cl_array.base_data, src, is_blocking=True)
-        return None
-
-    def h_get(self: Any, a: Any) -> np.ndarray:
-        mode = mode_of(self)
-        if mode is None or mode == "nofill" or not isinstance(a, clpy.DeviceArray):
-            return get(self, a)
-        out = np.empty(a.shape, a.dtype)
-        cl.enqueue_copy(self.queue, out, a.cl_array.base_data, is_blocking=True)
-        return out
-
-    def o_buf(self: Any, a: np.ndarray) -> Any:
-        if HOST_BUFFERS[0] != "staged":
-            return obuf(self, a)
-        a = np.ascontiguousarray(a)
-        b = cl.Buffer(self.ctx, mf.READ_WRITE, max(a.nbytes, 1))
-        transfers.upload(cl, self.queue, b, a)
-        return b
-
-    def o_empty(self: Any, nbytes: int) -> Any:
-        b = oempty(self, nbytes)
-        if HOST_BUFFERS[0] == "zerofill":
-            cl.enqueue_fill_buffer(self.queue, b, np.uint8(0), 0, max(nbytes, 1))
-        return b
-
-    def o_write(self: Any, b: Any, a: np.ndarray) -> None:
-        if HOST_BUFFERS[0] != "staged":
-            return owrite(self, b, a)
-        transfers.upload(cl, self.queue, b, np.ascontiguousarray(a))
-        return None
-
-    H.put, H.empty, H.set, H.get = h_put, h_empty, h_set, h_get  # type: ignore[method-assign]
-    O.buf, O.empty, O.write = o_buf, o_empty, o_write  # type: ignore[method-assign]
-
-    def undo() -> None:
-        H.put, H.empty, H.set, H.get = saved[:4]  # type: ignore[method-assign]
-        O.buf, O.empty, O.write = saved[4:]  # type: ignore[method-assign]
-
-    return undo
-
-
-def _with_buffers(mode: str, fn: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
-    """``fn`` (a build's run) with the hosts' arrays made the ``mode`` way."""
-
-    def run(events: list[Any]) -> Any:
-        HOST_BUFFERS[0] = mode
-        try:
-            return fn(events)
-        finally:
-            HOST_BUFFERS[0] = None
-            for pool, buf, nbytes in _POOLED:  # the next run takes them again
-                pool.give(buf, nbytes)
-            _POOLED.clear()
-
-    return run
-
-
-def _plans(m: Any, queue: Any) -> list[Any]:
-    out = []
-    for v in vars(m).values():
-        plans = getattr(getattr(v, "launches", None), "plans", None)
-        if isinstance(plans, dict):
-            out += [p for p in plans.values() if getattr(p, "queue", None) == queue]
-    return out
-
-
-class Swap:
-    """Replace the program behind every variant of the module's plans on ``queue``."""
-
-    def __init__(self, cl: Any, m: Any, queue: Any) -> None:
-        self.cl = cl
-        self.plans = _plans(m, queue)
-        self.saved = [(v, v.program, v.kernel) for p in self.plans for v in p._variants.values()]
-        self.options = self.plans[0].options if self.plans else ""
-        self.built: dict[str, Any] = {}
-
-    def apply(self, transform: Callable[[str], str], options: str | None) -> None:
-        cl = self.cl
-        opts = self.options if options is None else options
-        for v, prg, k in self.saved:
-            src = transform(v.source)
-            new = cl.Program(prg.context, src).build(options=opts)
-            self.built[getattr(transform, "__name__", "?")] = new  # the last, for its PTX
-            v.program = new
-            v.kernel = cl.Kernel(new, k.function_name)
-            v._bind_setters()
-            v.last = None
-
-    def restore(self) -> None:
-        for v, prg, k in self.saved:
-            v.program, v.kernel = prg, k
-            v._bind_setters()
-            v.last = None
-
-
-def _norestrict(src: str) -> str:
-    return src.replace(" restrict", "")
-
-
-def _constless(src: str) -> str:
-    return src.replace("__global const ", "__global ").replace("__constant const ", "__constant ")
-
-
-def _noconst(src: str) -> str:
-    return _constless(_norestrict(src))
-
-
-def _same(src: str) -> str:
-    return src
-
-
-def cuda_attributes(ptx: bytes, names: list[str]) -> dict[str, Any]:
-    """Per kernel of an NVIDIA OpenCL binary (PTX), what the CUDA driver's JIT makes of it
-    (registers per thread, static shared and local memory, the block size limit), through
-    CuPy where it is installed: the OpenCL API reports none of these. Errors as a string."""
-    try:
-        import tempfile
-
-        import cupy  # type: ignore[import-not-found]
-
-        with tempfile.NamedTemporaryFile("wb", suffix=".ptx", delete=False) as f:
-            f.write(ptx.rstrip(b"\0"))
-        mod = cupy.RawModule(path=f.name)
-        out: dict[str, Any] = {}
-        for n in names:
-            fn = mod.get_function(n)
-            out[n] = {
-                "num_regs": int(fn.num_regs),
-                "shared_size_bytes": int(fn.shared_size_bytes),
-                "local_size_bytes": int(fn.local_size_bytes),
-                "max_threads_per_block": int(fn.max_threads_per_block),
-            }
-        return out
-    except Exception as e:  # noqa: BLE001 - a diagnostic: say why and go on
-        return {"error": f"{type(e).__name__}: {e}"}
-
-
-def _binary(prg: Any) -> bytes | None:
-    try:
-        bins = prg.binaries
-        return bytes(bins[0]) if bins else None
-    except Exception:  # noqa: BLE001
-        return None
-
-
-def _intervals(events: list[Any]) -> list[float]:
-    return [(e.profile.end - e.profile.start) * 1e-3 for e in events]  # microseconds
-
-
-# The originals with their __local parameters shadowed by arrays declared in the kernel (as
-# clpy emits them): the host still passes the local memory, the kernel no longer uses it.
-STATIC_LOCAL: dict[str, list[tuple[str, str]]] = {
-    "pathfinder": [
-        (
-            r"__local int \*prev, __local int \*result\)\s*\{",
-            "__local int *prev_dyn, __local int *result_dyn)\n{\n"
-            "    __local int prev[256];\n    __local int result[256];",
-        )
-    ],
-    "backprop": [
-        (
-            r"__local float \*input_node, __local float \*weight_matrix,(\s*int in, int hid\))"
-            r"\s*\{",
-            "__local float *input_node_dyn, __local float *weight_matrix_dyn,\\1\n{\n"
-            "    __local float input_node[16];\n    __local float weight_matrix[256];",
-        )
-    ],
-}
-
-
-# The originals' kernels with clpy's parameter lists (the build ``orig_clpyhost``: the
-# hand-written kernel launched by clpy's host, with clpy's buffers and options), so that a gap
-# splits into the kernel's code and the host's part. Parameters clpy's port drops become
-# constants or kernel-declared local arrays; kernels not listed keep clpy's source.
-CLPY_SIGNATURE: dict[str, list[tuple[str, str]]] = {
-    "pathfinder": [
-        (
-            r"__kernel void dynproc_kernel\([^)]*\)\s*\{",
-            "__kernel void dynproc_kernel(int iteration, __global int *gpuWall, "
-            "__global int *gpuSrc,\n    __global int *gpuResults, int cols, int startStep, "
-            "int border)\n{\n    const int HALO = 1;\n    __local int prev[256];\n"
-            "    __local int result[256];",
-        )
-    ],
-    "backprop": [
-        (
-            r"__kernel void bpnn_adjust_weights_ocl\([^)]*\)",
-            "__kernel void bpnn_adjust_weights(__global float *delta, int hid, "
-            "__global float *ly,\n    __global float *w, __global float *oldw)",
-        )
-    ],
-}
-
-
-def _clpy_signature(m: Any) -> Callable[[str], str] | None:
-    """A transform for ``Swap.apply``: the original .cl adapted to clpy's parameters where it
-    defines the emitted kernel's name, else the emitted source unchanged."""
-    if m.NAME not in CLPY_SIGNATURE:
-        return None
-    src = (common.CL_DIR / m.CL_FILE).read_text()
-    for pat, rep in CLPY_SIGNATURE[m.NAME]:
-        src, k = re.subn(pat, rep, src)
-        if k != 1:
-            raise ValueError(f"{m.NAME}: the clpy-signature rewrite matched {k} times")
-
-    def transform(emitted: str) -> str:
-        m = re.search(r"__kernel void (\w+)\(", emitted)
-        return src if m and f"__kernel void {m.group(1)}(" in src else emitted
-
-    return transform
-
-
-def _contract(src: str) -> str:
-    """The emitted source with OpenCL C's default FP_CONTRACT ON (spec 6.10: a*b+c may be
-    fused), as the originals are built; clpy emits OFF unless a kernel asks for fp_contract."""
-    return src.replace("#pragma OPENCL FP_CONTRACT OFF", "#pragma OPENCL FP_CONTRACT ON")
-
-
-def _noline(src: str) -> str:
-    """The emitted source without its ``#line`` directives (the originals have none)."""
-    return "\n".join(ln for ln in src.split("\n") if not ln.startswith("#line "))
-
-
-# min/max as the originals write them (conditional expressions), instead of the built-ins
-MINMAX_MACROS = (
-    "#define min(a, b) ((a) <= (b) ? (a) : (b))\n#define max(a, b) ((a) >= (b) ? (a) : (b))\n"
-)
-
-
-def _minmax(src: str) -> str:
-    """The emitted source with ``min``/``max`` as conditional-expression macros."""
-    return MINMAX_MACROS + src
-
-
-# The reverse of CLPY_SIGNATURE (the build ``clpy_orighost``): clpy's emitted kernels under the
-# original host, renamed to the originals' names, with the parameters the original host
-# passes and clpy's port dropped inserted (unused) at their places. Per program: clpy's kernel
-# name -> (the original's name, [(position, parameter)]).
-ORIG_SIGNATURE: dict[str, dict[str, tuple[str, list[tuple[int, str]]]]] = {
-    "pathfinder": {
-        "dynproc_kernel": (
-            "dynproc_kernel",
-            [
-                (5, "int rows_unused"),
-                (8, "int halo_unused"),
-                (9, "__local int *prev_unused"),
-                (10, "__local int *result_unused"),
-            ],
-        )
-    },
-    "backprop": {"bpnn_adjust_weights": ("bpnn_adjust_weights_ocl", [(3, "int in_unused")])},
-}
-
-
-def _orig_signature(m: Any, sources: dict[str, str]) -> str | None:
-    """The original .cl with clpy's emitted kernels (ORIG_SIGNATURE; ``sources``: the emitted
-    source clpy launched per kernel name, else the kernel's generic ``.source``) appended in
-    place of its own (renamed ``*_handwritten``), or None where the program has no entry."""
-    table = ORIG_SIGNATURE.get(m.NAME)
-    if table is None:
-        return None
-    src = (common.CL_DIR / m.CL_FILE).read_text()
-    for cname, (oname, extra) in table.items():
-        src, k = re.subn(rf"__kernel void {oname}\(", f"__kernel void {oname}_handwritten(", src)
-        if k != 1:
-            raise ValueError(f"{m.NAME}: {oname} found {k} times in {m.CL_FILE}")
-        emitted = sources.get(cname) or getattr(m, cname).source
-        head = re.search(rf"__kernel void {cname}\((.*?)\)\s*\{{", emitted, re.S)
-        if head is None:
-            raise ValueError(f"{m.NAME}: no kernel {cname} in the emitted source")
-        params = [q.strip() for q in head.group(1).split(",")]
-        for pos, q in extra:
-            params.insert(pos, q)
-        sig = f"__kernel void {oname}(" + ", ".join(params) + ")\n{"
-        src += "\n" + emitted[: head.start()] + sig + emitted[head.end() :]
-    return src
-
-
-def _static_local(name: str, src: str) -> str:
-    for pat, rep in STATIC_LOCAL[name]:
-        src, k = re.subn(pat, rep, src)
-        if k != 1:
-            raise ValueError(f"{name}: the static-local rewrite matched {k} times")
-    return src
-
 
 # Where the programs' binaries (PTX on NVIDIA) go, from --out: ``<dir>/<program>/`` with
 # ``*_clpy.bin`` and ``*_original.bin`` as scripts/ptx_compare.py reads them, and the hybrid
@@ -568,26 +97,26 @@ def _static_local(name: str, src: str) -> str:
 PTX_DIR: Path | None = None
 
 
-def _save_ptx(m: Any, ctx: Any, swap: Swap, extra: dict[str, Any]) -> None:
+def _save_ptx(m: Any, ctx: Any, swap: hosts.Swap, extra: dict[str, Any]) -> None:
     assert PTX_DIR is not None
     d = PTX_DIR / m.NAME
     d.mkdir(parents=True, exist_ok=True)
     for i, (_, prg, k) in enumerate(swap.saved):
-        b = _binary(prg)
+        b = sources.binary(prg)
         if b is not None:
             (d / f"{k.function_name}_{i}_clpy.bin").write_bytes(b)
     orig_prg = common.BUILT.get((int(ctx.int_ptr), m.CL_FILE))
-    b = None if orig_prg is None else _binary(orig_prg)
+    b = None if orig_prg is None else sources.binary(orig_prg)
     if b is not None:
         (d / f"{m.NAME}_original.bin").write_bytes(b)
     names = {
         "replaced": "clpy_orighost",
         "": "orig_static_local",
         "transform": "orig_clpyhost",
-        "_same": "clpy_noopts",
+        "sources.same": "clpy_noopts",
     }
     for label, prg in [*extra.items(), *swap.built.items()]:
-        b = _binary(prg)
+        b = sources.binary(prg)
         if b is not None:
             (d / f"{names.get(label, label.strip('_'))}.ptx").write_bytes(b)
 
@@ -666,7 +195,7 @@ def diagnose(
 
             def static_local(c: Any, p: str, opt: str) -> Any:
                 if opt not in static_progs:
-                    src = _static_local(m.NAME, Path(p).read_text())
+                    src = sources.static_local(m.NAME, Path(p).read_text())
                     static_progs[opt] = cl.Program(c, src).build(options=opt)
                 return static_progs[opt]
 
@@ -688,70 +217,70 @@ def diagnose(
     def flushed(fn: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
         def run(events: list[Any]) -> Any:
             if not scratch:
-                scratch.append(cl.Buffer(ctx, cl.mem_flags.READ_WRITE, FLUSH_BYTES))
-            _FLUSH.append((queue, scratch[0]))
+                scratch.append(cl.Buffer(ctx, cl.mem_flags.READ_WRITE, hosts.FLUSH_BYTES))
+            hosts.FLUSH.append((queue, scratch[0]))
             try:
                 return fn(events)
             finally:
-                _FLUSH.clear()
+                hosts.FLUSH.clear()
 
         return run
 
     def synced(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
-        _SYNC.append(queue)
+        hosts.SYNC.append(queue)
         try:
             return fn(events)
         finally:
-            _SYNC.clear()
+            hosts.SYNC.clear()
 
     clpy_run([])  # builds the plans
-    swap = Swap(cl, m, queue)
+    swap = hosts.Swap(cl, m, queue)
     clopts = swap.options
     builds: list[tuple[str, Callable[[list[Any]], Any], Callable[[], None]]] = [
         ("orig", orig, lambda: None),
         ("orig_clpyopts", lambda ev: orig(ev, clopts), lambda: None),
         ("clpy", clpy_run, swap.restore),
-        ("clpy_norestrict", clpy_run, lambda: swap.apply(_norestrict, None)),
-        ("clpy_noconst", clpy_run, lambda: swap.apply(_noconst, None)),
-        ("clpy_restrict_noconst", clpy_run, lambda: swap.apply(_constless, None)),
-        ("clpy_noopts", clpy_run, lambda: swap.apply(_same, "")),
+        ("clpy_norestrict", clpy_run, lambda: swap.apply(sources.norestrict, None)),
+        ("clpy_noconst", clpy_run, lambda: swap.apply(sources.noconst, None)),
+        ("clpy_restrict_noconst", clpy_run, lambda: swap.apply(sources.constless, None)),
+        ("clpy_noopts", clpy_run, lambda: swap.apply(sources.same, "")),
         ("orig_sync", lambda ev: synced(orig, ev), lambda: None),
         ("clpy_sync", lambda ev: synced(clpy_run, ev), swap.restore),
         ("orig_b", orig, lambda: None),
     ]
-    adapted = _clpy_signature(m)
+    adapted = sources.clpy_signature(m)
     if adapted is not None:
         builds.insert(3, ("orig_clpyhost", clpy_run, lambda: swap.apply(adapted, None)))
     launched: dict[str, str] = {}  # per kernel, the source of the variant clpy launched
     for v, _, k in swap.saved:
         if getattr(v, "last", None) is not None or k.function_name not in launched:
             launched[k.function_name] = v.source
-    clpy_in_orig = _orig_signature(m, launched)
+    clpy_in_orig = sources.orig_signature(m, launched)
     if clpy_in_orig is not None:
         builds.insert(
             4, ("clpy_orighost", lambda ev: orig(ev, clopts, source=clpy_in_orig), lambda: None)
         )
     builds[-3:-3] = [
-        ("clpy_contract", clpy_run, lambda: swap.apply(_contract, None)),
-        ("clpy_noline", clpy_run, lambda: swap.apply(_noline, None)),
-        ("clpy_minmax", clpy_run, lambda: swap.apply(_minmax, None)),
+        ("clpy_contract", clpy_run, lambda: swap.apply(sources.contract, None)),
+        ("clpy_noline", clpy_run, lambda: swap.apply(sources.noline, None)),
+        ("clpy_minmax", clpy_run, lambda: swap.apply(sources.minmax, None)),
     ]
-    if m.NAME in STATIC_LOCAL:
+    if m.NAME in sources.STATIC_LOCAL:
         builds.insert(2, ("orig_static_local", lambda ev: orig(ev, static=True), lambda: None))
     # the host-buffer builds (module docstring), before the *_sync pair
     hb: list[tuple[str, Callable[[list[Any]], Any], Callable[[], None]]] = []
     if adapted is not None:
         apply_adapted = lambda: swap.apply(adapted, None)  # noqa: E731
         hb += [
-            (f"orig_clpyhost_{mode}", _with_buffers(mode, clpy_run), apply_adapted)
-            for mode in _CLPY_MODES
+            (f"orig_clpyhost_{mode}", hosts.with_buffers(mode, clpy_run), apply_adapted)
+            for mode in hosts.CLPY_MODES
         ]
     hb += [
-        ("clpy_pageable", _with_buffers("pageable", clpy_run), swap.restore),
-        ("orig_staged", _with_buffers("staged", orig), lambda: None),
-        ("orig_zerofill", _with_buffers("zerofill", orig), lambda: None),
+        ("clpy_pageable", hosts.with_buffers("pageable", clpy_run), swap.restore),
+        ("orig_staged", hosts.with_buffers("staged", orig), lambda: None),
+        ("orig_zerofill", hosts.with_buffers("zerofill", orig), lambda: None),
     ]
-    # each kernel after an L2 flush (a fill of FLUSH_BYTES) and a finished queue: whether a
+    # each kernel after an L2 flush (a fill of hosts.FLUSH_BYTES) and a finished queue: whether a
     # gap comes from what the previous command left in the cache
     hb += [
         ("orig_flush", flushed(orig), lambda: None),
@@ -762,7 +291,7 @@ def diagnose(
             ("orig_clpyhost_flush", flushed(clpy_run), apply_adapted),
             (
                 "orig_clpyhost_pageable_flush",
-                flushed(_with_buffers("pageable", clpy_run)),
+                flushed(hosts.with_buffers("pageable", clpy_run)),
                 apply_adapted,
             ),
         ]
@@ -793,14 +322,14 @@ def diagnose(
             try:
                 setup()
                 events: list[Any] = []
-                _NAMES.clear()
-                _BUFFERS.clear()
+                hosts.NAMES.clear()
+                hosts.BUFFERS.clear()
                 out = fn(events)
                 _checked(m, name, out, ref, seen)
                 if r:  # round 0 warms every build up
-                    runs[name].append(list(zip(list(_NAMES), _intervals(events))))
+                    runs[name].append(list(zip(list(hosts.NAMES), sources.intervals(events))))
                     # after the timed launches: where this run's buffers were
-                    addrs[name].append(_addresses(ctx, queue, addr_prgs))
+                    addrs[name].append(hosts.addresses(ctx, queue, addr_prgs))
             except Exception as e:
                 errors[name] = f"{type(e).__name__}: {e}"
                 print(f"  {m.NAME} {name}: {errors[name]}", flush=True)
@@ -813,14 +342,14 @@ def diagnose(
     if "nvidia" in queue.device.platform.name.lower():
         cuda: dict[str, Any] = {}
         for _, prg, k in swap.saved:
-            b = _binary(prg)
+            b = sources.binary(prg)
             if b is not None:
-                cuda.update(cuda_attributes(b, [k.function_name]))
+                cuda.update(sources.cuda_attributes(b, [k.function_name]))
         orig_prg = common.BUILT.get((int(ctx.int_ptr), m.CL_FILE))
-        b = None if orig_prg is None else _binary(orig_prg)
+        b = None if orig_prg is None else sources.binary(orig_prg)
         if b is not None:
             names = [kk.function_name for kk in orig_prg.all_kernels()]
-            cuda.update({f"orig:{n}": a for n, a in cuda_attributes(b, names).items()})
+            cuda.update({f"orig:{n}": a for n, a in sources.cuda_attributes(b, names).items()})
         res["cuda"] = cuda
         print(f"  {m.NAME} cuda attributes: {cuda}", flush=True)
     for name, rs in runs.items():
@@ -903,11 +432,11 @@ def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
                 totals = res[name]["totals_us"]
                 by: dict[str, list[float]] = {}
                 for a, t in zip(runs, totals):
-                    by.setdefault(_layout(a).split("; ", 1)[-1], []).append(t)
+                    by.setdefault(hosts.layout(a).split("; ", 1)[-1], []).append(t)
                 kinds = "; ".join(
                     f"{len(ts)} runs {statistics.median(ts):.0f} us" for ts in by.values()
                 )
-                lines.append(f"| {name} | {_layout(runs[0])} | {len(by)}: {kinds} |")
+                lines.append(f"| {name} | {hosts.layout(runs[0])} | {len(by)}: {kinds} |")
         cuda = res.get("cuda")
         if cuda:
             lines.append("")
@@ -974,8 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     global PTX_DIR
     if a.out is not None:
         PTX_DIR = a.out / "ptx_kdiag"
-    undo = _record_names()
-    undo_buffers = _patch_buffers()
+    undo = hosts.record_names()
+    undo_buffers = hosts.patch_buffers()
     results: dict[str, Any] = {}
     t0 = time.perf_counter()
     try:
