@@ -9,6 +9,8 @@
 #   repro           SEEDS="a b ..." re-run those seeds three-way, one process each, RL seconds,
 #                   reproducers as $OUT/fzr.tgz (the device tool does not return deep folders)
 #   narrow          scripts/gpu_narrow_diag.py on NVIDIA into $OUT/narrow.{json,log}
+#   printf          scripts/gpu_printf_diag.py on NVIDIA into $OUT/printf.log, counted
+#   tests           pytest on NVIDIA of $NV_TESTS (files) for at most $NV_LIMIT s (default 200)
 #   batch           scripts/gpu_batch.sh with JOBS etc. from the environment, into $OUT/b
 # Example: BUDGET=585 bash scripts/gpu_session.sh neg fuzz3:330000
 # session 5 GPU wrapper: unpack HEAD, wheels, then run the step named in $1
@@ -24,11 +26,20 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for step in "$@"; do echo "##### $step at $(( $(date +%s) - T0 ))s"; case $step in
   neg) OUT=$OUT_ROOT/fuzz timeout 150 bash scripts/gpu_fuzz_negation.sh 2>&1 | tail -60 ;;
   fuzz3*) S=${step#fuzz3:}; LEFT=$(( ${BUDGET:-580} - ($(date +%s) - T0) )); mkdir -p $OUT_ROOT/fz;
-     DIAG=0 OUT=$OUT_ROOT/fz PYTHON=/opt/torch/.venv/bin/python HARD_LIMIT=$LEFT bash scripts/gpu_fuzz.sh sim,opencl:pocl,opencl:nvidia $S 8000 2>&1 | tail -40 ;;
+     JOBS=${FUZZ_JOBS:-16} DIAG=0 OUT=$OUT_ROOT/fz PYTHON=/opt/torch/.venv/bin/python HARD_LIMIT=$LEFT bash scripts/gpu_fuzz.sh sim,opencl:pocl,opencl:nvidia $S 8000 2>&1 | tail -40 ;;
   narrow) PY=/opt/torch/.venv/bin/python; $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/clpy-site wheels/*.whl >/dev/null 2>&1
      mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
      OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout ${NL:-200} $PY scripts/gpu_narrow_diag.py --platform nvidia --out $OUT_ROOT/narrow.json > $OUT_ROOT/narrow.log 2>&1
      grep -v " OK$" $OUT_ROOT/narrow.log | tail -n 80 ;;
+  printf|tests) PY=/opt/torch/.venv/bin/python; $PY -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/clpy-site wheels/*.whl >/dev/null 2>&1
+     mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+     if [ "$step" = printf ]; then
+       OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout 60 $PY scripts/gpu_printf_diag.py --platform nvidia > $OUT_ROOT/printf.log 2>&1
+       $PY scripts/gpu_printf_diag.py --count $OUT_ROOT/printf.log
+     else
+       OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site:$R CLPY_TEST_PLATFORM=nvidia CI=true timeout ${NV_LIMIT:-200} $PY -m pytest -q -o addopts= -p no:cacheprovider -rxXf $NV_TESTS > $OUT_ROOT/nv_tests.log 2>&1
+       echo "tests rc=$?"; tail -n 15 $OUT_ROOT/nv_tests.log
+     fi ;;
   batch) OUT=$OUT_ROOT/b WHEELS=build/wheels_core bash scripts/gpu_batch.sh ;;
   repro) PY=/opt/torch/.venv/bin/python; $PY -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/clpy-site wheels/*.whl >/dev/null 2>&1;
      $PY -m pip install -q --no-deps --no-build-isolation --no-compile --target /tmp/clpy-site . >/dev/null 2>&1
