@@ -32,6 +32,8 @@ _PATHS: dict[str, dict[str, Any]] = {
     "ring_t16_s8_k16_noflush": dict(
         PIPELINE="ring", COPY_THREADS=16, RING_SLOT=8 << 20, RING_SLOTS=16, RING_FLUSH=False
     ),
+    # the arrays' own memory registered once (clpy/runtime/registered.py): no staging copy
+    "register": dict(PIPELINE="register"),
 }
 
 

@@ -29,6 +29,7 @@ from clpy.runtime.device_queue import DEVICE_QUEUES, needs_device_queue
 from clpy.runtime.devices import Device
 from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
 from clpy.runtime.quirks import build_std, fp_build_options
+from clpy.runtime.registered import Registered
 from clpy.runtime.sizes import (
     Sizes,
     check_device_ids,
@@ -342,7 +343,7 @@ class CLPlan:
             self._again = None
             raise self._launch_error(e, loc) from e
 
-    def _staging(self, host: np.ndarray) -> Staging | Ring | None:
+    def _staging(self, host: np.ndarray) -> Staging | Ring | Registered | None:
         """Pinned staging for a large pageable array (None: copy it directly)."""
         return None if self._pool is None else staging_of(self._cl, self.queue, host)
 

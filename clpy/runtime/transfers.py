@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from clpy.runtime.registered import Registered
+
 # Bytes of idle device memory the pools of one device may hold together, over all its queues
 # (the rest is released).
 POOL_LIMIT = 1 << 30
@@ -96,6 +98,9 @@ def clear_pools() -> None:
         for _, pool in _POOLS.values():
             pool.clear()
         _POOLS.clear()
+        for _, st in _STAGING.values():
+            if isinstance(st, Registered):
+                st.clear()  # the arrays its buffers keep alive go too
         _STAGING.clear()
 
 
@@ -256,13 +261,22 @@ class Staging:
 # overlap piece by piece instead of chunk pair by chunk pair. PIPELINE picks "pair" (Staging
 # above: two CHUNK slots, each chunk copied by all threads) or "ring" (benchmarks/transfers.py
 # measures both, "paths").
-# CLPY_STAGING=ring in the environment opts in (the default stays "pair" until the ring is
-# measured on a GPU host).
+# CLPY_STAGING=ring in the environment opts in (the default stays "pair": on the H100 host the
+# ring won at 256 MiB, 31.7 against 25.6 GB/s to the device, and lost at 16 MiB, where direct
+# copies beat both; transfers_h100_s6.json). CLPY_STAGING=register registers the arrays
+# themselves instead of staging them (clpy/runtime/registered.py; not yet measured on a GPU).
+PIPELINES = ("pair", "ring", "register")
+
+
 def _pipeline_from_env() -> str:
     v = os.environ.get("CLPY_STAGING", "").strip().lower()
-    if v in ("", "pair", "ring"):
+    if v == "" or v in PIPELINES:
         return v or "pair"
-    warnings.warn(f"CLPY_STAGING={v!r}: expected 'pair' or 'ring'; using 'pair'", RuntimeWarning, 2)
+    warnings.warn(
+        f"CLPY_STAGING={v!r}: expected one of {', '.join(PIPELINES)}; using 'pair'",
+        RuntimeWarning,
+        2,
+    )
     return "pair"
 
 
@@ -398,7 +412,7 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
         f.result()
 
 
-_STAGING: dict[int, tuple[Any, Staging | Ring | None]] = {}
+_STAGING: dict[int, tuple[Any, Staging | Ring | Registered | None]] = {}
 
 
 # Staging pays where device memory sits across a link. A CPU device (PoCL) works in host
@@ -408,17 +422,21 @@ _STAGING: dict[int, tuple[Any, Staging | Ring | None]] = {}
 STAGE_CPU_DEVICES = False
 
 
-def staging_for(cl: Any, queue: Any) -> Staging | Ring | None:
+def staging_for(cl: Any, queue: Any) -> Staging | Ring | Registered | None:
     """The pinned staging area of an in-order ``queue`` (None where pinned memory could not
-    be had, or on a CPU device: then copies go straight from NumPy memory)."""
+    be had, or on a CPU device: then copies go straight from NumPy memory), or its registered
+    host buffers with ``PIPELINE == "register"``."""
     key = int(queue.int_ptr)
     with _pools_lock:
         entry = _STAGING.get(key)
         if entry is None or entry[0] != queue:
-            st: Staging | Ring | None = None
+            st: Staging | Ring | Registered | None = None
             if STAGE_CPU_DEVICES or not queue.device.type & cl.device_type.CPU:
                 try:
-                    st = Ring(cl, queue) if PIPELINE == "ring" else Staging(cl, queue)
+                    if PIPELINE == "register":
+                        st = Registered(cl, queue)
+                    else:
+                        st = Ring(cl, queue) if PIPELINE == "ring" else Staging(cl, queue)
                 except cl.Error:
                     st = None
             entry = _STAGING[key] = (queue, st)
@@ -448,7 +466,7 @@ def download(cl: Any, queue: Any, host: np.ndarray, buf: Any, offset: int = 0) -
         cl.enqueue_copy(queue, host, buf, src_offset=offset, is_blocking=True)
 
 
-def staging_of(cl: Any, queue: Any, host: np.ndarray) -> Staging | Ring | None:
+def staging_of(cl: Any, queue: Any, host: np.ndarray) -> Staging | Ring | Registered | None:
     """The staging area for copying ``host`` on ``queue``, or None to copy directly (small,
     already page-locked, or an out-of-order queue)."""
     if host.nbytes < STAGE_MIN or type(host) is not np.ndarray:  # a DeviceArray view: no

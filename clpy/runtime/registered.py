@@ -1,0 +1,152 @@
+"""Transfers of NumPy arguments through host memory the driver pins once (opt-in:
+``CLPY_STAGING=register``; issue 18).
+
+Why. Staging a pageable NumPy array costs three passes through host memory: the array is read,
+its pinned copy written, and the DMA reads that copy. On the H100 host of
+``benchmarks/results/transfers_h100_s6.json`` the host copies into pinned memory at 48.6 GB/s
+with 16 threads (about 97 GB/s of memory traffic), so staging tops out near 32 GB/s of a
+53 GB/s link: the ring measured 31.7 GB/s to the device, the pair 25.6. A ``USE_HOST_PTR``
+buffer made once over page-aligned host memory and kept (``uhp_cached_aligned`` there) moved
+53.0 GB/s to the device and 52.5 GB/s back: the driver pins the memory when the buffer is
+made, and each transfer is one DMA from or into the user's own memory.
+
+How. For a contiguous array of at least ``REGISTER_MIN`` bytes, the page-aligned interior of
+its memory (NumPy's large arrays start 16 bytes past a page, so the interior leaves out less
+than a page at each end) becomes a ``USE_HOST_PTR`` buffer, kept per queue and address in a
+least-recently-used table of at most ``REGISTER_BYTES``; the ends go by plain copies. The
+OpenCL API's way to keep such a buffer in step with its host memory is the map:
+
+- upload: map the buffer for ``CL_MAP_WRITE_INVALIDATE_REGION`` and unmap it (the host changed
+  every byte: nothing is copied back first, which could overwrite the caller's new data), then
+  copy it into the kernel's buffer on the device, and wait for that copy, so the caller may
+  change the array as soon as the launch returns (as with staging);
+- download: copy the kernel's buffer into it on the device, then map it for ``CL_MAP_READ``
+  (blocking: the host memory holds the data) and unmap.
+
+A kept buffer keeps the array it was made on alive (the driver holds a pointer into it), so a
+dead array's address never comes back to this table while its buffer is here; ``REGISTER_BYTES``
+bounds the memory kept so, and ``clpy.clear_caches()`` drops it all. Measured on PoCL only so
+far (tests/test_runtime_registered.py: values, ends, reuse, eviction); on a GPU,
+``python -m benchmarks.transfers --parts paths`` times it as ``register`` beside the pair and
+the ring, and the default stays ``pair`` until it wins there.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+PAGE = 1 << 12
+REGISTER_MIN = 1 << 20  # interior bytes below this go the fallback's way
+REGISTER_BYTES = 4 << 30  # the most host memory kept registered per queue
+
+
+class Registered:
+    """The registered host buffers of one in-order queue; ``fallback`` (pinned staging, or
+    None for direct copies) takes arrays too small for a page-aligned interior."""
+
+    def __init__(self, cl: Any, queue: Any, fallback: Any = None) -> None:
+        self._cl = cl
+        self.queue = queue
+        self.fallback = fallback
+        self._bufs: OrderedDict[tuple[int, int], tuple[Any, np.ndarray]] = OrderedDict()
+        self.held = 0  # bytes of host memory registered
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def interior(flat: np.ndarray) -> tuple[int, int] | None:
+        """The byte range ``[lo, hi)`` of ``flat`` (uint8) that starts and ends on a page, or
+        None when it is smaller than ``REGISTER_MIN``."""
+        lo = -flat.ctypes.data % PAGE
+        hi = lo + (flat.size - lo) // PAGE * PAGE
+        return (lo, hi) if hi - lo >= REGISTER_MIN else None
+
+    def _buffer(self, flat: np.ndarray, lo: int, hi: int) -> Any:
+        key = (flat.ctypes.data + lo, hi - lo)
+        entry = self._bufs.get(key)
+        if entry is not None:
+            self._bufs.move_to_end(key)
+            return entry[0]
+        cl = self._cl
+        mf = cl.mem_flags
+        part = flat[lo:hi]
+        access = mf.READ_WRITE if part.flags.writeable else mf.READ_ONLY
+        buf = cl.Buffer(self.queue.context, access | mf.USE_HOST_PTR, hostbuf=part)
+        self._bufs[key] = (buf, part)  # the view keeps the array (and its address) alive
+        self.held += hi - lo
+        while self.held > REGISTER_BYTES and len(self._bufs) > 1:
+            (_, n), (old, _) = self._bufs.popitem(last=False)
+            self.held -= n
+            old.release()
+        return buf
+
+    def _map(self, buf: Any, flags: Any, n: int) -> None:
+        """Map ``buf`` whole (blocking) and unmap it: the API's sync of a USE_HOST_PTR
+        buffer with its host memory."""
+        m, _ = self._cl.enqueue_map_buffer(self.queue, buf, flags, 0, (n,), np.uint8)
+        m.base.release(self.queue)
+
+    def upload(self, dst: Any, host: np.ndarray, offset: int = 0) -> None:
+        """``host`` into device buffer ``dst`` from byte ``offset``; returns when every byte is
+        on the device (the caller may change ``host`` then)."""
+        cl = self._cl
+        flat = host.reshape(-1).view(np.uint8)
+        cut = self.interior(flat)
+        if cut is None:
+            self._fallback_upload(dst, host, offset)
+            return
+        lo, hi = cut
+        q = self.queue
+        with self.lock:
+            buf = self._buffer(flat, lo, hi)
+            self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, hi - lo)
+            evt = cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
+            if lo:
+                cl.enqueue_copy(q, dst, flat[:lo], dst_offset=offset, is_blocking=False)
+            if hi < flat.size:
+                cl.enqueue_copy(q, dst, flat[hi:], dst_offset=offset + hi, is_blocking=False)
+            evt.wait()
+            q.finish()  # the ends too: the caller's array may change on return
+
+    def download(self, host: np.ndarray, src: Any, offset: int = 0) -> None:
+        """Device buffer ``src`` from byte ``offset`` into ``host`` (blocking)."""
+        cl = self._cl
+        flat = host.reshape(-1).view(np.uint8)
+        cut = self.interior(flat)
+        if cut is None:
+            self._fallback_download(host, src, offset)
+            return
+        lo, hi = cut
+        q = self.queue
+        with self.lock:
+            buf = self._buffer(flat, lo, hi)
+            cl.enqueue_copy(q, buf, src, byte_count=hi - lo, src_offset=offset + lo)
+            if lo:
+                cl.enqueue_copy(q, flat[:lo], src, src_offset=offset, is_blocking=False)
+            if hi < flat.size:
+                cl.enqueue_copy(q, flat[hi:], src, src_offset=offset + hi, is_blocking=False)
+            self._map(buf, cl.map_flags.READ, hi - lo)
+            q.finish()
+
+    def _fallback_upload(self, dst: Any, host: np.ndarray, offset: int) -> None:
+        if self.fallback is not None:
+            self.fallback.upload(dst, host, offset)
+        else:
+            self._cl.enqueue_copy(self.queue, dst, host, dst_offset=offset, is_blocking=True)
+
+    def _fallback_download(self, host: np.ndarray, src: Any, offset: int) -> None:
+        if self.fallback is not None:
+            self.fallback.download(host, src, offset)
+        else:
+            self._cl.enqueue_copy(self.queue, host, src, src_offset=offset, is_blocking=True)
+
+    def clear(self) -> None:
+        """Release every registered buffer (and the arrays they keep)."""
+        with self.lock:
+            for buf, _ in self._bufs.values():
+                buf.release()
+            self._bufs.clear()
+            self.held = 0

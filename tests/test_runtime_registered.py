@@ -1,0 +1,107 @@
+"""NumPy arguments through registered host memory (CLPY_STAGING=register,
+clpy/runtime/registered.py): USE_HOST_PTR buffers over each array's page-aligned interior,
+kept per queue, synced by maps; the ends by plain copies. Forced on PoCL here (a CPU device
+normally copies directly): values, unaligned ends, host changes between launches, reuse,
+read-only inputs, the byte bound and clear_caches."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import clpy
+from clpy import Global, float32, int32
+from clpy.runtime import registered, transfers
+from clpy.runtime.api import get_device
+
+
+@clpy.kernel
+def axpy(x: Global[float32], y: Global[float32], a: float32, n: int32):
+    i = clpy.get_global_id(0)
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+@pytest.fixture
+def reg(cl_device: Any, monkeypatch: Any) -> Any:
+    """The register pipeline on the test device, from 1 MiB up; its table for the device's
+    queue (after the first launch)."""
+    for k, v in dict(STAGE_CPU_DEVICES=True, PIPELINE="register", STAGE_MIN=1 << 20).items():
+        monkeypatch.setattr(transfers, k, v)
+    transfers.clear_pools()
+    dev = get_device(cl_device)
+    yield dev
+    transfers.clear_pools()
+
+
+def _table(dev: Any) -> registered.Registered:
+    entries = [st for _, st in transfers._STAGING.values() if isinstance(st, registered.Registered)]
+    assert len(entries) == 1, transfers._STAGING
+    return entries[0]
+
+
+def _launch(dev: Any, x: np.ndarray, y: np.ndarray, a: float) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the repeated-upload hint
+        axpy[x.size](x, y, np.float32(a), np.int32(x.size), device=dev)
+
+
+def test_values_ends_and_host_changes(reg: Any) -> None:
+    n = 3 << 18  # 3 MiB of float32
+    base = np.arange(n + 7, dtype=np.float32)
+    x = base[3:-4]  # starts 12 bytes past the allocation: unaligned ends on both sides
+    y = np.ones(n, np.float32)
+    _launch(reg, x, y, 2.0)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    t = _table(reg)
+    lo, hi = registered.Registered.interior(x.reshape(-1).view(np.uint8))  # type: ignore[misc]
+    assert 0 < lo < registered.PAGE and hi <= x.nbytes and len(t._bufs) == 2
+    held = t.held
+    x[:] = -1  # the host changes both arrays between launches: the next one sees it
+    y[:] = 5
+    _launch(reg, x, y, 3.0)
+    np.testing.assert_array_equal(y, np.full(n, 2, np.float32))
+    assert t.held == held and len(t._bufs) == 2  # the same registrations, reused
+    x[0], x[-1], x[n // 2] = 10, 20, 30  # the ends and the middle
+    _launch(reg, x, y, 1.0)
+    assert (y[0], y[-1], y[n // 2]) == (12, 22, 32) and y[1] == 1
+
+
+def test_read_only_input_and_small_arrays(reg: Any) -> None:
+    n = 1 << 19
+    x = np.linspace(0, 1, n, dtype=np.float32)
+    x.flags.writeable = False
+    y = np.zeros(n, np.float32)
+    _launch(reg, x, y, 4.0)
+    np.testing.assert_array_equal(y, 4 * x)
+    small_x, small_y = np.ones(1000, np.float32), np.zeros(1000, np.float32)
+    _launch(reg, small_x, small_y, 1.0)  # below STAGE_MIN: direct, not registered
+    assert (small_y == 1).all()
+    assert all(key[1] >= registered.REGISTER_MIN for key in _table(reg)._bufs)
+
+
+def test_bound_and_clear(reg: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(registered, "REGISTER_BYTES", 5 << 20)
+    arrays = [np.full(1 << 19, k, np.float32) for k in range(4)]  # 2 MiB each
+    y = np.zeros(1 << 19, np.float32)
+    for x in arrays:
+        _launch(reg, x, y, 1.0)
+    assert (y == sum(range(4))).all()
+    t = _table(reg)
+    assert t.held <= 5 << 20 and len(t._bufs) <= 2
+    clpy.clear_caches()
+    assert t.held == 0 and not t._bufs and not transfers._STAGING
+
+
+def test_download_into_registered_memory(reg: Any) -> None:
+    """A device array read back into a NumPy array through the same path."""
+    n = 1 << 20
+    x = np.arange(n, dtype=np.float32)
+    d = clpy.to_device(x, device=reg)
+    out = np.empty(n + 3, np.float32)[3:]
+    d.get(out=out)
+    np.testing.assert_array_equal(out, x)
+    assert len(_table(reg)._bufs) == 2  # x's upload and out's download, each registered
