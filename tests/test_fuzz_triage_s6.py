@@ -31,6 +31,7 @@ import clpy.vectors as V
 from clpy import Global, float64, int8, int16, int32, uint8
 from clpy.runtime.quirks import device_target
 from tests.sim_vs_device import both
+from tests.test_fuzz_triage_s5 import _forced as _forced_target
 from tests.test_fuzz_triage_s5 import _nvidia_info
 
 
@@ -49,8 +50,8 @@ def seed_340201(out_uchar: Global[uint8]):
 
 
 def _forced(cl_device: Any, name: str, **info: Any) -> Any:
-    dev = next(d for d in clpy.devices() if d.cl_device == cl_device)
-    tgt = replace(dev.target, name=name, info={**dev.target.info, **info})
+    """The test device as a variant whose target has some of NVIDIA's lowerings forced."""
+    dev, tgt = _forced_target(cl_device, name, **info)
     return dev.variant(target=tgt), tgt
 
 

@@ -103,13 +103,9 @@ class Registered:
         with self.lock:
             buf = self._buffer(flat, lo, hi)
             self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, hi - lo)
-            evt = cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
-            if lo:
-                cl.enqueue_copy(q, dst, flat[:lo], dst_offset=offset, is_blocking=False)
-            if hi < flat.size:
-                cl.enqueue_copy(q, dst, flat[hi:], dst_offset=offset + hi, is_blocking=False)
-            evt.wait()
-            q.finish()  # the ends too: the caller's array may change on return
+            cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
+            self._ends(flat, dst, offset, lo, hi, upload=True)
+            q.finish()  # every byte on the device: the caller's array may change on return
 
     def download(self, host: np.ndarray, src: Any, offset: int = 0) -> None:
         """Device buffer ``src`` from byte ``offset`` into ``host`` (blocking)."""
@@ -124,12 +120,25 @@ class Registered:
         with self.lock:
             buf = self._buffer(flat, lo, hi)
             cl.enqueue_copy(q, buf, src, byte_count=hi - lo, src_offset=offset + lo)
-            if lo:
-                cl.enqueue_copy(q, flat[:lo], src, src_offset=offset, is_blocking=False)
-            if hi < flat.size:
-                cl.enqueue_copy(q, flat[hi:], src, src_offset=offset + hi, is_blocking=False)
+            self._ends(flat, src, offset, lo, hi, upload=False)
             self._map(buf, cl.map_flags.READ, hi - lo)
             q.finish()
+
+    def _ends(
+        self, flat: np.ndarray, dev: Any, offset: int, lo: int, hi: int, upload: bool
+    ) -> None:
+        """Enqueue the plain copies of the bytes before ``lo`` and from ``hi`` on (less than a
+        page each), to device buffer ``dev`` or from it."""
+        for a, b in ((0, lo), (hi, flat.size)):
+            if a < b:
+                if upload:
+                    self._cl.enqueue_copy(
+                        self.queue, dev, flat[a:b], dst_offset=offset + a, is_blocking=False
+                    )
+                else:
+                    self._cl.enqueue_copy(
+                        self.queue, flat[a:b], dev, src_offset=offset + a, is_blocking=False
+                    )
 
     def _fallback_upload(self, dst: Any, host: np.ndarray, offset: int) -> None:
         if self.fallback is not None:
