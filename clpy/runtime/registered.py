@@ -25,7 +25,9 @@ OpenCL API's way to keep such a buffer in step with its host memory is the map:
 
 A kept buffer keeps the array it was made on alive (the driver holds a pointer into it), so a
 dead array's address never comes back to this table while its buffer is here; ``REGISTER_BYTES``
-bounds the memory kept so, and ``clpy.clear_caches()`` drops it all. Measured on PoCL only so
+bounds the memory kept so, and ``clpy.clear_caches()`` drops it all. The API leaves commands on
+buffers made from overlapping host memory undefined, so a new registration first drops any it
+overlaps (two views of one array), and every upload and download finishes before the next. Measured on PoCL only so
 far (tests/test_runtime_registered.py: values, ends, reuse, eviction); on a GPU,
 ``python -m benchmarks.transfers --parts paths`` times it as ``register`` beside the pair and
 the ring, and the default stays ``pair`` until it wins there.
@@ -70,6 +72,11 @@ class Registered:
         if entry is not None:
             self._bufs.move_to_end(key)
             return entry[0]
+        # The API leaves commands on buffers made from overlapping host regions undefined:
+        # a registration that overlaps this one (another view of the same array) goes first.
+        start, end = key[0], key[0] + key[1]
+        for k in [k for k in self._bufs if k[0] < end and start < k[0] + k[1]]:
+            self._drop(k)
         cl = self._cl
         mf = cl.mem_flags
         part = flat[lo:hi]
@@ -78,10 +85,13 @@ class Registered:
         self._bufs[key] = (buf, part)  # the view keeps the array (and its address) alive
         self.held += hi - lo
         while self.held > REGISTER_BYTES and len(self._bufs) > 1:
-            (_, n), (old, _) = self._bufs.popitem(last=False)
-            self.held -= n
-            old.release()
+            self._drop(next(iter(self._bufs)))
         return buf
+
+    def _drop(self, key: tuple[int, int]) -> None:
+        buf, _ = self._bufs.pop(key)
+        self.held -= key[1]
+        buf.release()
 
     def _map(self, buf: Any, flags: Any, n: int) -> None:
         """Map ``buf`` whole (blocking) and unmap it: the API's sync of a USE_HOST_PTR
