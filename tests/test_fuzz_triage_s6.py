@@ -150,3 +150,41 @@ def test_volatile_struct_copied_before_a_barrier(cl_device: Any) -> None:
     src = seed_353992.source_for(tgt, line_directives=False)
     assert "Rec353992 clpy_s2_value = in_rec[0];" in src, src
     assert "s2.f2 = clpy_s2_value.f2;" in src and "volatile Rec353992 s2;" in src
+
+
+@clpy.kernel
+def short_updates(x: Global[int16], o: Global[int16]):
+    i = clpy.get_global_id(0)
+    s: int16 = int16(0)
+    s -= x[i]  # seed 333251's (short)(0 - x), as a compound assignment
+    t: int16 = x[i]
+    t *= int16(3)
+    u: int16 = int16(1)
+    u -= x[i] - int16(1)
+    o[3 * i] = int16(1) if s > int16(0) else int16(0)
+    o[3 * i + 1] = t
+    o[3 * i + 2] = u
+
+
+def test_short_compound_assignments_narrowed_by_convert(cl_device: Any) -> None:
+    """On a target with ``narrow_casts`` (NVIDIA) ``s -= x`` on a short variable is written
+    ``s = convert_short(s - x)``; the values are the simulator's either way."""
+    info = np.iinfo(np.int16)
+    x = np.array([info.min, info.min + 1, -1, 0, 1, 11000, info.max, 7], np.int16)
+    x32 = x.astype(np.int32)
+    want = np.stack(
+        [(-x32).astype(np.int16) > 0, (3 * x32).astype(np.int16), (2 - x32).astype(np.int16)],
+        axis=1,
+    ).astype(np.int16)
+    d, tgt = _forced(cl_device, "forced-nvidia-updates", narrow_casts=frozenset({"short"}))
+    src = short_updates.source_for(tgt, line_directives=False)
+    assert "s = convert_short(s - x[i]);" in src and "t = convert_short(t * 3);" in src, src
+    assert "u = convert_short(u - (x[i] - 1));" in src, src
+    o = np.zeros(3 * len(x), np.int16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        short_updates[(len(x),), (len(x),)](x, o, device=d)
+    np.testing.assert_array_equal(o, want.ravel())
+    sim, dev = both(short_updates, (8,), (8,), x, np.zeros_like(o), cl_device=cl_device)
+    np.testing.assert_array_equal(sim[1], want.ravel())
+    np.testing.assert_array_equal(dev[1], want.ravel())

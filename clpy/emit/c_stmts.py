@@ -9,6 +9,7 @@ from clpy.emit.c_exprs import (
     const_text,
     type_name,
 )
+from clpy.emit.lower_narrow import convert_spelled_update
 from clpy.emit.lower_uniform import loop_barrier_vars
 from clpy.emit.writer import Writer
 from clpy.ir.nodes import (
@@ -137,6 +138,14 @@ class StmtEmitter:
     def s_Assign(self, s: Assign) -> None:
         root = s.target.var if isinstance(s.target, VarRef) else None
         if not s.op and root in self.volatile and self._fieldwise(root, s.value, s):
+            return
+        if s.op and root is not None and convert_spelled_update(s, self.ex.target_info()):
+            # `s -= x` narrows as `(short)(s - x)` does: spelled out where the device's
+            # narrowing conversion is a quirk (lower_narrow.py); a variable, evaluated twice
+            name = self.ex(s.target)
+            value = self.ex.sub(self.ex.implicit(s.value), 15)  # a unary operand or tighter
+            text = f"convert_{root.type.cl_name}({name} {s.op} {value})"
+            self.w.line(f"{name} = {text};", s.loc)
             return
         op = f"{s.op}=" if s.op else "="
         self.w.line(f"{self.ex(s.target)} {op} {self.ex(self.ex.implicit(s.value))};", s.loc)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from clpy.ir.nodes import CallBuiltin, Cast, Const, Expr
+from clpy.ir.nodes import Assign, CallBuiltin, Cast, Const, Expr
 from clpy.types.core import ScalarType, VectorType, element_of
 
 if TYPE_CHECKING:
@@ -61,6 +61,20 @@ def convert_spelled(e: Expr, info: Any) -> bool:
         and src.bits > e.type.bits
         and not isinstance(e.value, Const)
     )
+
+
+def convert_spelled_update(s: Assign, info: Any) -> bool:
+    """Whether the compound assignment ``s`` (``v op= x`` on a private variable) is written
+    ``v = convert_T(v op x)`` on a target with ``info``: ``v``'s type is in
+    ``info["narrow_casts"]`` and C computes ``v op x`` in a wider type (``s -= x`` on a short
+    ``s`` holding a constant 0 is seed 333251's ``(short)(0 - x)``)."""
+    t = s.target.type
+    if not isinstance(t, ScalarType) or not t.is_int:
+        return False
+    return t.cl_name in info.get("narrow_casts", ()) and s.op in _WIDENING_OPS
+
+
+_WIDENING_OPS = frozenset({"+", "-", "*", "<<", ">>", "&", "|", "^"})  # int after promotion
 
 
 def lower_narrow_minmax(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
