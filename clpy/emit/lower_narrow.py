@@ -16,7 +16,8 @@ scripts/gpu_narrow_diag.py (benchmarks/results/nvidia_diag/narrow_h100_s6.json):
 
   Where ``Target.info["narrow_casts"]`` lists the type, a conversion of a computed wider
   integer to it is written ``convert_short(v)`` (§6.2.3: without ``_sat`` and for integers
-  without a rounding mode, the same value as the cast).
+  without a rounding mode, the same value as the cast), explicit or implicit (an assignment,
+  an argument), and ``s op= x`` on a short variable becomes ``s = convert_short(s op x)``.
 
 - **``min``/``max`` of ``short`` feeding a division.** ``safe_div(1, min((short)0, x))``
   (a floor division that returns the numerator for a zero divisor) was wrong for every
