@@ -5,6 +5,7 @@ what conflicts (spec §3.3)."""
 from __future__ import annotations
 
 import threading
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 _SHIFT = np.int64(24)
 _EMASK = np.int64((1 << 24) - 1)
 _MULTI = np.int64(-(1 << 62))  # readers in several work-groups
+_NO_WRITER = "no writer"  # (``GlobalShadow.read_state``)
+_OWN_WRITES = "own writes"
 
 
 class GlobalShadow(Shadow):
@@ -36,8 +39,9 @@ class GlobalShadow(Shadow):
         self.w = np.zeros(count, np.int64)
         self.r = np.zeros(count, np.int64)
         self.any_read = False  # until a read, the reader array is all zero: skip it
-        self.log: dict[tuple[str, Loc], list[Any]] = {}
-        self.log_ids: dict[tuple[str, int], list[Any]] = {}  # the same lists, by id(loc)
+        self.any_write = False  # the same for the writer array (overlapping buffers: peers)
+        self.log: dict[tuple[str, Loc], deque[Any]] = {}
+        self.log_ids: dict[tuple[str, int], deque[Any]] = {}  # the same lists, by id(loc)
         self.W = np.int64(launch.W)
         # batches on other threads update the same shadow: each check-and-record is atomic,
         # so a cross-group race is found in any interleaving (sim/parallel.py)
@@ -47,6 +51,9 @@ class GlobalShadow(Shadow):
         self.version = 0
         self.last_read: tuple[Any, ...] | None = None
         self.last_write: tuple[Any, ...] | None = None
+        # what the remembered read (``last_read``) found of the writers: none, or the lanes'
+        # own in this interval; None: other (its write skips no check)
+        self.read_state: str | None = None
 
     def _key(self, w: Any, mine: np.ndarray) -> tuple[Any, ...] | None:
         """What makes an access the same as a remembered one: a run's elements, the frame's
@@ -77,7 +84,8 @@ class GlobalShadow(Shadow):
             me_hi = (frame_wids(fr) + 1) << _SHIFT
             grp1 = gs + (b.gfirst + 1)
             ep = b.epoch[gs]
-            ids = (me_hi, grp1, ep, me_hi | ep, b.barriers)
+            mine = me_hi | ep
+            ids = (me_hi, grp1, ep, mine, b.barriers, mine.reshape(-1))
             fr.cache["gshadow"] = ids
         return ids[0], ids[1], ids[2], ids[3]
 
@@ -98,11 +106,184 @@ class GlobalShadow(Shadow):
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
         with self.lock:
-            self._read(fr, w, loc)
+            if w.kind == "run" and self.peers is None and races.FAST:
+                self._read_run(fr, w, loc)
+            else:
+                self._read(fr, w, loc)
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
         with self.lock:
+            if w.kind == "run" and self.peers is None and races.FAST:
+                self._write_run(fr, w, loc)
+            else:
+                self._write(fr, w, loc)
+
+    # Runs of consecutive elements (``a[i * n + j]`` in a loop: most accesses of the real
+    # programs' serial loops) on flat slices of the records, with the frame's packed records
+    # flat too: ``_read``/``_write`` for a ``run``, in fewer and cheaper NumPy calls (their
+    # fixed costs, not the elements, are most of a small access's).
+
+    def _run_ids(self, fr: Frame, w: Any) -> tuple[Any, ...] | None:
+        ids = fr.cache.get("gshadow")
+        if ids is None or ids[4] != fr.batch.barriers:
+            self._ids(fr)
+            ids = fr.cache["gshadow"]
+        if ids[5].size != w.shape[0] * w.shape[1]:
+            return None
+        return ids
+
+    def _read_run(self, fr: Frame, w: Any, loc: Loc) -> None:
+        ids = self._run_ids(fr, w)
+        if ids is None:
+            self._read(fr, w, loc)
+            return
+        mine = ids[3]
+        sl = w.sl
+        memo = races.MEMO
+        last = self.last_read
+        if (
+            memo
+            and last is not None
+            and last[2] is mine
+            and last[3] == self.version
+            and last[0] == sl
+            and last[1] == w.shape
+        ):
+            self._note("read", loc, w, fr)  # the same read of an unchanged shadow
+            return
+        mf = ids[5]
+        s = slice(sl, sl + mf.size)
+        self.any_read = True
+        state: str | None = _NO_WRITER
+        if self.any_write:
+            wv = self.w[s]
+            if nz(wv):
+                state = _OWN_WRITES if not nz(wv != mf) else None
+                if state is None:
+                    bad = self._conflict_single(wv.reshape(fr.shape), ids[0], ids[1], ids[2])
+                    if nz(bad):
+                        self._race(
+                            fr,
+                            w,
+                            bad,
+                            loc,
+                            "read",
+                            "write",
+                            self.w,
+                            self._line_of,
+                            self._wid_of(self.w),
+                        )
+        rv = self.r[s]
+        if not nz(rv):
+            self.version += 1
+            self.r[s] = mf
+        elif nz(rv != mf):
+            self.version += 1
+            if not nz(_items(rv, mf)):
+                self.r[s] = mf
+            else:
+                new = self._merge_readers(rv.reshape(fr.shape), ids[0], ids[1], ids[2], mine)
+                self.r[s] = new.reshape(-1)
+                state = None  # (the records are not all this access's)
+        if memo:
+            self.last_read = (sl, w.shape, mine, self.version)
+            self.read_state = state
+        self._note("read", loc, w, fr)
+
+    def _write_run(self, fr: Frame, w: Any, loc: Loc) -> None:
+        ids = self._run_ids(fr, w)
+        if ids is None:
             self._write(fr, w, loc)
+            return
+        mine = ids[3]
+        sl = w.sl
+        memo = races.MEMO
+        last = self.last_write
+        if (
+            memo
+            and last is not None
+            and last[2] is mine
+            and last[3] == self.version
+            and last[0] == sl
+            and last[1] == w.shape
+        ):
+            self._note("write", loc, w, fr)  # the same write into an unchanged shadow
+            return
+        mf = ids[5]
+        s = slice(sl, sl + mf.size)
+        last = self.last_read
+        if (
+            memo
+            and last is not None
+            and last[2] is mine
+            and last[3] == self.version
+            and last[0] == sl
+            and last[1] == w.shape
+            and self.read_state is not None
+        ):
+            # A read-modify-write (``a[i * n + j] -= ...``): the read of these elements by
+            # these lanes just before, into an unchanged shadow, found no writer or the lanes'
+            # own (``read_state``) and left each element's reader record the lane's own; the
+            # write's checks would find nothing.
+            mine_all = self.read_state == _OWN_WRITES
+        else:
+            mine_all = self._write_run_checks(fr, w, loc, ids, s)
+        self._note("write", loc, w, fr)
+        if mine_all:
+            if memo:
+                self.last_write = (sl, w.shape, mine, self.version)
+            return
+        self.version += 1
+        self.any_write = True
+        self.w[s] = mf
+        if memo:
+            self.last_write = (sl, w.shape, mine, self.version)
+
+    def _write_run_checks(
+        self, fr: Frame, w: Any, loc: Loc, ids: tuple[Any, ...], s: slice
+    ) -> bool:
+        """A run write's conflicts with the records; whether each element's writer record is
+        this lane's, in this interval, already."""
+        mf = ids[5]
+        mine_all = False
+        if self.any_write:
+            wv = self.w[s]
+            if nz(wv):
+                mine_all = not nz(wv != mf)
+                if not mine_all and nz(_items(wv, mf)):
+                    bad = self._conflict_single(wv.reshape(fr.shape), ids[0], ids[1], ids[2])
+                    if nz(bad):
+                        self._race(
+                            fr,
+                            w,
+                            bad,
+                            loc,
+                            "write",
+                            "write",
+                            self.w,
+                            self._line_of,
+                            self._wid_of(self.w),
+                        )
+        if self.any_read:
+            rv = self.r[s]
+            if nz(rv) and nz(rv != mf):
+                items = _items(rv, mf)
+                if nz(items) and not every_lane((items == 0) | (rv == 0)):
+                    self._read_conflicts(fr, w, loc, rv.reshape(fr.shape), ids)
+        return mine_all
+
+    def _read_conflicts(
+        self, fr: Frame, w: Any, loc: Loc, rv: np.ndarray, ids: tuple[Any, ...]
+    ) -> None:
+        """Report a write's lanes whose elements' reader records ``rv`` are concurrent."""
+        me_hi, grp1, ep = ids[0], ids[1], ids[2]
+        single = self._conflict_single(rv, me_hi, grp1, ep)
+        g1 = (-rv) >> _SHIFT
+        multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
+        bad = single | multi
+        if nz(bad):
+            of = self._wid_of(self.r)
+            self._race(fr, w, bad, loc, "write", "read", self.r, self._line_of, of)
 
     def _read(self, fr: Frame, w: Any, loc: Loc) -> None:
         me_hi, grp1, ep, mine = self._ids(fr)
@@ -111,36 +292,58 @@ class GlobalShadow(Shadow):
             self._note("read", loc, w, fr)  # the same read of an unchanged shadow
             return
         self.any_read = True
-        wv = w.gather(self.w, False)
-        # (the ``== mine`` tests: a loop's read-modify-write of its own elements, every trip;
-        # the record is then exactly this access's, so the full test would find nothing and
-        # the update would change nothing)
-        if nz(wv) and not every_lane(wv == mine):
-            bad = self._conflict_single(wv, me_hi, grp1, ep)
-            if nz(bad):
-                self._race(
-                    fr, w, bad, loc, "read", "write", self.w, self._line_of, self._wid_of(self.w)
-                )
+        if self.any_write or self.peers or not races.FAST:
+            wv = w.gather(self.w, False)
+            # (the ``== mine`` tests: a loop's read-modify-write of its own elements, every
+            # trip; the record is then exactly this access's, so the full test would find
+            # nothing and the update would change nothing)
+            if nz(wv) and not every_lane(wv == mine):
+                bad = self._conflict_single(wv, me_hi, grp1, ep)
+                if nz(bad):
+                    self._race(
+                        fr,
+                        w,
+                        bad,
+                        loc,
+                        "read",
+                        "write",
+                        self.w,
+                        self._line_of,
+                        self._wid_of(self.w),
+                    )
         rv = w.gather(self.r, False)
-        fresh = not nz(rv)
-        if w.unique and fresh:
+        shape = fr.shape
+        if not nz(rv):  # no reader yet: every lane records itself
             self.version += 1
-            w.put(self.r, full(mine, fr.shape))
-        elif fresh or not every_lane(rv == mine):  # the last reader of each element: this one
-            self.version += 1
-            # (no reader yet: every lane is "fresh" to the merge, which gives ``mine``)
-            new = full(mine, fr.shape) if fresh else self._merge_readers(rv, me_hi, grp1, ep, mine)
-            w.put(self.r, new)
+            w.put(self.r, full(mine, shape))
             if not w.unique:
-                dup = w.gather(self.r, False) != new
-                if nz(dup):
-                    shape = fr.shape
-                    d = full(dup, shape)
-                    flat = full(w.flat(), shape)[d]
-                    self.r[flat] = -((full(grp1, shape)[d] << _SHIFT) | full(ep, shape)[d])
+                self._several_readers(w, full(mine, shape), grp1, ep, shape)
+        elif not every_lane(rv == mine):  # (else the last reader of each element: this one)
+            self.version += 1
+            if races.FAST and not nz(_items(rv, mine)):
+                # each element's last reader is this lane's work-item, in an earlier interval:
+                # the merge gives ``mine`` (and no two lanes share an element)
+                w.put(self.r, full(mine, shape))
+            else:
+                new = self._merge_readers(rv, me_hi, grp1, ep, mine)
+                w.put(self.r, new)
+                if not w.unique:
+                    self._several_readers(w, new, grp1, ep, shape)
         if key is not None:
             self.last_read = (*key[:3], self.version)
+            self.read_state = None
         self._note("read", loc, w, fr)
+
+    def _several_readers(
+        self, w: Any, new: np.ndarray, grp1: np.ndarray, ep: np.ndarray, shape: tuple[int, int]
+    ) -> None:
+        """After ``new`` was scattered to the reader records: elements that several lanes of
+        this access read hold one of them; they become "several readers of the group"."""
+        dup = w.gather(self.r, False) != new
+        if nz(dup):
+            d = full(dup, shape)
+            flat = full(w.flat(), shape)[d]
+            self.r[flat] = -((full(grp1, shape)[d] << _SHIFT) | full(ep, shape)[d])
 
     def _merge_readers(
         self, rv: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray, ep: np.ndarray, mine: np.ndarray
@@ -164,25 +367,44 @@ class GlobalShadow(Shadow):
         if self._same(key, self.last_write):
             self._note("write", loc, w, fr)  # the same write into an unchanged shadow
             return
-        wv = w.gather(self.w, False)
         mine_all = False  # this work-item wrote each of these elements last, in this interval
-        if nz(wv):
-            mine_all = every_lane(wv == mine)
-            bad = None if mine_all else self._conflict_single(wv, me_hi, grp1, ep)
-            if bad is not None and nz(bad):
-                self._race(
-                    fr, w, bad, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
-                )
+        # no two lanes share an element: each element's record is one of the lanes' own
+        unique = w.unique
+        if self.any_write or self.peers or not races.FAST:
+            wv = w.gather(self.w, False)
+            if nz(wv):
+                mine_all = every_lane(wv == mine)
+                if mine_all:
+                    unique = True
+                elif races.FAST and not nz(_items(wv, mine)):
+                    unique = True  # (each lane's own write of an earlier interval)
+                else:
+                    bad = self._conflict_single(wv, me_hi, grp1, ep)
+                    if nz(bad):
+                        self._race(
+                            fr,
+                            w,
+                            bad,
+                            loc,
+                            "write",
+                            "write",
+                            self.w,
+                            self._line_of,
+                            self._wid_of(self.w),
+                        )
         rv = w.gather(self.r, False) if self.any_read else None
-        if rv is not None and nz(rv) and not every_lane((rv == mine) | (rv == 0)):
-            single = self._conflict_single(rv, me_hi, grp1, ep)
-            g1 = (-rv) >> _SHIFT
-            multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
-            bad = single | multi
-            if nz(bad):
-                self._race(
-                    fr, w, bad, loc, "write", "read", self.r, self._line_of, self._wid_of(self.r)
-                )
+        if rv is not None and nz(rv):
+            if not races.FAST:  # (every test, the general way)
+                if not every_lane((rv == mine) | (rv == 0)):
+                    self._read_conflicts(fr, w, loc, rv, (me_hi, grp1, ep))
+            elif every_lane(rv == mine):
+                unique = True  # (a read-modify-write: each lane read its element last)
+            else:
+                items = _items(rv, mine)
+                if nz(items) and not every_lane((items == 0) | (rv == 0)):
+                    self._read_conflicts(fr, w, loc, rv, (me_hi, grp1, ep))
+                elif not nz(items):
+                    unique = True
         self._note("write", loc, w, fr)
         if mine_all:
             # the record stays as it is; and no two lanes share an element (the record of
@@ -191,12 +413,19 @@ class GlobalShadow(Shadow):
                 self.last_write = key
             return
         self.version += 1
+        self.any_write = True
         w.put(self.w, full(mine, fr.shape))
         if key is not None:
             self.last_write = (*key[:3], self.version)
-        if not w.unique:
+        if not unique:
             dup = w.gather(self.w, False) != full(mine, fr.shape)
             if nz(dup):
                 self._race(
                     fr, w, dup, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
                 )
+
+
+def _items(x: np.ndarray, mine: np.ndarray) -> np.ndarray:
+    """Zero where the record ``x`` is the lane's own work-item alone (any barrier interval;
+    ``mine`` is its packed record): the bits above the epoch equal."""
+    return (x ^ mine) >> _SHIFT
