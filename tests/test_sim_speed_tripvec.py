@@ -252,3 +252,19 @@ def test_division_report(fresh_plans: list[bool]) -> None:
     for checks in ({"div_zero"}, {"bounds"}):
         kind, _ = _same(lambda c=checks: _launch(div_in_loop, (16,), (16,), x, y, 8, checks=c))
         assert kind == ("error" if "div_zero" in checks else "ok")
+
+
+def test_threads_and_batches(fresh_plans: list[bool]) -> None:
+    """The same bytes with one thread and one batch as with two threads over small batches
+    (every batch vectorizes its own loops)."""
+    rng = np.random.default_rng(11)
+    x = rng.random(32 * 12).astype(np.float32)
+    y = rng.random(64).astype(np.float32)
+    out = []
+    for cfg in ({"threads": 1}, {"threads": 2, "max_lanes": 8}):
+        arrays = [y.copy(), np.zeros(32, np.int32)]
+        with clpy.sim.config(checks=False, **cfg):
+            reductions[(32,), (8,)](x, arrays[0], arrays[1], 11, device="sim")
+        out.append([a.tobytes() for a in arrays])
+    assert out[0] == out[1]
+    assert any(fresh_plans)
