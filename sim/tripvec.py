@@ -57,10 +57,10 @@ from clpy.ir.program_vars import ProgramVar
 from clpy.ir.walk import walk
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
 from clpy_sim import ops
-from clpy_sim.affine import Run
 from clpy_sim.errors import SimulationError
-from clpy_sim.frame import Frame, Sel
-from clpy_sim.memory import ConstantMem, GlobalMem, LocalMem
+from clpy_sim.frame import Frame
+from clpy_sim.tripframe import MEMS as _MEMS
+from clpy_sim.tripframe import Trips, Written, accumulate, elements, last
 
 Value = Any
 ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
@@ -85,8 +85,6 @@ _PURE_NODES = (
 _PURE_FAMILIES = frozenset(
     {"math", "common", "integer", "integer/common", "geometric", "relational", "conversions"}
 )
-_MEMS = (GlobalMem, ConstantMem, LocalMem)
-_SPAN_MAX = 1 << 22  # elements marked to test written/read overlaps (else sorted sets)
 _ACC = {"+": np.add, "-": np.subtract, "*": np.multiply}
 MIN_TRIPS = 6  # fewer trips: the checks cost more than the trips (LU: 3 -> 6 trips, 10% faster)
 # elements (trips x lanes x vector components) of one expanded evaluation: small enough to stay
@@ -97,26 +95,6 @@ MAP_ELEMENTS = 1 << 16
 # wider frames are array-bound: a trip's fixed cost is small beside its NumPy passes, and the
 # expanded frame adds passes (it copies the loop's invariant values once per trip)
 MAX_LANES = 1024
-
-
-class Trips(Sel):
-    """The lanes of a frame repeated once per trip: lane ``t * w + c`` is lane ``c`` at trip
-    ``t`` (values the same in every lane of a row broadcast unchanged)."""
-
-    def __init__(self, trips: int, shape: tuple[int, int]) -> None:
-        self.trips = trips
-        self.shape = (shape[0], trips * shape[1])
-
-    def gather(self, v: Value) -> Value:
-        if not isinstance(v, np.ndarray) or v.ndim < 2 or v.shape[-1] == 1:
-            return v
-        lead, w = v.shape[:-1], v.shape[-1]
-        out = np.empty((*lead, self.trips, w), dtype=v.dtype)
-        out[...] = v[..., None, :]
-        return out.reshape(*lead, self.trips * w)
-
-    def scatter(self, full: np.ndarray, v: Value) -> None:
-        raise AssertionError("an expanded frame is never merged back")
 
 
 def _nodes(e: Expr) -> Iterator[Any]:
@@ -407,7 +385,7 @@ class _Loop:
         kind = self.kind
         acc: Value = None
         h: Any = None
-        written: _Written | None = None
+        written: Written | None = None
         mem: Any = None
         work: np.ndarray | None = None
         used: np.ndarray | None = None
@@ -417,10 +395,10 @@ class _Loop:
             assert self.ref is not None and self.load is not None
             h = self.ref(fr)
             mem, addr = h
-            wr = _elements(mem, fr, addr)
+            wr = elements(mem, fr, addr)
             if wr is None or not wr.size:
                 return False
-            written = _Written(wr)
+            written = Written(wr)
             if not written.unique:
                 return False
             acc = self.load(fr, h)
@@ -454,7 +432,7 @@ class _Loop:
                 if written is not None and not self._disjoint(x, mem, written):
                     return False
                 assert self.rhs is not None and self.ufunc is not None
-                acc = _accumulate(self.ufunc, acc, self.rhs(x), self.dt, x, fr.shape)
+                acc = accumulate(self.ufunc, acc, self.rhs(x), self.dt, x, fr.shape)
                 if acc is None:
                     return False
             t += c
@@ -470,7 +448,7 @@ class _Loop:
             fr.batch.stores += 1
         c = x.shape[1] // w
         for v in self.declared:  # the last trip's values
-            env[v] = _last(x.env[v], c, w)
+            env[v] = last(x.env[v], c, w)
         return True
 
     def _map(self, x: Frame) -> bool:
@@ -478,10 +456,10 @@ class _Loop:
         no element twice and reads none it writes."""
         assert self.ref is not None and self.stmt is not None
         mem, addr = self.ref(x)
-        wr = _elements(mem, x, addr)
+        wr = elements(mem, x, addr)
         if wr is None or not wr.size:
             return False
-        written = _Written(wr)
+        written = Written(wr)
         if not written.unique or not self._disjoint(x, mem, written):
             return False
         fr = x.parent
@@ -490,7 +468,7 @@ class _Loop:
         w = fr.shape[1]
         c = x.shape[1] // w
         for v in self.declared:  # the last trip's values
-            fr.env[v] = _last(x.env[v], c, w)
+            fr.env[v] = last(x.env[v], c, w)
         return True
 
     def _private(self, fr: Frame, x: Frame, c: int, work: np.ndarray, used: np.ndarray) -> bool:
@@ -527,84 +505,16 @@ class _Loop:
             work[ks] = old
         return True
 
-    def _disjoint(self, x: Frame, mem: Any, written: _Written) -> bool:
+    def _disjoint(self, x: Frame, mem: Any, written: Written) -> bool:
         """No two lanes write one element, and no load of the body reads a written one."""
         if not written.unique:
             return False
         for ref in self.load_refs:
             m, a = ref(x)
             if m is mem:
-                rd = _elements(m, x, a)
+                rd = elements(m, x, a)
                 if rd is None or written.hit(rd):
                     return False
             elif type(m) not in _MEMS or np.may_share_memory(m.data, mem.data):
                 return False
         return True
-
-
-def _elements(mem: Any, fr: Frame, addr: Value) -> np.ndarray | None:
-    """The flat element indices (into the memory's elements, every group's region for local
-    memory) that ``addr`` accesses in ``fr``, one per lane; None when some is out of bounds
-    (the trip-by-trip loop then reports it, or clamps it, as it always has)."""
-    if type(mem) not in _MEMS:
-        return None
-    if type(addr) is Run:
-        addr = addr.array(fr)
-    a = np.asarray(addr)
-    count = mem.count
-    if a.size and (a.min() < 0 or a.max() >= count):
-        return None
-    if type(mem) is LocalMem:
-        a = fr.gslot * count + a
-    return np.broadcast_to(a, fr.shape).reshape(-1)
-
-
-class _Written:
-    """The elements a loop writes: bounds, and marks over their span for overlap tests."""
-
-    def __init__(self, w: np.ndarray) -> None:
-        self.lo, self.hi = int(w.min()), int(w.max())
-        span = self.hi - self.lo + 1
-        if span <= _SPAN_MAX:
-            self.mark: np.ndarray | None = np.zeros(span, dtype=bool)
-            self.mark[w - self.lo] = True
-            self.unique = int(np.count_nonzero(self.mark)) == w.size
-        else:
-            self.mark = None
-            self.unique = np.unique(w).size == w.size
-        self.w = w
-
-    def hit(self, r: np.ndarray) -> bool:
-        """Some element of ``r`` is written."""
-        if not r.size or int(r.max()) < self.lo or int(r.min()) > self.hi:
-            return False
-        if self.mark is None:
-            return bool(np.isin(r, self.w).any())
-        r = r[(r >= self.lo) & (r <= self.hi)] - self.lo
-        return bool(np.count_nonzero(self.mark[r]))
-
-
-def _last(v: Value, n: int, w: int) -> Value:
-    """The last trip's lanes of an expanded frame's value."""
-    if isinstance(v, np.ndarray) and v.ndim >= 2 and v.shape[-1] == n * w:
-        return v[..., (n - 1) * w :].copy()
-    return v
-
-
-def _accumulate(
-    uf: np.ufunc, acc0: Value, y: Value, dt: Any, x: Frame, shape: tuple[int, int]
-) -> Value:
-    """``acc0 op y_0 op y_1 ...`` over the trips of ``y`` (a value of the expanded frame
-    ``x``), one trip after another in dtype ``dt``; None when a dtype differs (the trips' own
-    fix-ups would apply)."""
-    if getattr(y, "dtype", None) != dt or getattr(acc0, "dtype", None) != dt:
-        return None
-    trips = x.shape[1] // shape[1]
-    y = np.asarray(y)
-    a = np.asarray(acc0)
-    lead = y.shape[:-2] if y.ndim > 2 else a.shape[:-2] if a.ndim > 2 else ()
-    g = shape[0]
-    y = np.broadcast_to(y, (*lead, *x.shape)).reshape(*lead, g, trips, shape[1])
-    a = np.broadcast_to(a, (*lead, *shape)).reshape(*lead, g, 1, shape[1])
-    out = uf.accumulate(np.concatenate([a, y], axis=-2), axis=-2, dtype=dt)
-    return np.ascontiguousarray(out[..., -1, :])
