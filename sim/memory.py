@@ -19,7 +19,7 @@ import numpy as np
 from clpy.ir.nodes import Loc
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
-from clpy_sim.affine import Run, ramp
+from clpy_sim.affine import Run
 from clpy_sim.frame import Frame
 from clpy_sim.races import LocalShadow
 from clpy_sim.races_global import GlobalShadow
@@ -319,25 +319,15 @@ class LocalMem(Memory):
             self.shared = False
 
     def _run_where(self, fr: Frame, r: Run) -> Where | None:
-        """``where``'s column slice (step 1) or ``take`` (another step) for a ``Run`` of
-        indices that is the same in every group (shape ``(1, w)``), in bounds."""
+        """``where``'s column slice for a ``Run`` of indices that is the same in every group
+        (shape ``(1, w)``), in bounds: a slice of step ``r.step`` (NW's anti-diagonals step by
+        -16), the same elements in the same order as a ``take`` of the run's indices.
+
+        Made anew for every access, not remembered: the tests below and the ``Where`` cost
+        about what a memo's key and lookup cost, and a memo of every index a loop moves
+        through (NW: ~8,000 per run, each seen once) churned the garbage collector."""
         gs = fr.gslot
         shape = r.shape
-        first, step, n = r.first, r.step, r.n
-        # remembered by everything the checks below read (a hit passed them before)
-        # (and by the memory's count and groups: the memo is shared by every local memory)
-        key = (
-            self.count,
-            self.data.shape[0],
-            first,
-            step,
-            shape,
-            fr.shape,
-            getattr(gs, "shape", None),
-        )
-        w = self._wheres.get(key)
-        if w is not None:
-            return w
         if not (
             len(shape) == 2
             and shape[0] == 1
@@ -346,22 +336,16 @@ class LocalMem(Memory):
             and gs.shape[1] == 1
         ):
             return None
-        full = gs.shape[0] == self.data.shape[0]
+        first, step = r.first, r.step
+        last = first + step * (r.n - 1)
         c = self.count
-        last = first + step * (n - 1)
-        if min(first, last) < 0 or max(first, last) >= c:
+        if first < 0 or last < 0 or first >= c or last >= c:
             return None
-        rows: Any = slice(None) if full else gs[:, 0]
-        if step == 1:
-            w = Where("slice", fr.shape, rows=rows, sl=slice(first, first + n), local_count=c)
-        elif n > _ROW_MEMO_MAX:
-            return None
-        else:
-            idx = ramp(np.intp, first, step, n)
-            w = Where("take", fr.shape, rows=rows, idx=idx, local_count=c, unique=True)
-        if full:
-            self._remember(key, w)
-        return w
+        stop: int | None = last + step
+        if stop is not None and stop < 0:
+            stop = None  # (a negative stop would count from the end)
+        rows: Any = _ALL if gs.shape[0] == self.data.shape[0] else gs[:, 0]
+        return Where("slice", fr.shape, rows=rows, sl=slice(first, stop, step), local_count=c)
 
     def _remember(self, key: Any, w: Where) -> None:
         """Keep ``w`` for the next access with the same indices (``Where`` objects are never

@@ -99,8 +99,8 @@ class Where:
         c = self.local_count
         rows = np.arange(self.shape[0]) if isinstance(self.rows, slice) else self.rows
         rows = np.asarray(rows, dtype=np.int64)[:, None] * c
-        if self.kind == "slice":
-            cols = np.arange(self.sl.start, self.sl.stop, dtype=np.int64)[None, :]
+        if self.kind == "slice":  # (of any step: NW's anti-diagonals step by -16)
+            cols = np.arange(c, dtype=np.int64)[self.sl][None, :]
         elif self.kind == "col":
             cols = np.asarray(self.idx, dtype=np.int64).reshape(1, 1)
         else:
