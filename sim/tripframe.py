@@ -18,6 +18,10 @@ from clpy_sim.memory import ConstantMem, GlobalMem, LocalMem
 Value = Any
 MEMS = (GlobalMem, ConstantMem, LocalMem)  # the memories whose elements are flat indices
 _SPAN_MAX = 1 << 22  # elements marked to test written/read overlaps (else sorted sets)
+# least and greatest element, without the array methods' Python layer (``a.min()`` goes through
+# ``numpy/_core/_methods.py``): these run several times per loop on arrays of tens of lanes
+_MIN = np.minimum.reduce
+_MAX = np.maximum.reduce
 
 
 class Trips(Sel):
@@ -46,22 +50,28 @@ def elements(mem: Any, fr: Frame, addr: Value) -> np.ndarray | None:
     (the trip-by-trip loop then reports it, or clamps it, as it always has)."""
     if type(mem) not in MEMS:
         return None
-    if type(addr) is Run:
-        addr = addr.array(fr)
-    a = np.asarray(addr)
     count = mem.count
-    if a.size and (a.min() < 0 or a.max() >= count):
-        return None
+    if type(addr) is Run:  # (its bounds are its ends)
+        lo, hi = (addr.first, addr.last) if addr.step > 0 else (addr.last, addr.first)
+        if lo < 0 or hi >= count:
+            return None
+        a = addr.array(fr)
+    else:
+        a = np.asarray(addr)
+        if a.size and (_MIN(a, axis=None) < 0 or _MAX(a, axis=None) >= count):
+            return None
     if type(mem) is LocalMem:
         a = fr.gslot * count + a
-    return np.broadcast_to(a, fr.shape).reshape(-1)
+    if a.shape != fr.shape:
+        a = np.broadcast_to(a, fr.shape)
+    return a.reshape(-1)
 
 
 class Written:
     """The elements a loop writes: bounds, and marks over their span for overlap tests."""
 
     def __init__(self, w: np.ndarray) -> None:
-        self.lo, self.hi = int(w.min()), int(w.max())
+        self.lo, self.hi = int(_MIN(w)), int(_MAX(w))
         span = self.hi - self.lo + 1
         if span <= _SPAN_MAX:
             self.mark: np.ndarray | None = np.zeros(span, dtype=bool)
@@ -74,7 +84,7 @@ class Written:
 
     def hit(self, r: np.ndarray) -> bool:
         """Some element of ``r`` is written."""
-        if not r.size or int(r.max()) < self.lo or int(r.min()) > self.hi:
+        if not r.size or int(_MAX(r)) < self.lo or int(_MIN(r)) > self.hi:
             return False
         if self.mark is None:
             return bool(np.isin(r, self.w).any())
@@ -102,7 +112,8 @@ def accumulate(
     a = np.asarray(acc0)
     lead = y.shape[:-2] if y.ndim > 2 else a.shape[:-2] if a.ndim > 2 else ()
     g = shape[0]
-    y = np.broadcast_to(y, (*lead, *x.shape)).reshape(*lead, g, trips, shape[1])
-    a = np.broadcast_to(a, (*lead, *shape)).reshape(*lead, g, 1, shape[1])
+    ys, as_ = (*lead, *x.shape), (*lead, *shape)
+    y = (y if y.shape == ys else np.broadcast_to(y, ys)).reshape(*lead, g, trips, shape[1])
+    a = (a if a.shape == as_ else np.broadcast_to(a, as_)).reshape(*lead, g, 1, shape[1])
     out = uf.accumulate(np.concatenate([a, y], axis=-2), axis=-2, dtype=dt)
     return np.ascontiguousarray(out[..., -1, :])
