@@ -24,7 +24,6 @@ import numpy as np
 
 from clpy.ir.nodes import Loc
 from clpy_sim.state import Launch, frame_wids
-from clpy_sim.values import full
 
 if TYPE_CHECKING:
     from clpy_sim.frame import Frame
@@ -248,7 +247,7 @@ class LocalShadow(Shadow):
         self.all_init = False
         # Reads are only recorded in ``r_own`` when a write of the same interval needs them
         # (most intervals only read or only write): until then they wait here.
-        self.pending: list[tuple[Any, np.ndarray]] = []
+        self.pending: list[tuple[Any, np.ndarray, tuple[int, int]]] = []
         self.pending_size = 0  # index elements the pending reads hold (bounds their memory)
         self.r_clean = True
         # Repeated accesses (``tile[tx * BS + i] -= ...`` every trip) by the same lanes are
@@ -284,8 +283,8 @@ class LocalShadow(Shadow):
         """Record the pending reads in ``r_own``."""
         if self.pending:
             self.version += 1
-        for w, me in self.pending:
-            if w.kind == "col" and me.shape[-1] > 1:
+        for w, me, shape in self.pending:
+            if w.kind == "col" and shape[-1] > 1:
                 # one element per work-group, read by its several work-items: "several"
                 # (what the general steps below end with, each lane's id differing)
                 self.r_own[w.rows, w.idx] = -1
@@ -302,7 +301,7 @@ class LocalShadow(Shadow):
             if not w.unique:
                 dup = w.gather(self.r_own, False) != new
                 if nz(dup):
-                    flat = np.broadcast_to(w.flat(), me.shape)[np.broadcast_to(dup, me.shape)]
+                    flat = np.broadcast_to(w.flat(), shape)[np.broadcast_to(dup, shape)]
                     self.r_own.reshape(-1)[flat] = -1
         self.pending.clear()
         self.pending_size = 0
@@ -313,14 +312,6 @@ class LocalShadow(Shadow):
             me = np.asarray(fr.llid).astype(_I32) + _I32(1)
             fr.cache["me1"] = me
         return me
-
-    def _me_full(self, fr: Frame, me: np.ndarray) -> np.ndarray:
-        """``_me`` broadcast to the frame's shape (a read-only view, made once per frame)."""
-        mf = fr.cache.get("me1full")
-        if mf is None or mf.shape != fr.shape:
-            mf = full(me, fr.shape)
-            fr.cache["me1full"] = mf
-        return mf
 
     def _other(self, fr: Frame) -> Any:
         W = self.launch.W
@@ -387,10 +378,8 @@ class LocalShadow(Shadow):
                         fr, w, bad, loc, "read", "write", self.w_own, self._line_of, self._other(fr)
                     )
         self.read_ = True
-        mf = fr.cache.get("me1full")
-        if mf is None or mf.shape != fr.shape:
-            mf = self._me_full(fr, me)
-        self.pending.append((w, mf))
+        # (``me`` as it is: broadcasting it to the frame's shape cost more than the read)
+        self.pending.append((w, me, fr.shape))
         # Reads wait until a write of the interval needs them (a barrier of every group drops
         # them unread: a loop of reads between barriers, like a tile's inner product, never
         # records them), as long as what they hold stays small: their compiled indices
