@@ -338,12 +338,25 @@ class GlobalShadow(Shadow):
         self, w: Any, new: np.ndarray, grp1: np.ndarray, ep: np.ndarray, shape: tuple[int, int]
     ) -> None:
         """After ``new`` was scattered to the reader records: elements that several lanes of
-        this access read hold one of them; they become "several readers of the group"."""
+        this access read hold one of them. They become "several readers of the group" when
+        their lanes are of one group and none of their records says "several groups"
+        (``_MULTI``, from the merge with an older record); else ``_MULTI``: what merging the
+        lanes' reads one after another gives, in any order."""
         dup = w.gather(self.r, False) != new
-        if nz(dup):
-            d = full(dup, shape)
-            flat = full(w.flat(), shape)[d]
-            self.r[flat] = -((full(grp1, shape)[d] << _SHIFT) | full(ep, shape)[d])
+        if not nz(dup):
+            return
+        flat = full(w.flat(), shape)
+        # every lane of an element some lane lost (the scatter's winner too)
+        hit = np.zeros(self.r.shape, bool)
+        hit[flat[full(dup, shape)]] = True
+        d = hit[flat]
+        fd = flat[d]
+        val = -((full(grp1, shape)[d] << _SHIFT) | full(ep, shape)[d])
+        val[full(new, shape)[d] == _MULTI] = _MULTI
+        self.r[fd] = val
+        mixed = self.r[fd] != val  # (lanes of several groups, or one says _MULTI)
+        if nz(mixed):
+            self.r[fd[mixed]] = _MULTI
 
     def _merge_readers(
         self, rv: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray, ep: np.ndarray, mine: np.ndarray

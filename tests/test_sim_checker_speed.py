@@ -240,3 +240,32 @@ def test_each_case_reaches_its_finding(fresh: None, monkeypatch: Any) -> None:
     assert ("data-race", "write/write data race on global memory `y`") in kinds["neighbour_write"]
     for what in ("write/read", "write/write"):
         assert ("data-race", f"{what} data race on local memory `tile`") in kinds["local_races"]
+
+
+@clpy.kernel
+def shared_read_one_access(x: Global[int32], y: Global[int32]):
+    gid = clpy.get_global_id(0)
+    y[gid] = x[0]  # every work-item of every group reads x[0], in one access
+    clpy.barrier(clpy.CLK_GLOBAL_MEM_FENCE)
+    if gid == BS:
+        x[0] = 5  # BUG: group 1 writes; group 0's reads are unordered with it
+
+
+@pytest.mark.parametrize("max_lanes", [None, BS])
+def test_one_access_reading_across_groups_records_several_groups(
+    fresh: None, max_lanes: Any
+) -> None:
+    # One access whose lanes of several groups read one element records "several groups"
+    # (it recorded the last lane's group, so a later write of that group, after a barrier,
+    # was not reported when the groups ran in one batch; in batches of one group it was)
+    kw = {} if max_lanes is None else {"max_lanes": max_lanes}
+    with pytest.raises(SimulationError) as e, clpy.sim.config(checks=True, threads=1, **kw):
+        shared_read_one_access[(2 * BS,), (BS,)](
+            np.zeros(1, np.int32), np.zeros(2 * BS, np.int32), device="sim"
+        )
+    r = e.value.reports[0]
+    assert r.kind == "data-race" and r.message.startswith("write/read data race")
+    assert r.global_id == (BS,) and r.index == 0
+    if max_lanes is None:  # (in batches, the log names a reader of the writer's group)
+        assert r.other_global_id is not None and r.other_global_id[0] < BS
+        assert "in different work-groups" in r.message
