@@ -155,7 +155,7 @@ def _batch_guards(fr: Frame) -> list[_Guard]:
     out: list[_Guard] | None = getattr(b, "async_guards", None)
     if out is None:
         out = []
-        b.async_guards = out
+        b.async_guards = out  # type: ignore[attr-defined]
     return out
 
 

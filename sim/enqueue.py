@@ -370,7 +370,7 @@ def _run_child(root: Launch, dq: DeviceQueue, cmd: Command) -> None:
                     plan.body(frame)
                 else:
                     active = select_lanes(st.active_lanes(gfirst, G), frame.shape)
-                    plan.body(frame if active is True else frame.sub(active))
+                    plan.body(frame if active is True else frame.sub(active))  # type: ignore[arg-type]
     finally:
         flush_prints(st)
     dq.flush_staged(st)

@@ -126,7 +126,7 @@ def _run(
     """One launch on up to ``threads`` threads (None: as configured; see sim/parallel.py for
     what stays equal)."""
     st = Launch(cfg, gs, ls, off)
-    st.program = fn  # global variables persist per program
+    st.program = fn  # type: ignore[attr-defined]  # global variables persist per program
     plan = get_plan(fn, cfg.checks)
     binder = _Binder(st)
     fixed: dict[Any, Any] = {}
@@ -168,7 +168,7 @@ def _run(
             plan.body(root)
         else:
             active = select_lanes(st.active_lanes(gfirst, G), root.shape)
-            plan.body(root if active is True else root.sub(active))
+            plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
         return G
 
     if (

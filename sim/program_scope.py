@@ -40,7 +40,7 @@ def value(fr: Frame, var: ProgramVar) -> PtrVal:
         mems = getattr(launch, "program_mems", None)
         if mems is None:
             mems = {}
-            launch.program_mems = mems
+            launch.program_mems = mems  # type: ignore[attr-defined]
         p = mems.get(var.key)
         if p is None:
             p = PtrVal(_memory(launch, var), np.int64(0))
