@@ -27,10 +27,11 @@ A kept buffer keeps the array it was made on alive (the driver holds a pointer i
 dead array's address never comes back to this table while its buffer is here; ``REGISTER_BYTES``
 bounds the memory kept so, and ``clpy.clear_caches()`` drops it all. The API leaves commands on
 buffers made from overlapping host memory undefined, so a new registration first drops any it
-overlaps (two views of one array), and every upload and download finishes before the next. Measured on PoCL only so
-far (tests/test_runtime_registered.py: values, ends, reuse, eviction); on a GPU,
-``python -m benchmarks.transfers --parts paths`` times it as ``register`` beside the pair and
-the ring, and the default stays ``pair`` until it wins there.
+overlaps (two views of one array), and every upload and download finishes before the next.
+
+Measured on PoCL only so far (tests/test_runtime_registered.py: values, ends, reuse, eviction,
+overlapping views); on a GPU, ``python -m benchmarks.transfers --parts paths`` times it as
+``register`` beside the pair and the ring, and the default stays ``pair`` until it wins there.
 """
 
 from __future__ import annotations
