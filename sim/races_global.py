@@ -132,6 +132,17 @@ class GlobalShadow(Shadow):
             return None
         return ids
 
+    def _unchanged(self, last: Any, sl: int, shape: Any, mine: Any) -> bool:
+        """Whether ``last`` (a memo entry: start, shape, the lanes' records, shadow version)
+        is this access of these lanes, with the shadow unchanged since."""
+        return (
+            last is not None
+            and last[2] is mine
+            and last[3] == self.version
+            and last[0] == sl
+            and last[1] == shape
+        )
+
     def _read_run(self, fr: Frame, w: Any, loc: Loc) -> None:
         ids = self._run_ids(fr, w)
         if ids is None:
@@ -141,14 +152,7 @@ class GlobalShadow(Shadow):
         sl = w.sl
         memo = races.MEMO
         last = self.last_read
-        if (
-            memo
-            and last is not None
-            and last[2] is mine
-            and last[3] == self.version
-            and last[0] == sl
-            and last[1] == w.shape
-        ):
+        if memo and self._unchanged(last, sl, w.shape, mine):
             self._note("read", loc, w, fr)  # the same read of an unchanged shadow
             return
         mf = ids[5]
@@ -199,28 +203,13 @@ class GlobalShadow(Shadow):
         sl = w.sl
         memo = races.MEMO
         last = self.last_write
-        if (
-            memo
-            and last is not None
-            and last[2] is mine
-            and last[3] == self.version
-            and last[0] == sl
-            and last[1] == w.shape
-        ):
+        if memo and self._unchanged(last, sl, w.shape, mine):
             self._note("write", loc, w, fr)  # the same write into an unchanged shadow
             return
         mf = ids[5]
         s = slice(sl, sl + mf.size)
         last = self.last_read
-        if (
-            memo
-            and last is not None
-            and last[2] is mine
-            and last[3] == self.version
-            and last[0] == sl
-            and last[1] == w.shape
-            and self.read_state is not None
-        ):
+        if memo and self._unchanged(last, sl, w.shape, mine) and self.read_state is not None:
             # A read-modify-write (``a[i * n + j] -= ...``): the read of these elements by
             # these lanes just before, into an unchanged shadow, found no writer or the lanes'
             # own (``read_state``) and left each element's reader record the lane's own; the
