@@ -132,6 +132,10 @@ class GlobalShadow(Shadow):
             return None
         return ids
 
+    def _race_writer(self, fr: Frame, w: Any, bad: Any, loc: Loc, kind: str) -> None:
+        """Report this access (``kind``) against the recorded writers of the lanes ``bad``."""
+        self._race(fr, w, bad, loc, kind, "write", self.w, self._line_of, self._wid_of(self.w))
+
     def _unchanged(self, last: Any, sl: int, shape: Any, mine: Any) -> bool:
         """Whether ``last`` (a memo entry: start, shape, the lanes' records, shadow version)
         is this access of these lanes, with the shadow unchanged since."""
@@ -166,17 +170,7 @@ class GlobalShadow(Shadow):
                 if state is None:
                     bad = self._conflict_single(wv.reshape(fr.shape), ids[0], ids[1], ids[2])
                     if nz(bad):
-                        self._race(
-                            fr,
-                            w,
-                            bad,
-                            loc,
-                            "read",
-                            "write",
-                            self.w,
-                            self._line_of,
-                            self._wid_of(self.w),
-                        )
+                        self._race_writer(fr, w, bad, loc, "read")
         rv = self.r[s]
         if not nz(rv):
             self.version += 1
@@ -242,17 +236,7 @@ class GlobalShadow(Shadow):
                 if not mine_all and nz(_items(wv, mf)):
                     bad = self._conflict_single(wv.reshape(fr.shape), ids[0], ids[1], ids[2])
                     if nz(bad):
-                        self._race(
-                            fr,
-                            w,
-                            bad,
-                            loc,
-                            "write",
-                            "write",
-                            self.w,
-                            self._line_of,
-                            self._wid_of(self.w),
-                        )
+                        self._race_writer(fr, w, bad, loc, "write")
         if self.any_read:
             rv = self.r[s]
             if nz(rv) and nz(rv != mf):
@@ -289,17 +273,7 @@ class GlobalShadow(Shadow):
             if nz(wv) and not every_lane(wv == mine):
                 bad = self._conflict_single(wv, me_hi, grp1, ep)
                 if nz(bad):
-                    self._race(
-                        fr,
-                        w,
-                        bad,
-                        loc,
-                        "read",
-                        "write",
-                        self.w,
-                        self._line_of,
-                        self._wid_of(self.w),
-                    )
+                    self._race_writer(fr, w, bad, loc, "read")
         rv = w.gather(self.r, False)
         shape = fr.shape
         if not nz(rv):  # no reader yet: every lane records itself
@@ -383,17 +357,7 @@ class GlobalShadow(Shadow):
                 else:
                     bad = self._conflict_single(wv, me_hi, grp1, ep)
                     if nz(bad):
-                        self._race(
-                            fr,
-                            w,
-                            bad,
-                            loc,
-                            "write",
-                            "write",
-                            self.w,
-                            self._line_of,
-                            self._wid_of(self.w),
-                        )
+                        self._race_writer(fr, w, bad, loc, "write")
         rv = w.gather(self.r, False) if self.any_read else None
         if rv is not None and nz(rv):
             if not races.FAST:  # (every test, the general way)
@@ -422,9 +386,7 @@ class GlobalShadow(Shadow):
         if not unique:
             dup = w.gather(self.w, False) != full(mine, fr.shape)
             if nz(dup):
-                self._race(
-                    fr, w, dup, loc, "write", "write", self.w, self._line_of, self._wid_of(self.w)
-                )
+                self._race_writer(fr, w, dup, loc, "write")
 
 
 def _items(x: np.ndarray, mine: np.ndarray) -> np.ndarray:
