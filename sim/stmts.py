@@ -28,19 +28,16 @@ from clpy.ir.nodes import (
     Declare,
     Expr,
     ExprStmt,
-    Field,
     For,
     If,
     Index,
     Print,
     Return,
     Stmt,
-    Swizzle,
     Var,
     VarRef,
     While,
 )
-from clpy.ir.walk import walk
 from clpy.types.catalog import void
 from clpy.types.core import (
     AddressSpace,
@@ -53,74 +50,13 @@ from clpy.types.core import (
 from clpy_sim import affine, fastpaths, ifconv, ops, privmem, stmtgen, tripvec
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
+from clpy_sim.jumps import Jump, assigned_keys, or_lanes, union
 from clpy_sim.memory import make_local
 from clpy_sim.parallel import Aborted
 from clpy_sim.printf import format_print
 from clpy_sim.values import RET, struct_zero
 
 Value = Any
-
-
-class Jump:
-    """Lanes (bool arrays over the frame, or True for all) that left by break/continue/return."""
-
-    __slots__ = ("brk", "cont", "ret")
-
-    def __init__(self, brk: Any = None, cont: Any = None, ret: Any = None) -> None:
-        self.brk = brk
-        self.cont = cont
-        self.ret = ret
-
-    def gone(self, shape: tuple[int, int]) -> Any:
-        m: Any = None
-        for x in (self.brk, self.cont, self.ret):
-            if x is None:
-                continue
-            if x is True:
-                return True
-            m = x if m is None else (m | x)
-        return m if m is not None else False
-
-    def expand(self, parent: Frame, sub: Frame) -> Jump:
-        def ex(x: Any) -> Any:
-            return None if x is None else parent.expand(sub, x)
-
-        return Jump(ex(self.brk), ex(self.cont), ex(self.ret))
-
-
-def _or(a: Any, b: Any) -> Any:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if a is True or b is True:
-        return True
-    return a | b
-
-
-def union(a: Jump | None, b: Jump | None) -> Jump | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return Jump(_or(a.brk, b.brk), _or(a.cont, b.cont), _or(a.ret, b.ret))
-
-
-def assigned_keys(stmts: Sequence[Stmt]) -> frozenset[Any]:
-    """Variables (and the return slot) that ``stmts`` may assign: what a merge must copy."""
-    out: set[Any] = set()
-    for n in walk(list(stmts)):
-        if isinstance(n, Declare):
-            out.add(n.var)
-        elif isinstance(n, For):
-            out.add(n.var)
-        elif isinstance(n, Assign):
-            v = _root_var(n.target)
-            if v is not None:
-                out.add(v)
-        elif isinstance(n, Return) and n.value is not None:
-            out.add(RET)
-    return frozenset(out)
 
 
 def _is_memory(e: Expr) -> bool:
@@ -131,20 +67,6 @@ def _is_memory(e: Expr) -> bool:
     return isinstance(bt, PointerType) or (
         isinstance(bt, ArrayType) and bt.space is not AddressSpace.PRIVATE
     )
-
-
-def _root_var(e: Expr) -> Any:
-    while True:
-        if isinstance(e, VarRef):
-            return e.var
-        if isinstance(e, (Field, Swizzle)):
-            e = e.base
-        elif isinstance(e, Index) and isinstance(e.base.type, ArrayType):
-            if e.base.type.space is not AddressSpace.PRIVATE:
-                return None  # local memory is not a variable: nothing to merge
-            e = e.base
-        else:
-            return None
 
 
 StmtFn = Callable[[Frame], "Jump | None"]
@@ -529,10 +451,10 @@ class StmtCompiler:
                 if j is not None:
                     if j.ret is not None:
                         r = j.ret if cur is fr else fr.expand(cur, j.ret)
-                        ret_acc = _or(
+                        ret_acc = or_lanes(
                             ret_acc, r if r is not True else np.ones(fr.shape, dtype=bool)
                         )
-                    leave = _or(j.brk, j.ret)
+                    leave = or_lanes(j.brk, j.ret)
                     if leave is not None:
                         if leave is True:
                             break
