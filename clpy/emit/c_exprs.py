@@ -307,6 +307,10 @@ class ExprEmitter:
             return f"({text})"
         return text
 
+    def operand(self, e: Expr) -> str:
+        """``e`` as the operand of a cast or unary operator (parenthesized unless tighter)."""
+        return self.sub(e, _UNARY)
+
     def target_info(self) -> Mapping[str, Any]:
         """The target's ``info`` (device quirks), empty when emitting for no device."""
         tgt = getattr(self.call_hook, "tgt", None)

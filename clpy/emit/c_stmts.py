@@ -143,7 +143,7 @@ class StmtEmitter:
             # `s -= x` narrows as `(short)(s - x)` does: spelled out where the device's
             # narrowing conversion is a quirk (lower_narrow.py); a variable, evaluated twice
             name = self.ex(s.target)
-            value = self.ex.sub(self.ex.implicit(s.value), 15)  # a unary operand or tighter
+            value = self.ex.operand(self.ex.implicit(s.value))
             text = f"convert_{root.type.cl_name}({name} {s.op} {value})"
             self.w.line(f"{name} = {text};", s.loc)
             return

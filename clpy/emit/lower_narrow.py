@@ -90,9 +90,9 @@ def lower_narrow_minmax(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
         parts = [
             f"convert_{vec}({ex(a)})"
             if isinstance(a.type, VectorType)
-            else f"({wide}){ex.sub(a, 15)}"
+            else f"({wide}){ex.operand(a)}"
             for a in call.args
         ]
         return f"convert_{t.cl_name}({name}({', '.join(parts)}))"
-    args = ", ".join(f"({wide}){ex.sub(a, 15)}" for a in call.args)
+    args = ", ".join(f"({wide}){ex.operand(a)}" for a in call.args)
     return f"({t.cl_name}){name}({args})"
