@@ -16,6 +16,7 @@ import pytest
 import clpy
 from clpy import Global, float4, float32, int32
 from clpy_sim import SimulationError, plan, tripvec
+from tests.test_sim_stmtgen import tile_update
 
 BS = 16
 
@@ -52,24 +53,6 @@ def memory_loops(a: Global[float32], r: Global[float32], m: int32, n: int32):
             a[i * n] += a[(i - 1) * n]  # loop-carried: trip i reads trip i - 1's write
         for i in range(m):
             r[0] += a[i * n + j]  # every lane writes one element
-
-
-@clpy.kernel
-def local_tile(m: Global[float32], dim: int32):
-    """LU's diagonal block: local reductions whose reads miss the element they update."""
-    tx = clpy.get_local_id(0)
-    shadow = clpy.local_array(float32, BS * BS)
-    for i in range(BS):
-        shadow[i * BS + tx] = m[i * dim + tx]
-    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-    for i in range(BS - 1):
-        if tx > i:
-            for j in range(i):
-                shadow[tx * BS + i] -= shadow[tx * BS + j] * shadow[j * BS + i]
-            shadow[tx * BS + i] /= shadow[i * BS + i]
-        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
-    for i in range(BS):
-        m[i * dim + tx] = shadow[i * BS + tx]
 
 
 @clpy.kernel
@@ -212,7 +195,9 @@ def test_memory_loops(fresh_plans: list[bool], checks: Any) -> None:
 def test_local_tile(fresh_plans: list[bool], checks: Any) -> None:
     dim = 2 * BS
     a = (np.random.default_rng(4).random(BS * dim) + np.eye(BS, dim).ravel() * 4).astype(np.float32)
-    kind, _ = _same(lambda: _launch(local_tile, (BS,), (BS,), a, dim, checks=checks))
+    # LU's diagonal block (the stmtgen tests' kernel): local reductions whose reads miss the
+    # element they update
+    kind, _ = _same(lambda: _launch(tile_update, (BS,), (BS,), a, dim, checks=checks))
     assert kind == "ok"
     assert any(fresh_plans)
 
