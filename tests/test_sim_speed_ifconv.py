@@ -5,7 +5,7 @@ compacted branches and NumPy's remainder: int, uint, float and vector variables,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,8 @@ import pytest
 import clpy
 from clpy import Global, float4, float32, int32, uint32
 from clpy.types import catalog as C
-from clpy_sim import SimulationError, ifconv, ops, plan
+from clpy_sim import ifconv, ops, plan
+from tests.test_sim_stmtgen import _outcome  # results, or every report in full
 
 
 @clpy.kernel
@@ -48,14 +49,6 @@ def fresh_plans() -> Iterator[None]:
     yield
     ifconv.ENABLED = True
     plan._PLANS.clear()
-
-
-def _outcome(run: Callable[[], Any]) -> Any:
-    plan._PLANS.clear()
-    try:
-        return ("ok", run())
-    except SimulationError as e:
-        return ("error", [(r.kind, r.message, r.loc, r.global_id) for r in e.reports])
 
 
 @pytest.mark.parametrize("checks", [False, True])

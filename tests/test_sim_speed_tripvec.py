@@ -15,8 +15,8 @@ import pytest
 
 import clpy
 from clpy import Global, float4, float32, int32
-from clpy_sim import SimulationError, plan, tripvec
-from tests.test_sim_stmtgen import tile_update
+from clpy_sim import plan, tripvec
+from tests.test_sim_stmtgen import _outcome, tile_update
 
 BS = 16
 
@@ -126,20 +126,6 @@ def fresh_plans(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
     yield ran
     tripvec.ENABLED = True
     plan._PLANS.clear()
-
-
-def _outcome(run: Callable[[], Any]) -> Any:
-    plan._PLANS.clear()
-    try:
-        return ("ok", run())
-    except SimulationError as e:
-        return (
-            "error",
-            [
-                (r.kind, r.message, r.loc, r.global_id, r.index, r.other_global_id, r.count)
-                for r in e.reports
-            ],
-        )
 
 
 def _same(run: Callable[[], Any]) -> Any:
