@@ -254,6 +254,8 @@ def _discarded(
     dt = data.dtype
     if dt.kind not in "iu" or op not in ("add", "sub", "inc", "dec", *_AT):
         return False
+    if not whole and idx.ndim == 2 and idx.shape[0] > 1 and idx.strides[0] == 0:
+        return _discarded_rows(op, data, idx, vals, shape)
     flat = np.asarray(idx).ravel()
     if op in ("inc", "dec"):
         counts = np.bincount(flat, minlength=data.size)
@@ -281,6 +283,46 @@ def _discarded(
             (np.add if op == "add" else np.subtract).at(data, flat, v)
         return True
     _AT[op].at(data, flat, v)
+    return True
+
+
+def _discarded_rows(
+    op: str, data: np.ndarray, idx: np.ndarray, vals: list[Any], shape: tuple[int, int]
+) -> bool:
+    """``_discarded`` on global memory where every work-group of the batch hits the same
+    addresses (``idx`` broadcast over the groups, e.g. ``atomic_add(h, lid, v)`` merging
+    per-group histograms): the lanes' operands are first combined down the groups (a
+    column sum, or the ufunc's reduction), then per address over the one row. Integer
+    ``+``/``-`` wrap and ``min``/``max``/``and``/``or``/``xor`` are associative and
+    commutative, so the final values are those of ``_discarded``'s general path."""
+    dt = data.dtype
+    row = np.ascontiguousarray(idx[0])  # (W,): the addresses of one group's lanes
+    G = shape[0]
+    if op in ("inc", "dec"):
+        per = np.full(row.shape, G, np.int64)
+        op = "add" if op == "inc" else "sub"
+    else:
+        v = np.broadcast_to(np.asarray(vals[0]).astype(dt, copy=False), shape)
+        if op in ("add", "sub"):
+            acc = np.uint64 if dt == np.uint64 else np.int64  # exact, or wrapping as dt does
+            per = v.sum(axis=0, dtype=acc)
+        else:
+            per = _AT[op].reduce(v, axis=0)
+    if row.size > 1 and not (row[1:] > row[:-1]).all():
+        # several lanes of a group share an address: combine them per address
+        order = np.argsort(row, kind="stable")
+        row = row[order]
+        start = np.ones(row.size, bool)
+        start[1:] = row[1:] != row[:-1]
+        firsts = np.flatnonzero(start)
+        f = np.add if op in ("add", "sub") else _AT[op]
+        per = f.reduceat(per[order], firsts)
+        row = row[firsts]
+    if op in ("add", "sub"):
+        old = data[row].astype(per.dtype)
+        data[row] = ((old + per) if op == "add" else (old - per)).astype(dt)
+    else:
+        data[row] = _AT[op](data[row], per).astype(dt, copy=False)
     return True
 
 
