@@ -45,6 +45,7 @@ from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy.types.structs import StructType
 from clpy_sim import ops, program_scope
+from clpy_sim.exprgen import compile_expr
 from clpy_sim.frame import Frame, PtrVal, scatter_value, select_lanes
 from clpy_sim.lvalues import Load, LvalueCompiler, Ref, Store
 
@@ -142,6 +143,17 @@ class ExprCompiler:
         has loaded ``x`` into ``fr.cache[LOADED]``: the ``Binary`` compiler's division checks
         and wrap-around."""
         return self.expr(Binary(t, loc, op, Loaded(t, loc), value))
+
+    def safe(self, e: Expr) -> bool:
+        """``is_safe(e)`` (for ``sim/exprgen.py``)."""
+        return is_safe(e)
+
+    def fused(self, e: Expr) -> Fn:
+        """``expr(e)`` as one generated function where that saves closure calls
+        (``sim/exprgen.py``): for the roots evaluated on their own (call arguments,
+        conditions, values assigned or returned)."""
+        fn: Fn | None = compile_expr(e, self)
+        return fn if fn is not None else self.expr(e)
 
     def expr(self, e: Expr) -> Fn:
         method = getattr(self, f"x_{type(e).__name__}", None)
@@ -356,7 +368,7 @@ class ExprCompiler:
 
     def cond(self, e: Expr) -> Fn:
         """A scalar condition as a bool lane value."""
-        f = self.expr(e)
+        f = self.fused(e)
         if e.type is C.bool_:
             return f
         if isinstance(e.type, PointerType):
@@ -480,7 +492,7 @@ class ExprCompiler:
         return lambda fr: load(fr, ref_fn(fr))
 
     def x_CallBuiltin(self, e: CallBuiltin) -> Fn:
-        return self.calls.builtin_call(e, [self.expr(a) for a in e.args])
+        return self.calls.builtin_call(e, [self.fused(a) for a in e.args])
 
     def x_BlockLiteral(self, e: BlockLiteral) -> Fn:
         """A block (device-side enqueue): the node and its captured lane values (sim/enqueue.py)."""
@@ -488,7 +500,7 @@ class ExprCompiler:
         return lambda fr: (e, [c(fr) for c in caps])
 
     def x_CallFunc(self, e: CallFunc) -> Fn:
-        return self.calls.func_call(e, [self.expr(a) for a in e.args])
+        return self.calls.func_call(e, [self.fused(a) for a in e.args])
 
     def x_Loaded(self, e: Loaded) -> Fn:
         return lambda fr: fr.cache[LOADED]

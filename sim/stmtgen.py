@@ -19,6 +19,7 @@ of a global buffer or of a 1-D local array into straight-line code with those la
   checker watches, the slice assignment ``Memory.store`` does (``x[i] op= v`` updated in place
   as ``fastpaths.aug_global`` does).
 
+The code writer, and the expression kinds inlined besides these, are ``sim/exprgen.py``'s.
 Where the index is not exact at run time, or the memory is not one of those kinds, the whole
 statement runs its general closure before anything is evaluated (index evaluation has no side
 effects), so every checker sees the same accesses in the same order. Values, dtypes, shapes
@@ -32,216 +33,19 @@ from typing import Any
 
 import numpy as np
 
-from clpy.ir.nodes import Assign, Binary, Const, Declare, Expr, Index, NamedConst, VarRef
+from clpy.ir.nodes import Assign, Declare, Index, VarRef
 from clpy.ir.program_vars import ProgramVar
-from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
+from clpy.types.core import ScalarType
 from clpy_sim import ops
-from clpy_sim.affine import Run
-from clpy_sim.affine_gen import compile_affine
+from clpy_sim.exprgen import FLOAT_UF as _FLOAT_UF
+from clpy_sim.exprgen import ExprGen
+from clpy_sim.exprgen import floatv as _floatv
+from clpy_sim.exprgen import is_float as _float
+from clpy_sim.exprgen import mem_site as _mem_site
 from clpy_sim.fastpaths import INPLACE
-from clpy_sim.frame import Frame, exclusive
-from clpy_sim.memory import GlobalMem, Memory
+from clpy_sim.frame import Frame
 
 ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
-
-_FLOAT_UF = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
-
-
-def _float(t: Any) -> bool:
-    return isinstance(t, ScalarType) and t.is_float
-
-
-def _floatv(t: Any) -> bool:
-    """A float scalar or vector (the Binary compiler's ``fuf``: one ufunc over the lanes,
-    the components on the leading axis)."""
-    return _float(t) or (isinstance(t, VectorType) and t.elem.is_float)
-
-
-def _int(t: Any) -> bool:
-    return isinstance(t, ScalarType) and not t.is_float and not t.is_bool
-
-
-def _mem_site(e: Expr) -> str | None:
-    """``global`` for an element of a pointer variable, ``local`` for one of a 1-D local array
-    variable, None for other lvalues."""
-    if not isinstance(e, Index) or not isinstance(e.type, ScalarType):
-        return None
-    base = e.base
-    if not isinstance(base, VarRef) or isinstance(base.var, ProgramVar):
-        return None
-    if not _int(e.index.type):
-        return None
-    bt = base.type
-    if isinstance(bt, PointerType) and bt.space in (AddressSpace.GLOBAL, AddressSpace.CONSTANT):
-        return "global"
-    if isinstance(bt, ArrayType) and bt.space is AddressSpace.LOCAL and len(bt.shape) == 1:
-        return "local"
-    return None
-
-
-class _Gen:
-    def __init__(self, exprs: Any) -> None:
-        self.exprs = exprs
-        self.lines: list[str] = []
-        self.ns: dict[str, Any] = {
-            "_Run": Run,
-            "_i64": np.int64,
-            "_fix": ops.fix_dtype,
-            "_nd": np.ndarray,
-            "_Mem": Memory,
-            "_GM": GlobalMem,
-            "_excl": exclusive,
-            "_ndim": np.ndim,
-            "_uip": ops.ufunc_inplace,
-            "_bin": ops.binary,
-        }
-        self.k = 0
-        self.inline = 0  # nodes made inline (a statement with none gains nothing)
-
-    def name(self, prefix: str, obj: Any) -> str:
-        n = f"{prefix}{len(self.ns)}"
-        self.ns[n] = obj
-        return n
-
-    def tmp(self) -> str:
-        self.k += 1
-        return f"t{self.k}"
-
-    def emit(self, s: str, ind: int = 1) -> None:
-        self.lines.append("    " * ind + s)
-
-    # ------------------------------------------------------------------ addresses
-
-    def address(self, e: Index) -> tuple[str, str, Any] | None:
-        """Emit the pointer/array read and the exact index of ``e``: the names of the memory
-        object and of the affine result, and the index dtype; None when the index is not one
-        exact evaluation knows."""
-        aff = compile_affine(e.index, self.exprs.expr)
-        if aff is None:
-            return None
-        var = e.base.var  # type: ignore[attr-defined]
-        vn = self.name("_V", var)
-        p, a = self.tmp(), self.tmp()
-        if isinstance(e.base.type, PointerType):
-            # (``pref``: a pointer with a zero offset passes the index through)
-            self.emit(f"{p} = env[{vn}] if {vn} in env else fr.get({vn})")
-            self.emit(
-                f"{p} = {p}.mem if type({p}.off) is _i64 and {p}.off == 0 "
-                f"and isinstance({p}.mem, _Mem) else None"
-            )
-        else:
-            self.emit(f"{p} = fr.get({vn}).mem")
-            self.emit(f"if not isinstance({p}, _Mem): {p} = None")
-        self.emit(f"{a} = {self.name('_A', aff)}(fr)")
-        return p, a, ops.dtype_of(e.index.type)
-
-    def addr_value(self, a: str, dt: Any) -> str:
-        """Emit the index ``Memory`` receives from the exact result ``a`` (as ``affine.index``
-        makes it), or a jump to the fallback; returns its name."""
-        lo, hi = (int(x) for x in (np.iinfo(dt).min, np.iinfo(dt).max))
-        sct = self.name("_S", dt.type)
-        dtn = self.name("_D", dt)
-        x = self.tmp()
-        self.emit(f"if type({a}) is int and {lo} <= {a} <= {hi}:")
-        self.emit(f"{x} = {sct}({a})", 2)
-        self.emit(
-            f"elif {a} is not None and {a}[1] and {lo} <= {a}[0] <= {hi} "
-            f"and {lo} <= {a}[0] + {a}[1] * ({a}[3] - 1) <= {hi}:"
-        )
-        self.emit(f"{x} = _Run({a}[0], {a}[1], {a}[2], {a}[3], {dtn})", 2)
-        self.emit("else:")
-        self.emit(f"{x} = None", 2)
-        return x
-
-    # ------------------------------------------------------------------ expressions
-
-    def closure(self, e: Expr, operand: bool) -> str:
-        fn = self.exprs.operand(e) if operand else self.exprs.expr(e)
-        t = self.tmp()
-        self.emit(f"{t} = {self.name('_C', fn)}(fr)")
-        return t
-
-    def expr(self, e: Expr, operand: bool) -> str:
-        """Emit ``e``'s value into a temporary (``operand``: consumed at once, loads may be
-        views); returns its name."""
-        if isinstance(e, (Const, NamedConst)) and isinstance(e.type, ScalarType):
-            return self.name("_K", ops.const_value(e.value, e.type))
-        if (
-            isinstance(e, VarRef)
-            and isinstance(e.type, (ScalarType, VectorType))
-            and not isinstance(e.var, ProgramVar)
-        ):
-            vn = self.name("_V", e.var)
-            t = self.tmp()
-            self.emit(f"{t} = env[{vn}] if {vn} in env else fr.get({vn})")
-            return t
-        if isinstance(e, Binary) and _floatv(e.type) and e.op in _FLOAT_UF:
-            if not (_floatv(e.left.type) and _floatv(e.right.type)):
-                return self.closure(e, operand)
-            a = self.expr(e.left, True)
-            b = self.expr(e.right, True)
-            uf = self.name("_U", _FLOAT_UF[e.op])
-            dt = ops.dtype_of(e.type)
-            dtn = self.name("_D", dt)
-            eln = self.name("_E", ops.element_of(e.type))
-            t = self.tmp()
-            self.emit(f"{t} = {uf}({a}, {b})")
-            self.emit(f"if getattr({t}, 'dtype', None) != {dtn}: {t} = _fix({t}, {eln})")
-            self.inline += 1
-            return t
-        site = _mem_site(e) if isinstance(e, Index) else None
-        if site is not None:
-            assert isinstance(e, Index)
-            return self.load(e, site, operand)
-        return self.closure(e, operand)
-
-    def load(self, e: Index, site: str, operand: bool) -> str:
-        got = self.address(e)
-        if got is None:
-            return self.closure(e, operand)
-        p, a, dt = got
-        copy = not operand
-        fb = self.name("_C", self.exprs.operand(e) if operand else self.exprs.expr(e))
-        loc = self.name("_L", e.loc)
-        t = self.tmp()
-        self.inline += 1
-        if site == "global":
-            # ``Memory.load``/``_load_direct`` of a flat buffer of scalars no checker watches
-            hi = int(np.iinfo(dt).max)
-            dtn = self.name("_D", ops.dtype_of(e.type))
-            self.emit(
-                f"if {p} is not None and {p}.direct and "
-                f"({p}.shadow is None or not batch.watch) and {p}.data.dtype == {dtn} "
-                f"and {p}.data.ndim == 1:"
-            )
-            self.emit(f"if type({a}) is int and 0 <= {a} < {p}.count and {a} <= {hi}:", 2)
-            self.emit(f"{t} = {p}.data[{a}]", 3)
-            self.emit(
-                f"elif {a} is not None and type({a}) is tuple and {a}[1] == 1 and {a}[0] >= 0 "
-                f"and {a}[0] + {a}[3] <= {p}.count and {a}[0] + {a}[3] - 1 <= {hi}:",
-                2,
-            )
-            view = f"{p}.data[{a}[0]:{a}[0] + {a}[3]].reshape({a}[2])"
-            self.emit(f"{t} = {view}" + (".copy()" if copy else ""), 3)
-            self.emit("else:", 2)
-            self.emit(f"{t} = {fb}(fr)", 3)
-            self.emit("else:")
-            self._generic_load(p, a, dt, loc, copy, fb, t, 2)
-        else:
-            self._generic_load(p, a, dt, loc, copy, fb, t, 1)
-        return t
-
-    def _generic_load(
-        self, p: str, a: str, dt: Any, loc: str, copy: bool, fb: str, t: str, ind: int
-    ) -> None:
-        base = len(self.lines)
-        x = self.addr_value(a, dt)
-        # re-indent what addr_value emitted
-        self.lines[base:] = ["    " * (ind - 1) + ln for ln in self.lines[base:]]
-        self.emit(f"if {p} is not None and {x} is not None:", ind)
-        self.emit(f"{t} = {p}.load(fr, {x}, {loc}, {copy})", ind + 1)
-        self.emit("else:", ind)
-        self.emit(f"{t} = {fb}(fr)", ind + 1)
 
 
 def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> Any:
@@ -255,7 +59,7 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
         isinstance(t, ScalarType) or (isinstance(target, VarRef) and _floatv(t))
     ):
         return None
-    g = _Gen(exprs)
+    g = ExprGen(exprs)
     gen = g.name("_G", general)
     if isinstance(target, VarRef):
         if isinstance(target.var, ProgramVar) or not _floatv(t):
@@ -306,6 +110,7 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
     got = g.address(target)
     if got is None:
         return None
+    g.saved += 2  # (the closures' reference and store)
     p, a, dt = got
     loc = g.name("_L", target.loc)  # (the lvalue's, as the closures report it)
     dtn = g.name("_D", ops.dtype_of(t))
@@ -341,6 +146,9 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
     g.emit(f"if {p} is None or {x} is None: return {gen}(fr)")
     if op is None:
         v = g.expr(value, True)  # stored at once: a view is enough (``s_Assign``)
+        if v.startswith("_K"):  # a constant: a local name (the uniform store rebinds it)
+            v, k = g.tmp(), v
+            g.emit(f"{v} = {k}")
         if site == "global":
             # ``Memory.store`` of a flat buffer without a shadow: a run of step 1 is a slice
             # assignment, a uniform index one element (the last lane's value)
@@ -386,15 +194,10 @@ def compile_declare(s: Declare, exprs: Any, general: Callable[[Frame], Any]) -> 
     return compile_assign(Assign(s.loc, target, s.init), exprs, general)
 
 
-def _finish(g: _Gen, s: Assign) -> Any:
-    if g.inline < 2:
+def _finish(g: ExprGen, s: Assign) -> Any:
+    if g.inline < 2 and g.saved < 2:
         return None  # one inline node: the closures cost about the same
-    src = "\n".join(["def stmt(fr):", "    env = fr.env", "    batch = fr.batch", *g.lines])
-    ns = dict(g.ns)
-    exec(compile(src, f"<clpy_sim.stmtgen {s.loc}>", "exec"), ns)
-    fn = ns["stmt"]
-    fn.__doc__ = src
-    return fn
+    return g.finish("def stmt(fr):", s.loc)
 
 
 __all__ = ["compile_assign", "compile_declare"]

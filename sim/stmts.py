@@ -188,7 +188,8 @@ class StmtCompiler:
                 fr.env[var] = z
 
             return decl0
-        init = affine.value_fn(s.init, self.exprs.expr)  # integer runs stay known (exact)
+        # integer runs stay known (exact); other values one generated function (exprgen.py)
+        init = affine.value_fn(s.init, self.exprs.fused)
 
         def decl(fr: Frame) -> None:
             fr.env[var] = init(fr)
@@ -199,7 +200,7 @@ class StmtCompiler:
         exprs = self.exprs
         if isinstance(s.target, VarRef) and s.op is None:
             var = s.target.var
-            setval = affine.value_fn(s.value, exprs.expr)  # integer runs stay known (exact)
+            setval = affine.value_fn(s.value, exprs.fused)  # (as s_Declare's)
 
             def setvar(fr: Frame) -> None:
                 fr.env[var] = setval(fr)
@@ -327,7 +328,7 @@ class StmtCompiler:
         j = Jump(ret=True)
         if s.value is None:
             return lambda fr: j
-        value = self.exprs.expr(s.value)
+        value = self.exprs.fused(s.value)
 
         def ret(fr: Frame) -> Jump:
             fr.env[RET] = value(fr)

@@ -1,0 +1,249 @@
+"""Generated expressions (sim/exprgen.py: call arguments, conditions, assigned and returned
+values as one function each; stores through ``Local[T]`` parameters in sim/stmtgen.py) give
+the same bytes and every checker report in full as the closures: NW's block (a device function
+with ``?:`` blends, local-pointer loads and stores on anti-diagonals), N-body's float4 loop
+(swizzles, a scalar made a vector), integer sums that stay runs, conversions, comparisons,
+unary operators, and seeded bugs (a local race, an out-of-bounds local read, an uninitialised
+read, an out-of-bounds global read inside a call argument)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import clpy
+from clpy import Global, Local, float4, float32, int16, int32, uint8, uint32
+from clpy_sim import exprgen, plan, stmtgen
+from tests.test_sim_stmtgen import _outcome  # results, or every report in full
+
+BS = 16
+BS1 = BS + 1
+
+
+@clpy.func
+def maximum(a: int32, b: int32, c: int32) -> int32:
+    k = b if a <= b else a
+    return c if k <= c else k
+
+
+@clpy.func
+def nw_block(
+    reference: Global[int32], items: Global[int32], score: Local[int32], ref: Local[int32],
+    cols: int32, penalty: int32, b_x: int32, b_y: int32, bug: int32,
+) -> None:  # fmt: skip
+    tx = clpy.get_local_id(0)
+    corner = cols * BS * b_y + BS * b_x
+    index = corner + tx + cols + 1
+    if tx == 0:
+        score[0] = items[corner]
+    for ty in range(BS):
+        ref[ty * BS + tx] = reference[index + cols * ty]
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    score[(tx + 1) * BS1] = items[corner + cols + cols * tx]
+    score[tx + 1] = items[corner + tx + 1]
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    for m in range(BS):
+        if tx <= m:
+            x = tx + 1
+            y = m - tx + 1
+            score[y * BS1 + x] = maximum(
+                score[(y - 1) * BS1 + x - 1] + ref[(y - 1) * BS + x - 1],
+                score[y * BS1 + x - 1] - penalty,
+                score[(y - 1) * BS1 + x] - penalty,
+            )
+        if bug == 1:
+            score[tx + 2] = score[tx + 1] + 1  # BUG: neighbours unordered (local race)
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    for m in range(BS - 2, -1, -1):
+        if tx <= m:
+            x = tx + BS - m
+            y = BS - tx
+            score[y * BS1 + x] = maximum(
+                score[(y - 1) * BS1 + x - 1] + ref[(y - 1) * BS + x - 1],
+                score[y * BS1 + x - 1] - penalty,
+                score[(y - 1) * BS1 + x] - penalty + ref[bug * 300],  # BUG when 1: past end
+            )
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    for ty in range(BS):
+        items[index + cols * ty] = score[(ty + 1) * BS1 + tx + 1]
+
+
+@clpy.kernel
+def nw_kernel(
+    reference: Global[int32], items: Global[int32], cols: int32, penalty: int32, blk: int32,
+    bug: int32,
+):  # fmt: skip
+    score = clpy.local_array(int32, BS1 * BS1)
+    ref = clpy.local_array(int32, BS * BS)
+    bx = clpy.get_group_id(0)
+    nw_block(reference, items, score, ref, cols, penalty, bx, blk - 1 - bx, bug)
+
+
+@clpy.kernel
+def bodies(pos: Global[float4], out: Global[float4], eps: float32):
+    tid = clpy.get_local_id(0)
+    tile = clpy.local_array(float4, BS)
+    me = pos[clpy.get_global_id(0)]
+    tile[tid] = me
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    acc = float4(0.0)
+    for j in range(BS):
+        p = tile[j]
+        r = p - me
+        dist = r.x * r.x + r.y * r.y + r.z * r.z
+        inv = float32(1.0) / clpy.sqrt(dist + eps)
+        s = p.w * (inv * inv * inv)
+        acc += s * r
+        acc -= -r * float32(1.0e-3) if dist > float32(1.0) else r * float32(2.0e-3)
+    out[clpy.get_global_id(0)] = acc
+
+
+@clpy.kernel
+def mixed(
+    x: Global[int32], u: Global[uint8], y: Global[float32], z: Global[int32], k: int32,
+    bug: int32,
+):  # fmt: skip
+    gid = clpy.get_global_id(0)
+    lid = clpy.get_local_id(0)
+    w = int16(lid) + int16(3)  # a narrow run
+    a = x[gid + 1] - x[gid] * k + (lid & 3) - (gid ^ 5) + int32(w)
+    b = uint32(u[gid]) * uint32(3) + uint32(lid)  # widened: a run stays a run
+    c = -a if a > 0 else a + 1
+    f = float32(a) * float32(0.5) + float32(b)
+    if x[gid] + lid < k or bug * 100 + gid >= 64 and x[gid + bug * 100] > 0:  # BUG: past end
+        z[gid] = c + x[lid + 1] - 1
+    y[gid] = -f + float32(c) if a != 2 else f
+    z[gid + 64] = int32(b) + (gid - lid) * 2 - k
+
+
+@pytest.fixture
+def fresh_plans() -> Iterator[None]:
+    plan._PLANS.clear()
+    yield
+    stmtgen.ENABLED = exprgen.ENABLED = True
+    plan._PLANS.clear()
+
+
+def _ways(run: Callable[[], Any]) -> list[Any]:
+    """``run()`` with generated statements and expressions, each alone, and neither."""
+    out = []
+    for st, ex in ((True, True), (True, False), (False, True), (False, False)):
+        stmtgen.ENABLED, exprgen.ENABLED = st, ex
+        out.append(_outcome(run))
+    stmtgen.ENABLED = exprgen.ENABLED = True
+    return out
+
+
+def _same(run: Callable[[], Any]) -> Any:
+    first, *rest = _ways(run)
+    for other in rest:
+        assert other == first
+    return first
+
+
+def _launch(k: Any, g: Any, loc: Any, *args: Any, checks: bool = True) -> Any:
+    arrays = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with clpy.sim.config(checks=checks, threads=1):
+        k[g, loc](*arrays, device="sim")
+    return [a.tobytes() for a in arrays if isinstance(a, np.ndarray)]
+
+
+def _nw_inputs() -> tuple[np.ndarray, np.ndarray, int]:
+    n = 3 * BS
+    rng = np.random.default_rng(5)
+    reference = rng.integers(-4, 12, (n + 1, n + 1)).astype(np.int32)
+    items = np.zeros((n + 1, n + 1), np.int32)
+    items[:, 0] = -np.arange(n + 1) * 10
+    items[0, :] = -np.arange(n + 1) * 10
+    return reference, items, n + 1
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_nw_blocks(fresh_plans: None, checks: bool) -> None:
+    reference, items, cols = _nw_inputs()
+
+    def run() -> Any:
+        out = []
+        it = items.copy()
+        with clpy.sim.config(checks=checks, threads=1):
+            for blk in (1, 2, 3):
+                nw_kernel[(BS * blk,), (BS,)](reference, it, cols, 10, blk, 0, device="sim")
+                out.append(it.tobytes())
+        return out
+
+    kind, got = _same(run)
+    assert kind == "ok"
+    assert got[0] != items.tobytes()
+
+
+@pytest.mark.parametrize("bug", [1, 2])
+def test_nw_block_reports(fresh_plans: None, bug: int) -> None:
+    reference, items, cols = _nw_inputs()
+    kind, reports = _same(
+        lambda: _launch(nw_kernel, (2 * BS,), (BS,), reference, items, cols, 10, 2, bug)
+    )
+    assert kind == "error"
+    assert reports[0][0] == ("data-race" if bug == 1 else "out-of-bounds")
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_bodies(fresh_plans: None, checks: bool) -> None:
+    rng = np.random.default_rng(9)
+    pos = rng.standard_normal((64, 4)).astype(np.float32)
+    pos[5, 2] = np.nan
+    out = np.zeros((64, 4), np.float32)
+    kind, got = _same(lambda: _launch(bodies, (64,), (BS,), pos, out, 0.25, checks=checks))
+    assert kind == "ok"
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_mixed_integers(fresh_plans: None, checks: bool) -> None:
+    rng = np.random.default_rng(11)
+    x = rng.integers(-50, 50, 65).astype(np.int32)
+    u = rng.integers(0, 256, 64).astype(np.uint8)
+    y = np.zeros(64, np.float32)
+    z = np.zeros(128, np.int32)
+    kind, got = _same(lambda: _launch(mixed, (64,), (BS,), x, u, y, z, 7, 0, checks=checks))
+    assert kind == "ok"
+    kind, reports = _same(lambda: _launch(mixed, (64,), (BS,), x, u, y, z, 7, 1))
+    assert kind == "error" and reports[0][0] == "out-of-bounds"
+
+
+def test_uninitialised_local_read(fresh_plans: None) -> None:
+    """NW's block without the row of ``score`` that the first loop reads."""
+    reference, items, cols = _nw_inputs()
+
+    @clpy.kernel
+    def partial(reference: Global[int32], items: Global[int32], cols: int32):
+        score = clpy.local_array(int32, BS1 * BS1)
+        ref = clpy.local_array(int32, BS * BS)
+        tx = clpy.get_local_id(0)
+        ref[tx] = reference[tx]
+        score[tx + 1] = items[tx + 1]  # BUG: score[(tx + 1) * BS1] never written
+        clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+        items[tx] = maximum(score[(tx + 1) * BS1] + ref[tx], score[tx + 1] - 10, tx)
+
+    kind, reports = _same(lambda: _launch(partial, (BS,), (BS,), reference, items, cols))
+    assert kind == "error" and reports[0][0] == "uninitialized-read"
+
+
+def test_generated_expressions_are_used(fresh_plans: None) -> None:
+    """The NW block does run generated expressions (its call's arguments) and a generated
+    store through its ``Local[int32]`` parameter."""
+    reference, items, cols = _nw_inputs()
+    names: list[str] = []
+    orig = exprgen.ExprGen.finish
+
+    def finish(self: Any, head: str, where: Any) -> Any:
+        names.append(head)
+        return orig(self, head, where)
+
+    exprgen.ExprGen.finish = finish  # type: ignore[method-assign]
+    try:
+        _launch(nw_kernel, (BS,), (BS,), reference, items, cols, 10, 1, 0)
+    finally:
+        exprgen.ExprGen.finish = orig  # type: ignore[method-assign]
+    assert "def expr(fr):" in names and "def stmt(fr):" in names
