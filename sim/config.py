@@ -33,7 +33,11 @@ class SimConfig:
     ``sample``: the shadow-memory checkers (``races``, ``uninit``) watch every ``sample``-th
     batch of work-groups only (1: all; the other checkers watch every work-item).
     ``max_memory``: bytes a launch may need (``None``: half the available memory); a bigger
-    launch fails before allocating, saying how to make it smaller (sim/budget.py)."""
+    launch fails before allocating, saying how to make it smaller (sim/budget.py).
+    ``split_lanes``: with every checker off, a launch with fewer batches than threads and at
+    least twice this many work-items is cut into one batch per thread (of at least this many
+    work-items each) instead of by ``max_lanes`` (``None``: ``CLPY_SIM_SPLIT_LANES`` or 0,
+    never; sim/parallel.py ``split``)."""
 
     checks: frozenset[str] = CHECKS
     on_error: str = "raise"
@@ -49,9 +53,16 @@ class SimConfig:
     threads: int | None = None
     sample: int = 1
     max_memory: int | None = None
+    split_lanes: int | None = None
 
     def on(self, check: str) -> bool:
         return check in self.checks
+
+    def split_lane_count(self) -> int:
+        """``split_lanes``, else ``CLPY_SIM_SPLIT_LANES``, else 0 (never split)."""
+        if self.split_lanes is not None:
+            return self.split_lanes
+        return _env_int("CLPY_SIM_SPLIT_LANES", 0, zero=True) or 0
 
     def thread_count(self) -> int:
         """Threads a launch may use: ``threads``, else ``CLPY_SIM_THREADS``, else every core."""
@@ -62,16 +73,23 @@ class SimConfig:
 
 def default_threads() -> int:
     """``CLPY_SIM_THREADS`` (a positive int) or the number of cores this process may use."""
-    env = os.environ.get("CLPY_SIM_THREADS", "").strip()
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise ValueError(f"CLPY_SIM_THREADS must be a positive int, got {env!r}") from None
-        if n <= 0:
-            raise ValueError(f"CLPY_SIM_THREADS must be a positive int, got {env!r}")
-        return n
-    return _cores()
+    return _env_int("CLPY_SIM_THREADS", None) or _cores()
+
+
+def _env_int(name: str, default: int | None, zero: bool = False) -> int | None:
+    """A positive int (``zero``: or 0) from the environment variable ``name``, or
+    ``default`` when unset."""
+    env = os.environ.get(name, "").strip()
+    if not env:
+        return default
+    what = "an int >= 0" if zero else "a positive int"
+    try:
+        n = int(env)
+    except ValueError:
+        raise ValueError(f"{name} must be {what}, got {env!r}") from None
+    if n < 0 or (n == 0 and not zero):
+        raise ValueError(f"{name} must be {what}, got {env!r}")
+    return n
 
 
 @functools.cache
@@ -122,6 +140,7 @@ def config(
     threads: int | None = None,
     sample: int | None = None,
     max_memory: int | None = None,
+    split_lanes: int | None = None,
 ) -> _ConfigHandle:
     """Change simulator settings (see ``SimConfig``); ``checks=True``/``False`` turns every
     checker on/off, or name them: ``checks={"bounds", "races"}``. ``threads=1`` runs every
@@ -160,9 +179,14 @@ def config(
         ("threads", threads),
         ("sample", sample),
         ("max_memory", max_memory),
+        ("split_lanes", split_lanes),
     ):
         if v is not None:
-            if not isinstance(v, int) or isinstance(v, bool) or (v <= 0 and name != "seed"):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise ValueError(f"config({name}=...) must be a positive int, got {v!r}")
+            if name == "split_lanes" and v < 0:  # (0: never split)
+                raise ValueError(f"config(split_lanes=...) must be an int >= 0, got {v!r}")
+            if v <= 0 and name not in ("seed", "split_lanes"):
                 raise ValueError(f"config({name}=...) must be a positive int, got {v!r}")
             kw[name] = v
     new = replace(cfg, **kw)

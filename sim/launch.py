@@ -21,7 +21,7 @@ from clpy_sim.errors import SimulationError
 from clpy_sim.frame import Frame, PtrVal, select_lanes
 from clpy_sim.images import make_image
 from clpy_sim.memory import make_global, make_local
-from clpy_sim.parallel import Turnstile, in_worker, restore, run_batches, snapshot
+from clpy_sim.parallel import Turnstile, in_worker, restore, run_batches, snapshot, split
 from clpy_sim.plan import get_plan
 from clpy_sim.printf import flush_prints
 from clpy_sim.progress import Progress
@@ -139,9 +139,20 @@ def _run(
             fixed[v] = bound
     share_shadows(st, binder.globals)  # overlapping buffers: one shadow (sim/aliases.py)
     W = st.W
-    per_batch = max(1, cfg.max_lanes // W)
     total = st.total_groups
+    per_batch = max(1, cfg.max_lanes // W)
+    serial = (
+        binder.serial
+        or cfg.on_error == "warn"
+        or in_worker()
+        or (plan.serial_checked and "races" in cfg.checks)
+    )
+    want = 1 if serial else (threads if threads is not None else cfg.thread_count())
+    if want > 1 and not cfg.checks and cfg.atomic_order == "work-item" and plan.batch_free:
+        # nothing can depend on the cut: one batch per thread (sim/parallel.py split)
+        per_batch = split(total, W, per_batch, want, cfg.split_lane_count())
     nbatch = -(-total // per_batch)
+    threads = 1 if nbatch == 1 else min(want, nbatch)
     llid = _lane_ids(W)
 
     def run(k: int, turn: Turnstile | None) -> int:
@@ -171,16 +182,6 @@ def _run(
             plan.body(root if active is True else root.sub(active))  # type: ignore[arg-type]
         return G
 
-    if (
-        nbatch == 1
-        or binder.serial
-        or cfg.on_error == "warn"
-        or in_worker()
-        or (plan.serial_checked and "races" in cfg.checks)
-    ):
-        threads = 1
-    elif threads is None:
-        threads = min(cfg.thread_count(), nbatch)
     progress = Progress(total) if nbatch > 1 else None  # a bar after ~2 s; Ctrl-C raises here
     saved = None
     try:

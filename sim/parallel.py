@@ -1,9 +1,10 @@
 """Running the work-group batches of one launch on a thread pool.
 
 A launch is cut into batches of whole work-groups by ``max_lanes`` alone, never by the thread
-count. Barriers, local memory and collectives act within a work-group, so batches are
-independent except through global memory, and the launch keeps the meaning of running them one
-after another in increasing order (docs/simulator.md "Threads"):
+count, unless its results cannot depend on the cut (every checker off: ``split``). Barriers,
+local memory and collectives act within a work-group, so batches are independent except
+through global memory, and the launch keeps the meaning of running them one after another in
+increasing order (docs/simulator.md "Threads"):
 
 - an operation whose result depends on the order of work-groups across batches (an atomic on
   global memory; ``Batch.ordered``) first waits until every earlier batch has finished, so
@@ -73,6 +74,22 @@ class Turnstile:
         with self.cond:
             self.failed = -1
             self.cond.notify_all()
+
+
+def split(groups: int, W: int, per_batch: int, threads: int, split_lanes: int) -> int:
+    """Work-groups per batch of a launch whose results do not depend on its batches (every
+    checker off, atomics in work-item order, ``Plan.batch_free``): ``per_batch`` (from
+    ``max_lanes``) unless that gives fewer batches than ``threads`` and the launch has at least
+    ``2 * split_lanes`` work-items; then as many batches as threads, each of at least
+    ``split_lanes`` work-items (whole groups), so that every thread gets one. ``split_lanes``
+    0: never. A launch of one big batch otherwise runs on one core however many there are."""
+    nbatch = -(-groups // per_batch)
+    if split_lanes <= 0 or threads <= 1 or nbatch >= threads:
+        return per_batch
+    parts = min(threads, groups, (groups * W) // split_lanes)
+    if parts <= nbatch:
+        return per_batch
+    return -(-groups // parts)
 
 
 def in_worker() -> bool:
@@ -160,4 +177,13 @@ def restore(saved: list[tuple[Any, Any]]) -> None:
         m.data[...] = data
 
 
-__all__ = ["Aborted", "Turnstile", "in_worker", "run_batches", "snapshot", "restore", "shutdown"]
+__all__ = [
+    "Aborted",
+    "Turnstile",
+    "in_worker",
+    "run_batches",
+    "snapshot",
+    "restore",
+    "shutdown",
+    "split",
+]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from clpy.ir.nodes import CallBuiltin, CallFunc, Function
+from clpy.types.core import PointerType
 from clpy.types.structs import StructType
 from clpy_sim import ops
 from clpy_sim.call import Call
@@ -34,11 +35,32 @@ _PLANS: weakref.WeakKeyDictionary[Function, dict[frozenset[str], Plan]] = (
 _SERIAL_CHECKED = frozenset({"async_work_group_copy", "async_work_group_strided_copy"})
 
 
+def _float_valued(t: Any) -> bool:
+    """A float, a pointer to floats or a float atomic (what a float atomic acts on)."""
+    while isinstance(t, PointerType):
+        t = t.elem
+    t = getattr(t, "value", t)  # AtomicType
+    return bool(getattr(t, "is_float", False))
+
+
 class Plan:
-    def __init__(self, fn: Function, body: Callable[[Frame], Any], serial: bool = False) -> None:
+    """``body`` runs the kernel on a frame. ``serial_checked``: with the race checker on, the
+    batches run one after another. ``batch_free``: with every checker off and atomics in
+    work-item order, the results do not depend on how the work-groups are cut into batches
+    (sim/parallel.py ``split``): no float atomic (whose rounding may follow the batch's lanes
+    when many addresses are hit) and no device-side enqueue (children numbered per batch)."""
+
+    def __init__(
+        self,
+        fn: Function,
+        body: Callable[[Frame], Any],
+        serial: bool = False,
+        batch_free: bool = True,
+    ) -> None:
         self.fn = fn
         self.body = body
         self.serial_checked = serial
+        self.batch_free = batch_free
 
 
 class PlanBuilder:
@@ -52,10 +74,11 @@ class PlanBuilder:
         self.exprs = ExprCompiler(self, checks, escaped)
         self.stmts = StmtCompiler(self.exprs, checks, escaped)
         self.serial = False
+        self.batch_free = True
 
     def build(self) -> Plan:
         body = self.stmts.block(self.fn.body)
-        return Plan(self.fn, body, self.serial)
+        return Plan(self.fn, body, self.serial, self.batch_free)
 
     def builtin_call(
         self, e: CallBuiltin, args: list[Callable[[Frame], Value]]
@@ -63,6 +86,10 @@ class PlanBuilder:
         impl = e.builtin.sim_impl()  # named by the registry entry (tests/test_registry_complete.py)
         if e.builtin.name in _SERIAL_CHECKED:
             self.serial = True
+        if e.builtin.name.startswith("enqueue") or (
+            e.builtin.atomic is not None and any(_float_valued(a.type) for a in e.args)
+        ):
+            self.batch_free = False
         call = Call(e, self.checks)
         special = getattr(impl, "specialize", None)
         if special is not None:
@@ -82,6 +109,7 @@ class PlanBuilder:
         callee = e.func
         plan = get_plan(callee, self.checks)
         self.serial = self.serial or plan.serial_checked
+        self.batch_free = self.batch_free and plan.batch_free
         params = callee.params
         ret_t = callee.ret
         void = getattr(ret_t, "cl_name", "void") == "void"
