@@ -152,6 +152,7 @@ def bench(sizes: list[int], repeat: int, threads: list[int],
     return {"rows": rows, "machine": platform.processor() or platform.machine(),
             "cpus": os.cpu_count(), "threads": threads, "repeat": repeat, "work_group": WG,
             "sim_max_lanes": sim.current().max_lanes,
+            "sim_split_lanes": sim.current().split_lane_count(),
             "loadavg_before": load0, "loadavg_after": os.getloadavg()}
 
 
@@ -208,8 +209,10 @@ def markdown(result: dict[str, Any]) -> str:
                if busy > 0.5 * (result["cpus"] or 1) else " (quiet)"))
     lines = ["# Simulator benchmark", "",
              f"Machine: {result['machine']}, {result['cpus']} CPUs; work-group {WG}; medians of "
-             f"{result['repeat']} runs; simulator batch = {result['sim_max_lanes']} lanes; "
-             f"{load}.",
+             f"{result['repeat']} runs; simulator batch = {result['sim_max_lanes']} lanes"
+             + (f", split into one batch per thread (>= {result['sim_split_lanes']} lanes, "
+                "checks off)" if result.get("sim_split_lanes") else "")
+             + f"; {load}.",
              "Cells: simulator time checks off / checks on (ms), and the throughput ratio "
              "PoCL kernel time / simulator time (1.0 = as fast as PoCL).", "",
              "| kernel | N | PoCL (ms) | NumPy (ms) | "
@@ -253,6 +256,8 @@ def main() -> None:
     ap.add_argument("--sizes", default=None, help="log2 sizes, e.g. 16,20,22")
     ap.add_argument("--kernels", default=None, help="block_reduce,block_scan,histogram")
     ap.add_argument("--max-lanes", type=int, default=None, help="simulator batch size")
+    ap.add_argument("--split-lanes", type=int, default=None,
+                    help="clpy.sim.config(split_lanes=...) (default: CLPY_SIM_SPLIT_LANES or 0)")
     ap.add_argument("--tag", default="", help="results file suffix: sim_bench<tag>.{json,md}")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "results"))
@@ -263,6 +268,8 @@ def main() -> None:
         sizes = [1 << int(s) for s in a.sizes.split(",")]
     if a.max_lanes:
         sim.config(max_lanes=a.max_lanes)
+    if a.split_lanes is not None:
+        sim.config(split_lanes=a.split_lanes)
     result = bench(sizes, 3 if a.quick else a.repeat, _threads(a.threads),
                    a.kernels.split(",") if a.kernels else None)
     if not a.quick:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The real-program suite (benchmarks/programs) on an NVIDIA GPU host: --mode gpu (clpy kernels
 # vs the hand-written original kernels, whole programs with DeviceArrays / the original-style
-# pyopencl host / NumPy arguments, link bandwidth) and --mode sim --threads all (PoCL on every
-# core vs the simulator).
+# pyopencl host / NumPy arguments, link bandwidth) and the sim mode (PoCL on every core vs the
+# simulator: benchmarks/sim_bench.py and --mode sim with 1, 2 and all threads; see sim_mode).
 #
 # For a machine with the NVIDIA driver (libnvidia-opencl.so.1), Python 3.12 with NumPy, and
 # the wheels of pyopencl (with pocl-binary-distribution for the sim mode) and its dependencies
@@ -40,16 +40,53 @@ export PYTHONUNBUFFERED=1
 "$PY" -c "import pyopencl as cl; [print('gpu_programs: platform', p.name, [d.name for d in \
 p.get_devices()]) for p in cl.get_platforms()]"
 
+# The sim mode: benchmarks/sim_bench.py (threads 1, 2 and every core, checks off and on), then
+# the real-program suite once per thread count of SIM_THREADS (default "all 1 2", the most
+# telling first: each program's row is written as it finishes, so a run cut short keeps the
+# rows so far), each with its own results file real_programs_<host>_t<T>.{json,md}, checks off
+# and on. About 250 s on a 16-core host at SIM_REPEAT=3 (PoCL, then the simulator 1 + 3 times
+# per setting). SIM_SPLIT=N adds sim_bench and the suite on every core with
+# CLPY_SIM_SPLIT_LANES=N (a launch of fewer batches than threads cut into one per thread, checks
+# off; sim/parallel.py split), tagged _split<N> (about 60 s more).
+# SIM_BENCH_ARGS go to sim_bench.py only (e.g. "--sizes 16 --kernels histogram" for a dry run).
+sim_mode() {
+    local host rc t
+    host=$(hostname -s 2>/dev/null || echo host)
+    RC=0
+    # shellcheck disable=SC2086
+    "$PY" benchmarks/sim_bench.py --threads 1,2,all --repeat "${SIM_BENCH_REPEAT:-5}" \
+        --tag "_${host}" --out "$OUT" ${SIM_BENCH_ARGS:-} 2>&1 | tee "$OUT/sim_bench.log"
+    rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc
+    if [ -n "${SIM_SPLIT:-}" ]; then
+        # shellcheck disable=SC2086
+        CLPY_SIM_SPLIT_LANES=$SIM_SPLIT "$PY" benchmarks/sim_bench.py --threads 1,2,all \
+            --repeat "${SIM_BENCH_REPEAT:-5}" --tag "_${host}_split${SIM_SPLIT}" --out "$OUT" \
+            ${SIM_BENCH_ARGS:-} 2>&1 | tee "$OUT/sim_bench_split.log"
+        rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc
+    fi
+    for t in ${SIM_THREADS:-all 1 2}; do
+        "$PY" -m benchmarks.programs --mode sim --threads "$t" --size "$SIM_SIZE" \
+            --repeat "${SIM_REPEAT:-3}" --tag "${host}_t${t}" --out "$OUT" "$@" 2>&1 \
+            | tee "$OUT/real_programs_t${t}.log"
+        rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc
+    done
+    if [ -n "${SIM_SPLIT:-}" ]; then
+        CLPY_SIM_SPLIT_LANES=$SIM_SPLIT "$PY" -m benchmarks.programs --mode sim --threads all \
+            --size "$SIM_SIZE" --repeat "${SIM_REPEAT:-3}" --tag "${host}_tall_split${SIM_SPLIT}" \
+            --out "$OUT" "$@" 2>&1 | tee "$OUT/real_programs_tall_split.log"
+        rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc
+    fi
+}
+
 STATUS=0
 for MODE in $MODES; do
     if [ "$MODE" = gpu ]; then
         "$PY" -m benchmarks.programs --mode gpu --platform "$PLATFORM" --size "$GPU_SIZE" \
             --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu_programs.log"
+        RC=${PIPESTATUS[0]}
     else
-        "$PY" -m benchmarks.programs --mode sim --threads all --size "$SIM_SIZE" \
-            --out "$OUT" "$@" 2>&1 | tee "$OUT/real_programs.log"
+        sim_mode "$@"
     fi
-    RC=${PIPESTATUS[0]}
     echo "gpu_programs: --mode $MODE exit status $RC"
     [ "$RC" = 0 ] || STATUS=$RC
 done
