@@ -94,6 +94,24 @@ class Shadow:
     # arrays, and this buffer's first element's position in them
     peers: list[Any] | None = None
     off: int = 0
+    # trip vectorization (sim/tripshadow.py): per batch, the list that holds back this
+    # shadow's accesses while a loop's trips are evaluated at once
+    taps: dict[Any, list[Any]]
+    races: bool  # accesses are checked for races (and logged)
+
+    def _tapped(self, fr: Frame, w: Any, loc: Loc, write: bool) -> bool:
+        """Hold back this access (checked and recorded later, sim/tripshadow.py) when its
+        batch is evaluating a loop's trips at once."""
+        tap = self.taps.get(fr.batch)
+        if tap is None:
+            return False
+        tap.append((self, write, fr, w, loc))
+        return True
+
+    def note(self, write: bool, loc: Loc, w: Any, fr: Frame) -> None:
+        """Log an access as ``read``/``write`` do (for a trip-vectorized loop's trips)."""
+        if self.races:
+            self._note("write" if write else "read", loc, w, fr)
 
     def _race(
         self,
@@ -240,6 +258,7 @@ class LocalShadow(Shadow):
         self.log_ids: dict[tuple[str, int], deque[Any]] = {}  # the same lists, by id(loc)
         self.races = "races" in launch.checks
         self.uninit = "uninit" in launch.checks
+        self.taps = {}
         # Whether any work-group wrote/read this memory in its current barrier interval:
         # when not, the conflict checks of the other kind of access are skipped.
         self.wrote = False
@@ -343,6 +362,8 @@ class LocalShadow(Shadow):
         )
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
+        if self.taps and self._tapped(fr, w, loc, False):
+            return
         me = fr.cache.get("me1")
         if me is None:
             me = self._me(fr)
@@ -377,9 +398,15 @@ class LocalShadow(Shadow):
                     self._race(
                         fr, w, bad, loc, "read", "write", self.w_own, self._line_of, self._other(fr)
                     )
+        self._pend(w, me, fr.shape)
+        self.last_read = (w, me, self.version)
+        self._note("read", loc, w, fr)
+
+    def _pend(self, w: Any, me: np.ndarray, shape: tuple[int, int]) -> None:
+        """Record a read (which waits in ``pending``)."""
         self.read_ = True
         # (``me`` as it is: broadcasting it to the frame's shape cost more than the read)
-        self.pending.append((w, me, fr.shape))
+        self.pending.append((w, me, shape))
         # Reads wait until a write of the interval needs them (a barrier of every group drops
         # them unread: a loop of reads between barriers, like a tile's inner product, never
         # records them), as long as what they hold stays small: their compiled indices
@@ -387,10 +414,10 @@ class LocalShadow(Shadow):
         self.pending_size += idx.size if isinstance(idx, np.ndarray) else 1
         if len(self.pending) > _PENDING or self.pending_size > _PENDING_ELEMENTS:
             self._replay()
-        self.last_read = (w, me, self.version)
-        self._note("read", loc, w, fr)
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
+        if self.taps and self._tapped(fr, w, loc, True):
+            return
         me = self._me(fr)
         if self._seen(self.last_write, w, me):
             if self.races:
@@ -428,17 +455,64 @@ class LocalShadow(Shadow):
                     self._race(
                         fr, w, bad, loc, "write", "read", self.r_own, self._line_of, self._other(fr)
                     )
+        self._record_write(w, me)
+        if self.races:
+            self._note("write", loc, w, fr)
+            if not w.unique:
+                dup = w.gather(self.w_own, False) != me
+                if nz(dup):
+                    self._race(
+                        fr,
+                        w,
+                        dup,
+                        loc,
+                        "write",
+                        "write",
+                        self.w_own,
+                        self._line_of,
+                        self._other(fr),
+                    )
+        self.version += 1
+        self.last_write = (w, me, self.version)
+
+    def _record_write(self, w: Any, me: np.ndarray) -> None:
+        if self.races:
             self.wrote = True
             w.put(self.w_own, me)  # (assignment broadcasts it over the frame's lanes)
-            self._note("write", loc, w, fr)
         if self.uninit and not self.all_init:
             w.put(self.init, True)
             self.all_init = every_lane(self.init)
-        if self.races and not w.unique:
-            dup = w.gather(self.w_own, False) != me
-            if nz(dup):
-                self._race(
-                    fr, w, dup, loc, "write", "write", self.w_own, self._line_of, self._other(fr)
-                )
+
+    # A trip-vectorized loop's accesses (sim/tripshadow.py): each checked against the records
+    # as they were before the loop, then recorded, no report and no log entry
+
+    def quiet(self, fr: Frame, w: Any, write: bool) -> bool:
+        """Whether the checks of this access find nothing in the records as they are. A write
+        first records the pending reads (``_replay``, which changes no finding)."""
+        me = self._me(fr)
+        if not write and self.uninit and not self.all_init:
+            if not every_lane(w.gather(self.init, False)):
+                return False
+        if not self.races:
+            return True
+        if self.wrote:
+            wo = w.gather(self.w_own, False)
+            if nz((wo != 0) & (wo != me)):
+                return False
+        if write and self.read_:
+            self._replay()
+            ro = w.gather(self.r_own, False)
+            if nz((ro != 0) & (ro != me)):
+                return False
+        return True
+
+    def record(self, fr: Frame, w: Any, write: bool) -> None:
+        """What this access, whose checks find nothing, leaves in the records."""
+        me = self._me(fr)
+        if write:
+            if self.races and self.read_:
+                self._replay()  # (as the write's checks do)
+            self._record_write(w, me)
+        elif self.races:
+            self._pend(w, me, fr.shape)
         self.version += 1
-        self.last_write = (w, me, self.version)

@@ -43,6 +43,8 @@ class GlobalShadow(Shadow):
         self.log: dict[tuple[str, Loc], deque[Any]] = {}
         self.log_ids: dict[tuple[str, int], deque[Any]] = {}  # the same lists, by id(loc)
         self.W = np.int64(launch.W)
+        self.races = True
+        self.taps = {}
         # batches on other threads update the same shadow: each check-and-record is atomic,
         # so a cross-group race is found in any interleaving (sim/parallel.py)
         self.lock = threading.Lock()
@@ -105,6 +107,8 @@ class GlobalShadow(Shadow):
         return (x > 0) & (other1 != mine1) & ((og1 != grp1) | ((x & _EMASK) == ep))
 
     def read(self, fr: Frame, w: Any, loc: Loc) -> None:
+        if self.taps and self._tapped(fr, w, loc, False):
+            return
         with self.lock:
             if w.kind == "run" and self.peers is None and races.FAST:
                 self._read_run(fr, w, loc)
@@ -112,6 +116,8 @@ class GlobalShadow(Shadow):
                 self._read(fr, w, loc)
 
     def write(self, fr: Frame, w: Any, loc: Loc) -> None:
+        if self.taps and self._tapped(fr, w, loc, True):
+            return
         with self.lock:
             if w.kind == "run" and self.peers is None and races.FAST:
                 self._write_run(fr, w, loc)
@@ -249,14 +255,19 @@ class GlobalShadow(Shadow):
         self, fr: Frame, w: Any, loc: Loc, rv: np.ndarray, ids: tuple[Any, ...]
     ) -> None:
         """Report a write's lanes whose elements' reader records ``rv`` are concurrent."""
-        me_hi, grp1, ep = ids[0], ids[1], ids[2]
-        single = self._conflict_single(rv, me_hi, grp1, ep)
-        g1 = (-rv) >> _SHIFT
-        multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
-        bad = single | multi
+        bad = self._reader_conflicts(rv, ids[0], ids[1], ids[2])
         if nz(bad):
             of = self._wid_of(self.r)
             self._race(fr, w, bad, loc, "write", "read", self.r, self._line_of, of)
+
+    def _reader_conflicts(
+        self, rv: np.ndarray, me_hi: np.ndarray, grp1: np.ndarray, ep: np.ndarray
+    ) -> np.ndarray:
+        """Lanes whose elements' reader records ``rv`` are concurrent with them."""
+        single = self._conflict_single(rv, me_hi, grp1, ep)
+        g1 = (-rv) >> _SHIFT
+        multi = (rv < 0) & ((rv == _MULTI) | (g1 != grp1) | (((-rv) & _EMASK) == ep))
+        return single | multi
 
     def _read(self, fr: Frame, w: Any, loc: Loc) -> None:
         me_hi, grp1, ep, mine = self._ids(fr)
@@ -274,8 +285,23 @@ class GlobalShadow(Shadow):
                 bad = self._conflict_single(wv, me_hi, grp1, ep)
                 if nz(bad):
                     self._race_writer(fr, w, bad, loc, "read")
+        self._record_read(w, fr.shape, me_hi, grp1, ep, mine)
+        if key is not None:
+            self.last_read = (*key[:3], self.version)
+            self.read_state = None
+        self._note("read", loc, w, fr)
+
+    def _record_read(
+        self,
+        w: Any,
+        shape: tuple[int, int],
+        me_hi: np.ndarray,
+        grp1: np.ndarray,
+        ep: np.ndarray,
+        mine: np.ndarray,
+    ) -> None:
+        """Merge the lanes of a read into the reader records."""
         rv = w.gather(self.r, False)
-        shape = fr.shape
         if not nz(rv):  # no reader yet: every lane records itself
             self.version += 1
             w.put(self.r, full(mine, shape))
@@ -292,10 +318,6 @@ class GlobalShadow(Shadow):
                 w.put(self.r, new)
                 if not w.unique:
                     self._several_readers(w, new, grp1, ep, shape)
-        if key is not None:
-            self.last_read = (*key[:3], self.version)
-            self.read_state = None
-        self._note("read", loc, w, fr)
 
     def _several_readers(
         self, w: Any, new: np.ndarray, grp1: np.ndarray, ep: np.ndarray, shape: tuple[int, int]
@@ -378,15 +400,44 @@ class GlobalShadow(Shadow):
             if key is not None:
                 self.last_write = key
             return
-        self.version += 1
-        self.any_write = True
-        w.put(self.w, full(mine, fr.shape))
+        self._record_write(w, fr.shape, mine)
         if key is not None:
             self.last_write = (*key[:3], self.version)
         if not unique:
             dup = w.gather(self.w, False) != full(mine, fr.shape)
             if nz(dup):
                 self._race_writer(fr, w, dup, loc, "write")
+
+    def _record_write(self, w: Any, shape: tuple[int, int], mine: np.ndarray) -> None:
+        self.version += 1
+        self.any_write = True
+        w.put(self.w, full(mine, shape))
+
+    # A trip-vectorized loop's accesses (sim/tripshadow.py, under ``lock``): each checked
+    # against the records as they were before the loop, then recorded, no report, no log entry
+
+    def quiet(self, fr: Frame, w: Any, write: bool) -> bool:
+        """Whether the checks of this access find nothing in the records as they are."""
+        me_hi, grp1, ep, _ = self._ids(fr)
+        if self.any_write:
+            wv = w.gather(self.w, False)
+            if nz(wv) and nz(self._conflict_single(wv, me_hi, grp1, ep)):
+                return False
+        if write and self.any_read:
+            rv = w.gather(self.r, False)
+            if nz(rv) and nz(self._reader_conflicts(rv, me_hi, grp1, ep)):
+                return False
+        return True
+
+    def record(self, fr: Frame, w: Any, write: bool) -> None:
+        """What this access, whose checks find nothing, leaves in the records."""
+        me_hi, grp1, ep, mine = self._ids(fr)
+        if write:
+            self._record_write(w, fr.shape, mine)
+        else:
+            self.any_read = True
+            self._record_read(w, fr.shape, me_hi, grp1, ep, mine)
+        self.version += 1
 
 
 def _items(x: np.ndarray, mine: np.ndarray) -> np.ndarray:

@@ -18,11 +18,14 @@ is lane ``c`` of the loop's frame at trip ``t``; the counter is a lane value):
 Equal results need the trips not to see each other's writes: a run-time check that no load of
 the statement reads an element it writes (same memory: element sets disjoint; other memory:
 arrays that cannot overlap), and for a memory reduction that no two lanes write one element.
-Checker reports stay those of the trip-by-trip loop: with the race or uninitialised-memory
-checker on (their shadows record every access) the loop runs trip by trip; a finding of
-another checker (bounds, division by zero) in the expanded evaluation is dropped before
-anything is written and the loop runs trip by trip, which reports it as before. Variables the
-body declares end with their last trip's values, the counter with its final value.
+Checker reports stay those of the trip-by-trip loop: the race and uninitialised-memory
+checkers' shadows see the expanded evaluation's accesses only after it, checked against the
+records as the loop found them and then recorded, and logged trip by trip
+(``sim/tripshadow.py``); where a check would find something, the attempt is undone and the
+loop runs trip by trip. A finding of another checker (bounds, division by zero) in the
+expanded evaluation is dropped before anything is written and the loop runs trip by trip,
+which reports it as before. Variables the body declares end with their last trip's values,
+the counter with its final value.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from clpy_sim.errors import SimulationError
 from clpy_sim.frame import Frame
 from clpy_sim.tripframe import MEMS as _MEMS
 from clpy_sim.tripframe import Trips, Written, accumulate, elements, last
+from clpy_sim.tripshadow import ShadowTap
 
 Value = Any
 ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
@@ -177,11 +181,29 @@ def _private_row(e: Expr, escaped: frozenset[Any]) -> bool:
     )
 
 
+def _root_var(e: Expr) -> Any:
+    """The pointer or local array variable whose memory an element ``e`` is in; None when
+    not plain (pointer arithmetic keeps a pointer's memory)."""
+    while isinstance(e, Index):
+        e = e.base
+    while isinstance(e, Binary) and isinstance(e.type, PointerType):
+        e = e.left if isinstance(e.left.type, PointerType) else e.right
+    if isinstance(e, VarRef) and not isinstance(e.var, ProgramVar):
+        return e.var
+    return None
+
+
+def _conditional_loads(exprs: Sequence[Expr]) -> bool:
+    """Some load is an operand of ``a if c else b``, ``and`` or ``or`` (it runs on the lanes
+    that evaluate it: a sub-frame)."""
+    return any(isinstance(n, (Select, Logical)) and _loads([n]) for e in exprs for n in _nodes(e))
+
+
 def compile_loop(s: Stmt, sc: Any) -> Callable[[Frame], bool] | None:
     """For a ``for`` loop ``s`` that qualifies, a function run after the loop's ``init``:
     True when it ran every trip, False (nothing done) to run them one by one. ``sc``: the
     ``StmtCompiler``."""
-    if not ENABLED or not isinstance(s, For) or sc.checks & _SHADOWED:
+    if not ENABLED or not isinstance(s, For):
         return None
     t = s.var.type
     if not (isinstance(t, ScalarType) and not t.is_float and not t.is_bool) or not s.body:
@@ -258,9 +280,19 @@ def compile_loop(s: Stmt, sc: Any) -> Callable[[Frame], bool] | None:
     else:
         return None
     loads = _loads([*inits, value] + ([target.index] if isinstance(target, Index) else []))
+    roots: list[Any] = []
+    if sc.checks & _SHADOWED:  # (sim/tripshadow.py)
+        if _conditional_loads([*inits, value, target]):
+            return None
+        roots = [_root_var(n) for n in [*loads, target] if isinstance(n, Index)]
+        if kind == "priv":
+            roots.pop()
+        if None in roots:
+            return None
     load_refs = [exprs.lvalue(n, copy=False)[0] for n in loads]
     decl_fns = [sc.stmt(d) for d in decls]
     loop = _Loop(s, kind, decl_fns, declared, load_refs)
+    loop.roots = list(dict.fromkeys(roots))
     if kind == "map":
         loop.stmt = sc.stmt(last)
         loop.ref = exprs.lvalue(target, copy=False)[0]
@@ -316,6 +348,8 @@ class _Loop:
         self.ufunc: np.ufunc | None = None
         self.dt: Any = None
         self.width = 1  # the widest vector among the loop's values
+        # the variables of the memories the loop accesses, when shadows watch them
+        self.roots: list[Any] = []
 
     def trips(self, fr: Frame) -> tuple[int, int, int] | None:
         """(first counter value, step, trips) of a uniform loop that does not wrap around."""
@@ -357,8 +391,14 @@ class _Loop:
         ):
             return False
         launch = batch.launch
+        tap = None
+        if self.roots and batch.watch:
+            shadows = self._shadows(fr)
+            if shadows is None:
+                return False
+            tap = ShadowTap(batch, shadows) if shadows else None
         try:
-            done = self._chunks(fr, i0, step, n, min(per, n))
+            done = self._chunks(fr, i0, step, n, min(per, n), tap)
         except SimulationError as e:
             # a finding of the expanded evaluation (nothing written yet): the trip-by-trip
             # loop reports it, from the same state
@@ -368,19 +408,42 @@ class _Loop:
                         del launch.reports[k]
                         break
             return False
+        finally:
+            if tap is not None:
+                tap.stop()
         if not done:
             return False
         fr.env[self.var] = self.dt_var.type(i0 + n * step)
         return True
+
+    def _shadows(self, fr: Frame) -> list[Any] | None:
+        """The shadows of the memories the loop accesses (their accesses are held back,
+        sim/tripshadow.py); None: run trip by trip (memories that share shadow arrays)."""
+        shadows: list[Any] = []
+        for v in self.roots:
+            mem = getattr(fr.get(v), "mem", None)
+            if mem is None:
+                return None
+            sh = getattr(mem, "shadow", None)
+            if sh is not None and all(sh is not o for o in shadows):
+                if sh.peers:
+                    return None
+                shadows.append(sh)
+        return shadows
 
     def _frame(self, fr: Frame, trips: int) -> Frame:
         """An expanded frame of ``trips`` trips of ``fr``'s lanes."""
         sel = Trips(trips, fr.shape)
         return Frame(fr.batch, sel.shape, sel.gather(fr.gslot), sel.gather(fr.llid), fr, sel, False)
 
-    def _chunks(self, fr: Frame, i0: int, step: int, n: int, per: int) -> bool:
+    def _chunks(
+        self, fr: Frame, i0: int, step: int, n: int, per: int, tap: ShadowTap | None
+    ) -> bool:
         """Every trip, ``per`` at a time; False (nothing changed) where a condition fails.
-        Nothing is written before the last chunk has been evaluated."""
+        Nothing is written before the last chunk has been evaluated (and the shadows'
+        checks of every access, ``tap``, have found nothing)."""
+        if tap is not None:
+            tap.start()
         w = fr.shape[1]
         kind = self.kind
         acc: Value = None
@@ -420,10 +483,14 @@ class _Loop:
                 x.cache.clear()
             counter = (i0 + step * (t + np.arange(c, dtype=np.int64))).astype(self.dt_var)
             x.env[self.var] = np.repeat(counter, w)[None, :]
+            if tap is not None:
+                tap.chunk(x, t, c)
             for f in self.decl_fns:
                 f(x)
+            if tap is not None:
+                tap.mark()
             if kind == "map":
-                return self._map(x)
+                return self._map(x, tap, n)
             if kind == "priv":
                 assert work is not None and used is not None
                 if not self._private(fr, x, c, work, used):
@@ -437,6 +504,8 @@ class _Loop:
                     return False
             t += c
         assert x is not None
+        if tap is not None and not tap.settle(fr, kind == "mem"):
+            return False
         env = fr.env
         if kind == "var":
             env[self.tvar] = acc
@@ -449,11 +518,14 @@ class _Loop:
         c = x.shape[1] // w
         for v in self.declared:  # the last trip's values
             env[v] = last(x.env[v], c, w)
+        if tap is not None:
+            tap.commit(fr, n)
         return True
 
-    def _map(self, x: Frame) -> bool:
+    def _map(self, x: Frame, tap: ShadowTap | None, n: int) -> bool:
         """``m[f(i)] = e`` (or ``op=``) on the expanded frame of every trip, when it writes
-        no element twice and reads none it writes."""
+        no element twice and reads none it writes (with shadows, ``tap``: and their checks
+        find nothing, else the elements written get their old contents back)."""
         assert self.ref is not None and self.stmt is not None
         mem, addr = self.ref(x)
         wr = elements(mem, x, addr)
@@ -464,7 +536,13 @@ class _Loop:
             return False
         fr = x.parent
         assert fr is not None
+        old = mem.flat_data()[wr] if tap is not None else None
         self.stmt(x)
+        if tap is not None:
+            if not tap.settle(fr, False):
+                mem.flat_data()[wr] = old
+                return False
+            tap.commit(fr, n)
         w = fr.shape[1]
         c = x.shape[1] // w
         for v in self.declared:  # the last trip's values
