@@ -114,7 +114,7 @@ def _kernels() -> dict[str, tuple[Any, Any, Any, Any, Any]]:
     }
 
 
-def bench(sizes: list[int], repeat: int, threads: list[int],
+def bench(sizes: list[int], repeat: int, threads: list[int | str],
           kernels: list[str] | None = None) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     cl_env = _pocl()
@@ -138,7 +138,8 @@ def bench(sizes: list[int], repeat: int, threads: list[int],
             for t in threads:
                 cell = {}
                 for checks in (False, True):
-                    with sim.config(checks=checks, threads=t):
+                    # "auto": threads left to the default (the pool where it was faster)
+                    with sim.config(checks=checks, threads=None if t == "auto" else t):
                         reps = repeat if not checks or n <= 1 << 20 else max(1, repeat // 2)
                         cell["on" if checks else "off"] = median_time(run_sim, reps)
                         ok = ok and check(out, numpy_ref(x))
@@ -184,8 +185,8 @@ def _bench_cl(env: tuple[Any, Any], fn: Any, name: str, x: np.ndarray, out: np.n
             "pocl_copy_s": median_time(with_copies, repeat)}
 
 
-def _tname(t: int) -> str:
-    return f"{t} thread" + ("s" if t != 1 else "")
+def _tname(t: str) -> str:
+    return "default threads" if t == "auto" else f"{t} thread" + ("s" if t != "1" else "")
 
 
 def _fmt_row(r: dict[str, Any]) -> str:
@@ -216,7 +217,7 @@ def markdown(result: dict[str, Any]) -> str:
              "Cells: simulator time checks off / checks on (ms), and the throughput ratio "
              "PoCL kernel time / simulator time (1.0 = as fast as PoCL).", "",
              "| kernel | N | PoCL (ms) | NumPy (ms) | "
-             + " | ".join(f"sim {_tname(int(t))} (ms) | ratio {t}t" for t in threads) + " |",
+             + " | ".join(f"sim {_tname(t)} (ms) | ratio {t}t" for t in threads) + " |",
              "|---|---|---|---|" + "---|---|" * len(threads)]
     for r in result["rows"]:
         pocl = r.get("pocl_s")
@@ -239,10 +240,11 @@ def write(result: dict[str, Any], folder: str, tag: str) -> None:
         f.write(markdown(result))
 
 
-def _threads(spec: str) -> list[int]:
-    out: list[int] = []
+def _threads(spec: str) -> list[int | str]:
+    out: list[int | str] = []
     for part in spec.split(","):
-        t = default_threads() if part.strip() == "all" else int(part)
+        p = part.strip()
+        t: int | str = default_threads() if p == "all" else p if p == "auto" else int(p)
         if t not in out:
             out.append(t)
     return out
@@ -252,7 +254,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="N = 2^16 and 2^20, 3 runs, no files")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--threads", default="1,2,all", help="simulator thread counts ('all')")
+    ap.add_argument("--threads", default="1,2,all",
+                    help="simulator thread counts ('all': every core; 'auto': the default, "
+                         "pool or one thread per kernel as measured)")
     ap.add_argument("--sizes", default=None, help="log2 sizes, e.g. 16,20,22")
     ap.add_argument("--kernels", default=None, help="block_reduce,block_scan,histogram")
     ap.add_argument("--max-lanes", type=int, default=None, help="simulator batch size")

@@ -40,12 +40,12 @@ export PYTHONUNBUFFERED=1
 "$PY" -c "import pyopencl as cl; [print('gpu_programs: platform', p.name, [d.name for d in \
 p.get_devices()]) for p in cl.get_platforms()]"
 
-# The sim mode: benchmarks/sim_bench.py (threads 1, 2 and every core, checks off and on), then
-# the real-program suite once per thread count of SIM_THREADS (default "all 1 2", the most
-# telling first: each program's row is written as it finishes, so a run cut short keeps the
-# rows so far), each with its own results file real_programs_<host>_t<T>.{json,md}, checks off
-# and on. About 250 s on a 16-core host at SIM_REPEAT=3 (PoCL, then the simulator 1 + 3 times
-# per setting). SIM_SPLIT=N adds sim_bench and the suite on every core with
+# The sim mode: benchmarks/sim_bench.py (threads 1, 2, every core and the default "auto",
+# checks off and on), then the real-program suite once per thread setting of SIM_THREADS
+# (default "auto all 1 2", the most telling first: each program's row is written as it
+# finishes, so a run cut short keeps the rows so far), each with its own results file
+# real_programs_<host>_t<T>.{json,md}, checks off and on. About 300 s on a 16-core host at
+# SIM_REPEAT=3 (PoCL, then the simulator 1 + 3 times per setting). SIM_SPLIT=N adds sim_bench and the suite on every core with
 # CLPY_SIM_SPLIT_LANES=N (a launch of fewer batches than threads cut into one per thread, checks
 # off; sim/parallel.py split), tagged _split<N> (about 60 s more).
 # SIM_BENCH_ARGS go to sim_bench.py only (e.g. "--sizes 16 --kernels histogram" for a dry run).
@@ -54,18 +54,22 @@ sim_mode() {
     host=$(hostname -s 2>/dev/null || echo host)
     RC=0
     # shellcheck disable=SC2086
-    "$PY" benchmarks/sim_bench.py --threads 1,2,all --repeat "${SIM_BENCH_REPEAT:-5}" \
+    "$PY" benchmarks/sim_bench.py --threads 1,2,all,auto --repeat "${SIM_BENCH_REPEAT:-5}" \
         --tag "_${host}" --out "$OUT" ${SIM_BENCH_ARGS:-} 2>&1 | tee "$OUT/sim_bench.log"
     rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc
     if [ -n "${SIM_SPLIT:-}" ]; then
         # shellcheck disable=SC2086
-        CLPY_SIM_SPLIT_LANES=$SIM_SPLIT "$PY" benchmarks/sim_bench.py --threads 1,2,all \
+        CLPY_SIM_SPLIT_LANES=$SIM_SPLIT "$PY" benchmarks/sim_bench.py --threads 1,2,all,auto \
             --repeat "${SIM_BENCH_REPEAT:-5}" --tag "_${host}_split${SIM_SPLIT}" --out "$OUT" \
             ${SIM_BENCH_ARGS:-} 2>&1 | tee "$OUT/sim_bench_split.log"
         rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc
     fi
-    for t in ${SIM_THREADS:-all 1 2}; do
-        "$PY" -m benchmarks.programs --mode sim --threads "$t" --size "$SIM_SIZE" \
+    for t in ${SIM_THREADS:-auto all 1 2}; do
+        # auto: threads left to the default (every core, pool or one thread per kernel as
+        # measured: sim/parallel.py Tuner); all: every core, always the pool
+        targs=(--threads "$t")
+        [ "$t" = auto ] && targs=()
+        "$PY" -m benchmarks.programs --mode sim "${targs[@]}" --size "$SIM_SIZE" \
             --repeat "${SIM_REPEAT:-3}" --tag "${host}_t${t}" --out "$OUT" "$@" 2>&1 \
             | tee "$OUT/real_programs_t${t}.log"
         rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +22,15 @@ from clpy_sim.errors import SimulationError
 from clpy_sim.frame import Frame, PtrVal, select_lanes
 from clpy_sim.images import make_image
 from clpy_sim.memory import make_global, make_local
-from clpy_sim.parallel import Turnstile, in_worker, restore, run_batches, snapshot, split
+from clpy_sim.parallel import (
+    Tuner,
+    Turnstile,
+    in_worker,
+    restore,
+    run_batches,
+    snapshot,
+    split,
+)
 from clpy_sim.plan import get_plan
 from clpy_sim.printf import flush_prints
 from clpy_sim.progress import Progress
@@ -148,11 +157,25 @@ def _run(
         or (plan.serial_checked and "races" in cfg.checks)
     )
     want = 1 if serial else (threads if threads is not None else cfg.thread_count())
+    cut = per_batch
     if want > 1 and not cfg.checks and cfg.atomic_order == "work-item" and plan.batch_free:
         # nothing can depend on the cut: one batch per thread (sim/parallel.py split)
-        per_batch = split(total, W, per_batch, want, cfg.split_lane_count())
-    nbatch = -(-total // per_batch)
-    threads = 1 if nbatch == 1 else min(want, nbatch)
+        cut = split(total, W, per_batch, want, cfg.split_lane_count())
+    nbatch = -(-total // cut)
+    tuner = None
+    if want > 1 and nbatch > 1 and threads is None and cfg.threads is None:
+        # threads left to the default: the pool only where it was faster (parallel.Tuner)
+        tuner = plan.tuners.get(nbatch)
+        if tuner is None:
+            tuner = plan.tuners[nbatch] = Tuner()
+        pool = tuner.choose()
+    else:
+        pool = want > 1 and nbatch > 1
+    if pool:
+        per_batch = cut
+    else:
+        nbatch = -(-total // per_batch)
+    threads = min(want, nbatch) if pool else 1
     llid = _lane_ids(W)
 
     def run(k: int, turn: Turnstile | None) -> int:
@@ -184,6 +207,7 @@ def _run(
 
     progress = Progress(total) if nbatch > 1 else None  # a bar after ~2 s; Ctrl-C raises here
     saved = None
+    t0 = time.perf_counter()
     try:
         if threads <= 1:
             with np.errstate(all="ignore"):
@@ -210,6 +234,8 @@ def _run(
         if progress is not None:
             progress.close()
         flush_prints(st)
+    if tuner is not None:
+        tuner.record(pool, (time.perf_counter() - t0) / total)
     run_enqueued(st)  # device-side enqueue: the children run after the parent kernel
 
 

@@ -92,6 +92,40 @@ def split(groups: int, W: int, per_batch: int, threads: int, split_lanes: int) -
     return -(-groups // parts)
 
 
+class Tuner:
+    """Whether launches of one kernel run their batches on the pool or on the calling thread,
+    from how long each took (seconds per work-group, the least of the last few of each way).
+
+    Threads pay only where a batch spends its time inside NumPy's loops: the interpreter lock
+    is held for every Python step between them, and handing it over at every NumPy call costs
+    both threads time (on the 2-core machine, sim_bench's kernels with 2^17-lane batches used
+    1.5-1.65 cores on 2 threads yet ran 0.8-1.1x as fast as on one). So with ``threads`` left
+    to its default, a kernel's first launches try both ways (pool, one thread, pool, one
+    thread), then each launch takes the faster, trying the other again every ``EXPLORE``
+    launches (load and launch sizes change). The results never depend on it."""
+
+    EXPLORE = 8
+    KEEP = 3
+
+    def __init__(self) -> None:
+        self.costs: dict[bool, list[float]] = {True: [], False: []}
+        self.launches = 0
+
+    def choose(self) -> bool:
+        """True: run this launch's batches on the pool."""
+        par, ser = self.costs[True], self.costs[False]
+        if len(par) < 2 or len(ser) < 2:
+            return len(par) <= len(ser)
+        self.launches += 1
+        faster = min(par) <= min(ser)
+        return not faster if self.launches % self.EXPLORE == 0 else faster
+
+    def record(self, pool: bool, seconds_per_group: float) -> None:
+        c = self.costs[pool]
+        c.append(seconds_per_group)
+        del c[: -self.KEEP]
+
+
 def in_worker() -> bool:
     """Whether the calling thread is running a batch (a nested launch then runs serially)."""
     return bool(getattr(_WORKER, "active", False))
@@ -186,4 +220,5 @@ __all__ = [
     "restore",
     "shutdown",
     "split",
+    "Tuner",
 ]
