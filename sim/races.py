@@ -54,8 +54,16 @@ def _first(fr: Frame, bad: np.ndarray) -> int:
 # stamps of logged accesses, ordered across the shadows of overlapping buffers
 _CLOCK = itertools.count(1)
 
+
+def stamps(n: int) -> int:
+    """The first of ``n`` consecutive stamps for logged accesses (``n`` >= 1)."""
+    first = next(_CLOCK)
+    deque(itertools.islice(_CLOCK, n - 1), maxlen=0)  # (consumed in C)
+    return first
+
+
 _ALL = slice(None)
-_KEEP = 16  # logged accesses per (kind, line): a loop of 16 steps between barriers
+KEEP = 16  # logged accesses per (kind, line): a loop of 16 steps between barriers
 # repeated accesses skip their (idempotent) checks; read at run time (tests compare both)
 MEMO = True
 # the cheaper paths (sim/races_global.py: runs on flat slices, records known to be the lanes'
@@ -108,11 +116,6 @@ class Shadow:
         tap.append((self, write, fr, w, loc))
         return True
 
-    def note(self, write: bool, loc: Loc, w: Any, fr: Frame) -> None:
-        """Log an access as ``read``/``write`` do (for a trip-vectorized loop's trips)."""
-        if self.races:
-            self._note("write" if write else "read", loc, w, fr)
-
     def _race(
         self,
         fr: Frame,
@@ -156,7 +159,7 @@ class Shadow:
         if other_loc is None or other_wid is None:
             missing = (
                 f"; the other {theirs} is older than the checker's log of recent accesses "
-                f"({_KEEP} per line), so its "
+                f"({KEEP} per line), so its "
                 + (
                     "line and work-item are"
                     if other_loc is None and other_wid is None
@@ -188,14 +191,20 @@ class Shadow:
 
     def _note(self, kind: str, loc: Loc, w: Any, fr: Frame) -> None:
         """Remember a recent access (its compiled index and its lanes' work-items) to name the
-        other line and work-item of a race: the last ``_KEEP`` per kind and line."""
+        other line and work-item of a race: the last ``KEEP`` per kind and line."""
+        entries, wids = self.log_of(kind, loc, fr)
+        entries.append((next(_CLOCK), w, wids, fr.shape))
+
+    def log_of(self, kind: str, loc: Loc, fr: Frame) -> tuple[deque[Any], Any]:
+        """The log of ``kind`` accesses at ``loc``, and the lanes of ``fr`` as it keeps them:
+        ``_note`` appends ``(stamp, compiled index, lanes, fr.shape)``."""
         # (by the line's identity first: hashing a ``Loc`` hashes its four fields, per access)
         fast = self.log_ids
         entries = fast.get((kind, id(loc)))
         if entries is None:
             entries = self.log.get((kind, loc))
             if entries is None:
-                entries = self.log[(kind, loc)] = deque(maxlen=_KEEP)
+                entries = self.log[(kind, loc)] = deque(maxlen=KEEP)
             fast[(kind, id(loc))] = entries  # (``log`` keeps ``loc`` alive: ids stay unique)
         # the work-items only when a report needs them (computing them per access cost a
         # quarter of a checked tree reduction); the lanes, once per frame
@@ -205,7 +214,7 @@ class Shadow:
             wids = cache.get("races_lanes")
             if wids is None:
                 wids = cache["races_lanes"] = _Lanes(fr)
-        entries.append((next(_CLOCK), w, wids, fr.shape))
+        return entries, wids
 
     def _line_of(
         self, addr: int, kind: str, wid: int, other: int | None

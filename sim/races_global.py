@@ -418,15 +418,18 @@ class GlobalShadow(Shadow):
 
     def quiet(self, fr: Frame, w: Any, write: bool) -> bool:
         """Whether the checks of this access find nothing in the records as they are."""
-        me_hi, grp1, ep, _ = self._ids(fr)
+        me_hi, grp1, ep, mine = self._ids(fr)
+        # (the ``mine`` tests first: records of the lanes' own accesses, most often)
         if self.any_write:
             wv = w.gather(self.w, False)
-            if nz(wv) and nz(self._conflict_single(wv, me_hi, grp1, ep)):
-                return False
+            if nz(wv) and not every_lane(wv == mine):
+                if nz(self._conflict_single(wv, me_hi, grp1, ep)):
+                    return False
         if write and self.any_read:
             rv = w.gather(self.r, False)
-            if nz(rv) and nz(self._reader_conflicts(rv, me_hi, grp1, ep)):
-                return False
+            if nz(rv) and not every_lane(rv == mine):
+                if nz(self._reader_conflicts(rv, me_hi, grp1, ep)):
+                    return False
         return True
 
     def record(self, fr: Frame, w: Any, write: bool) -> None:

@@ -11,7 +11,7 @@ back while the trips are evaluated at once (``Shadow.taps``), then:
 - ``settle``: checks every held-back access against the records as they are (``quiet``, no
   report). If any would find something, the vectorized attempt is dropped (``tripvec`` undoes
   its memory writes) and the loop runs trip by trip from the same state, which reports it;
-- ``commit``: records them (``record``), and logs the last ``_KEEP`` trips' accesses one trip
+- ``commit``: records them (``record``), and logs the last ``KEEP`` trips' accesses one trip
   at a time, in the trip's order (``note``): the log from which a later report names the
   other access's line and work-item then holds what the trip-by-trip loop leaves there.
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from clpy_sim.frame import Frame
-from clpy_sim.races import _KEEP
+from clpy_sim.races import KEEP, stamps
 
 Entry = tuple[Any, bool, Frame, Any, Any]  # (shadow, write, frame, compiled index, loc)
 
@@ -118,16 +118,29 @@ class ShadowTap:
         entries = self.entries
         for sh, write, f, w, _ in entries:
             sh.record(f, w, write)
-        pre = entries[: self.chunks[0][0]]
-        post = entries[self.end :]
         chunks = self.chunks
-        k = 0
-        for t in range(max(0, n - _KEEP), n):
-            while t >= chunks[k][3] + chunks[k][4]:
-                k += 1
-            start, mark, _, t0, trips = chunks[k]
+        pre = entries[: chunks[0][0]]
+        post = entries[self.end :]
+        first = max(0, n - KEEP)
+        logs: dict[Any, Any] = {}  # per (shadow, kind, line): its log and the lanes, or None
+        shape = fr.shape
+        for k, (start, mark, _, t0, trips) in enumerate(chunks):
+            if t0 + trips <= first:
+                continue
             stop = chunks[k + 1][0] if k + 1 < len(chunks) else self.end
-            rel = t - t0
-            for part in (entries[start:mark], pre, entries[mark:stop], post):
-                for sh, write, f, w, loc in part:
-                    sh.note(write, loc, w if f is fr else _TripWhere(w, trips, rel), fr)
+            trip = []  # (log, lanes, compiled index, on the loop's frame) in the trip's order
+            for sh, write, f, w, loc in [*entries[start:mark], *pre, *entries[mark:stop], *post]:
+                key = (id(sh), write, id(loc))
+                lg = logs.get(key, False)
+                if lg is False:
+                    lg = logs[key] = (
+                        sh.log_of("write" if write else "read", loc, fr) if sh.races else None
+                    )
+                trip.append((None, None, None, True) if lg is None else (*lg, w, f is fr))
+            logged = range(max(first - t0, 0), trips)
+            stamp = stamps(len(trip) * len(logged))
+            for rel in logged:
+                for dq, lanes, w, same in trip:
+                    if dq is not None:
+                        dq.append((stamp, w if same else _TripWhere(w, trips, rel), lanes, shape))
+                    stamp += 1

@@ -294,3 +294,15 @@ def test_general_paths(fresh_plans: list[bool], monkeypatch: pytest.MonkeyPatch)
             )
         )
     assert any(fresh_plans)
+
+
+@pytest.mark.parametrize("at", [5, 23 * 16 + 4, 24 * 16 + 4, 30 * 16 + 7, 39 * 16 + 2])
+def test_chunks(fresh_plans: list[bool], monkeypatch: pytest.MonkeyPatch, at: int) -> None:
+    """A reduction evaluated 7 trips at a time: the log's last trips span several chunks."""
+    monkeypatch.setattr(tripvec, "CHUNK_ELEMENTS", 16 * 7)
+    n = 16
+    x = np.random.default_rng(7).random(40 * n).astype(np.float32)
+    kind, _ = _same(
+        lambda: _launch(write_after_loop, (n,), (n,), x, np.zeros(n, np.float32), 40, n, at)
+    )
+    assert kind == "error" and any(fresh_plans)
