@@ -44,7 +44,7 @@ from clpy_sim import ops
 from clpy_sim.affine import Run
 from clpy_sim.affine_gen import compile_affine
 from clpy_sim.frame import exclusive
-from clpy_sim.memory import GlobalMem, Memory
+from clpy_sim.memory import GlobalMem, LocalMem, Memory
 
 ENABLED = True  # ``compile_expr``; read when a plan is compiled (tests compare both ways)
 
@@ -55,6 +55,7 @@ _INT_UF = {
     "|": np.bitwise_or,
     "^": np.bitwise_xor,
 }
+_GIVE_UP = 16
 _MAX_LINES = 400  # a root that would generate more stays closures (deep ?: nests)
 
 
@@ -179,7 +180,12 @@ class ExprGen:
         else:
             self.emit(f"{p} = fr.get({vn}).mem")
             self.emit(f"if not isinstance({p}, _Mem): {p} = None")
-        self.emit(f"{a} = {self.name('_A', aff)}(fr)")
+        # (``affine.index``'s give-up: a site whose index is not exact 16 times in a row, as
+        # in a gather, stops trying and goes straight to the fallback)
+        m = self.name("_M", [0])
+        self.emit(f"{a} = {self.name('_A', aff)}(fr) if {m}[0] < {_GIVE_UP} else None")
+        self.emit(f"if {a} is None: {m}[0] += 1")
+        self.emit(f"else: {m}[0] = 0")
         return p, a, ops.dtype_of(e.index.type)
 
     def addr_value(self, a: str, dt: Any) -> str:
@@ -444,8 +450,37 @@ class ExprGen:
             self.emit("else:")
             self._generic_load(p, a, dt, loc, copy, fb, t, 2)
         else:
-            self._generic_load(p, a, dt, loc, copy, fb, t, 1)
+            self._local_load(p, a, dt, e, copy, t)
+            self.emit(f"if {t} is None:")
+            self._generic_load(p, a, dt, loc, copy, fb, t, 2)
         return t
+
+    def _local_load(self, p: str, a: str, dt: Any, e: Index, copy: bool, t: str) -> None:
+        """Emit ``LocalMem.load`` of a run of indices that is the same in every group, in
+        bounds, of a memory no checker watches (``Memory.load``, ``LocalMem._run_where``,
+        ``Where.gather`` of its column slice, step any), into ``t``; else ``t`` is None."""
+        hi = int(np.iinfo(dt).max)
+        dtn = self.name("_D", ops.dtype_of(e.type))
+        lm = self.name("_LM", LocalMem)
+        self.emit(f"{t} = None")
+        self.emit(
+            f"if type({p}) is {lm} and type({a}) is tuple and {a}[1] and "
+            f"({p}.shadow is None or not batch.watch) and {p}.data.ndim == 2 and "
+            f"{p}.data.dtype == {dtn}:"
+        )
+        self.emit("gs = fr.gslot; sh = " + f"{a}[2]; lst = {a}[0] + {a}[1] * ({a}[3] - 1)", 2)
+        self.emit(
+            "if len(sh) == 2 and sh[0] == 1 and type(gs) is _nd and gs.ndim == 2 and "
+            f"gs.shape[1] == 1 and 0 <= {a}[0] < {p}.count and 0 <= lst < {p}.count and "
+            f"{a}[0] <= {hi} and lst <= {hi}:",
+            2,
+        )
+        self.emit(f"st = {a}[1] if {a}[3] > 1 else 1; stp = lst + st  # (``Run``'s step)", 3)
+        self.emit(f"sl = slice({a}[0], stp if stp >= 0 else None, st)", 3)
+        self.emit(f"if gs.shape[0] == {p}.data.shape[0]:", 3)
+        self.emit(f"{t} = {p}.data[:, sl]" + (".copy()" if copy else ""), 4)
+        self.emit("else:", 3)
+        self.emit(f"{t} = {p}.data[gs[:, 0], sl]", 4)
 
     def _generic_load(
         self, p: str, a: str, dt: Any, loc: str, copy: bool, fb: str, t: str, ind: int

@@ -47,7 +47,7 @@ from clpy.types.core import (
     ScalarType,
     VectorType,
 )
-from clpy_sim import affine, fastpaths, ifconv, ops, privmem, stmtgen, tripvec
+from clpy_sim import affine, fastpaths, ifconv, liveness, ops, privmem, stmtgen, tripvec
 from clpy_sim.exprs import LOADED, ExprCompiler
 from clpy_sim.frame import Frame, PtrVal, exclusive, select_lanes
 from clpy_sim.jumps import Jump, assigned_keys, or_lanes, union
@@ -81,8 +81,13 @@ class StmtCompiler:
         self.exprs = exprs
         self.checks = checks
         self.escaped = escaped  # private arrays held in memory (sim/privmem.py)
+        # variables no branch needs to merge back (sim/liveness.py), from the function body:
+        # the first block compiled (every other block is compiled inside it)
+        self.local: frozenset[Var] | None = None
 
     def block(self, stmts: Sequence[Stmt]) -> StmtFn:
+        if self.local is None:
+            self.local = liveness.branch_local(stmts)
         fns = [self.stmt(s) for s in stmts]
         # What the statements from i on assign, computed when a jump first needs it (eagerly
         # for every i it was quadratic: minutes for a 10,000-statement kernel).
@@ -344,6 +349,8 @@ class StmtCompiler:
         orelse = self.block(s.orelse) if s.orelse else None
         keys_t = assigned_keys(s.body)
         keys_f = assigned_keys(s.orelse)
+        local = self.local or frozenset()
+        merge_t, merge_f = keys_t - local, keys_f - local  # (the others are never read)
 
         def run_on(fr: Frame, c: Value) -> Jump | None:
             sel = select_lanes(c, fr.shape)
@@ -353,14 +360,14 @@ class StmtCompiler:
                 return orelse(fr) if orelse is not None else None
             sub = fr.sub(sel)
             jt = body(sub)
-            fr.merge(sub, keys_t)
+            fr.merge(sub, merge_t)
             out = jt.expand(fr, sub) if jt is not None else None
             if orelse is not None:
                 nsel = select_lanes(np.logical_not(c), fr.shape)
                 assert not isinstance(nsel, bool)
                 sub2 = fr.sub(nsel)
                 jf = orelse(sub2)
-                fr.merge(sub2, keys_f)
+                fr.merge(sub2, merge_f)
                 if jf is not None:
                     out = union(out, jf.expand(fr, sub2))
             return out

@@ -4,7 +4,8 @@ the same bytes and every checker report in full as the closures: NW's block (a d
 with ``?:`` blends, local-pointer loads and stores on anti-diagonals), N-body's float4 loop
 (swizzles, a scalar made a vector), integer sums that stay runs, conversions, comparisons,
 unary operators, and seeded bugs (a local race, an out-of-bounds local read, an uninitialised
-read, an out-of-bounds global read inside a call argument)."""
+read, an out-of-bounds global read inside a call argument); variables that no branch needs to
+merge back (sim/liveness.py) give the bytes of merging them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 import clpy
 from clpy import Global, Local, float4, float32, int16, int32, uint8, uint32
-from clpy_sim import exprgen, plan, stmtgen
+from clpy_sim import exprgen, liveness, plan, stmtgen
 from tests.test_sim_stmtgen import _outcome  # results, or every report in full
 
 BS = 16
@@ -123,7 +124,7 @@ def mixed(
 def fresh_plans() -> Iterator[None]:
     plan._PLANS.clear()
     yield
-    stmtgen.ENABLED = exprgen.ENABLED = True
+    stmtgen.ENABLED = exprgen.ENABLED = liveness.ENABLED = True
     plan._PLANS.clear()
 
 
@@ -247,3 +248,53 @@ def test_generated_expressions_are_used(fresh_plans: None) -> None:
     finally:
         exprgen.ExprGen.finish = orig  # type: ignore[method-assign]
     assert "def expr(fr):" in names and "def stmt(fr):" in names
+
+
+@clpy.kernel
+def scopes(x: Global[float32], out: Global[float32], n: int32):
+    """Variables set in branches: some read only after a full assignment in their own block
+    (branch-local: ``t``, ``u``), others read after the branch, in the next trip, in a
+    ``while`` condition or after a partial assignment (merged)."""
+    gid = clpy.get_global_id(0)
+    lid = clpy.get_local_id(0)
+    v = x[gid]
+    w = float4(v)
+    acc = float32(0.0)
+    carry = float32(1.0)
+    k = 0
+    for i in range(n):
+        if (gid + i) % 3 == 0:
+            t = v * float32(2.0)  # branch-local
+            acc += t
+            carry = t  # read at the top of a later trip
+        else:
+            u = v + float32(i)  # branch-local
+            acc -= u * carry
+        if lid < i:
+            w.y = acc  # partial: merged
+            k = k + 1
+        out[gid] = acc
+    while k > 0:
+        if k % 2 == 1:
+            v = v * float32(0.5)
+        k = k - 1
+    out[gid] = acc + v + w.y + carry
+
+
+def test_branch_local_variables(fresh_plans: None) -> None:
+    body = scopes.specialize().function.body  # type: ignore[attr-defined]
+    names = {v.name for v in liveness.branch_local(body)}
+    assert {"t", "u"} <= names
+    assert not names & {"acc", "carry", "w", "k", "v"}
+    rng = np.random.default_rng(13)
+    x = rng.random(64).astype(np.float32)
+    got = []
+    for on in (True, False):
+        liveness.ENABLED = on
+        for checks in (False, True):
+            args = (x, np.zeros(64, np.float32), 7)
+            got.append(
+                _outcome(lambda a=args, c=checks: _launch(scopes, (64,), (BS,), *a, checks=c))
+            )
+    liveness.ENABLED = True
+    assert got[0][0] == "ok" and all(g == got[0] for g in got)
