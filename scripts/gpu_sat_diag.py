@@ -42,7 +42,7 @@ SPELLINGS: dict[str, str] = {  # {D} destination, {LO} {HI} its limits as int li
     "builtin": "convert_{D}_sat(x)",
     "clpy_helper": "helper(x)",
     "int_ternary": "convert_{D}(x < {LO} ? {LO} : x > {HI} ? {HI} : x)",
-    "int_ternary_cast": "({D})(x < {LO} ? {LO} : x > {HI} ? {HI} : x)",
+    "int_ternary_cast": "({D})(x < {LO} ? {LO} : x > {HI} ? {HI} : x)",  # the helper before s7
     "clamp": "convert_{D}(clamp(x, {LO}, {HI}))",
     "clamp_cast": "({D})clamp(x, {LO}, {HI})",
     "minmax": "convert_{D}(min(max(x, {LO}), {HI}))",

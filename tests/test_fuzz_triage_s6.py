@@ -13,22 +13,29 @@ a differential case.
   before a barrier reads back 0 from a field after it. Field-by-field stores into the volatile
   struct are right (so are: not volatile, no barrier); a volatile struct is now always stored
   field by field (clpy/emit/c_stmts.py ``_fieldwise``).
-- 354812 (NVIDIA, not lowered): ``printf("p1 %d %lu %g\\n", lin, 0UL, 0.5f)`` in a loop printed
-  nothing (the simulator and PoCL print 24 lines). scripts/gpu_printf_diag.py splits it into
-  12 variants for the next GPU run.
+- 354812 (NVIDIA): ``printf("p1 %d %lu %g\\n", lin, 0UL, 0.5f)`` in a loop, guarded by
+  ``v5 < (uchar)255`` with ``v5 = convert_uchar_sat(lid)``, printed nothing (the simulator and
+  PoCL print 24 lines). Not printf: all 12 variants of scripts/gpu_printf_diag.py printed every
+  line on the H100 (session 7). The guard was false: like 340201 it reads clpy's saturating
+  helper, spelled ``x < 0 ? 0 : x > UCHAR_MAX ? UCHAR_MAX : (uchar)x``, and
+  scripts/gpu_sat_diag.py showed that spelling (and only it, of eight) wrong under ``max`` on
+  the H100, with ``convert_uchar`` outside the ternary right everywhere. The helper is now
+  spelled so (clpy/emit/lower_convert.py ``_int_helper``).
 """
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import pyopencl as cl
 
 import clpy
 import clpy.vectors as V
-from clpy import Global, float64, int8, int16, int32, uint8
+from clpy import Global, float32, float64, int8, int16, int32, uint8, uint64
 from clpy.runtime.quirks import device_target
 from tests.sim_vs_device import both
 from tests.test_fuzz_triage_s5 import _forced as _forced_target
@@ -188,3 +195,65 @@ def test_short_compound_assignments_narrowed_by_convert(cl_device: Any) -> None:
     sim, dev = both(short_updates, (8,), (8,), x, np.zeros_like(o), cl_device=cl_device)
     np.testing.assert_array_equal(sim[1], want.ravel())
     np.testing.assert_array_equal(dev[1], want.ravel())
+
+
+@clpy.kernel
+def seed_354812():
+    lin = clpy.get_global_linear_id()
+    lid = clpy.get_local_linear_id()
+    v3: int32 = lid
+    v5: uint8 = clpy.convert_uchar_sat(v3)
+    for _i10 in range(6, int32(0), -2):
+        if v5 < V.uchar4(uint8(255)).s2:
+            print("p1", lin, uint64(0), float32(0.5))
+
+
+def test_guard_on_a_saturated_uchar_prints(cl_device: Any, capfd: Any) -> None:
+    """Seed 354812 reduced: 8 work-items, 3 trips each, every guard true (OpenCL C 2.0
+    §6.2.3.3: the saturated value of 0 or 1 is itself), so 24 lines on every device."""
+    seed_354812[(8,), (2,)](device="sim")
+    sim = [x for x in capfd.readouterr().out.splitlines() if x.startswith("p1")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seed_354812[(8,), (2,)](device=cl.Context([cl_device]), wait=True)
+    dev: list[str] = []
+    deadline = time.monotonic() + 20.0  # PoCL prints from its own thread after the command
+    while len(dev) < 24 and time.monotonic() < deadline:
+        dev += [x for x in capfd.readouterr().out.splitlines() if x.startswith("p1")]
+        time.sleep(0.01)
+    want = sorted(f"p1 {i} 0 0.5" for i in range(8) for _ in range(3))
+    assert sorted(sim) == want
+    assert sorted(dev) == want
+
+
+@clpy.kernel
+def sat_narrow(x: Global[int32], lo: Global[uint8], o8: Global[int8], o16: Global[int16]):
+    i = clpy.get_global_id(0)
+    lo[i] = max(uint8(254), clpy.convert_uchar_sat(x[i]))
+    o8[i] = clpy.convert_char_sat(x[i])
+    o16[i] = clpy.convert_short_sat(x[i])
+
+
+def test_sat_helper_converts_outside_the_ternary(cl_device: Any) -> None:
+    """NVIDIA's lowering of saturating integer conversions (quirk ``lower_sat_conversions``
+    ``"int"``) clamps in the source type and converts the clamped value with ``convert_T``,
+    the spelling scripts/gpu_sat_diag.py found right on the H100; forced here on the device at
+    hand, the values are the spec's."""
+    d, tgt = _forced(cl_device, "forced-nvidia-sat", lower_sat_conversions=frozenset({"int"}))
+    src = sat_narrow.source_for(tgt, line_directives=False)
+    assert "return convert_uchar(x < (int)0 ? 0 : x > (int)UCHAR_MAX ? UCHAR_MAX : x);" in src
+    assert (
+        "return convert_short(x < (int)SHRT_MIN ? SHRT_MIN : x > (int)SHRT_MAX ? SHRT_MAX : x);"
+        in src
+    )
+    x = np.concatenate([np.arange(-300, 300), [-(2**31), -32769, 32768, 2**31 - 1]]).astype(
+        np.int32
+    )
+    outs = [np.zeros(len(x), t) for t in (np.uint8, np.int8, np.int16)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sat_narrow[(len(x),), None](x, *outs, device=d)
+    xl = x.astype(np.int64)
+    np.testing.assert_array_equal(outs[0], np.maximum(254, np.clip(xl, 0, 255)))
+    np.testing.assert_array_equal(outs[1], np.clip(xl, -128, 127))
+    np.testing.assert_array_equal(outs[2], np.clip(xl, -32768, 32767))

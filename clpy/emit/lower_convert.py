@@ -175,7 +175,14 @@ def sat_helper_source(kind: str, src: Type) -> str:
 def _int_helper(
     head: str, why: str, s: ScalarType, d: ScalarType, dest: str, n: int, mn: str, mx: str
 ) -> str:
-    """Integer to integer: compare in the source type, then the (now exact) C conversion."""
+    """Integer to integer: clamp in the source type, then the (now exact) conversion.
+
+    A scalar's clamp is one ``?:`` in the source type and ``convert_T`` of its result, not a
+    ternary between the limits and ``(T)x``: on the H100 (driver 580) ``max((uchar)254,
+    h(x))`` was 255 for every ``x`` when ``h`` returned ``x < 0 ? 0 : x > UCHAR_MAX ?
+    UCHAR_MAX : (uchar)x`` (fuzz seed 340201; seed 354812's ``h(lid) < (uchar)255`` was false
+    in a loop), and right with the conversion outside the ternary, in every use of
+    scripts/gpu_sat_diag.py (768 cases, benchmarks/results/nvidia_diag/sat_h100_s7.json)."""
     slo, shi = _limits(s)
     dlo, dhi = _limits(d)
     lo = slo < dlo
@@ -191,7 +198,7 @@ def _int_helper(
             parts.append(f"{below} ? {mn}")
         if hi:
             parts.append(f"{above} ? {mx}")
-        return f"{head} {{\n{why}    return {' : '.join(parts)} : ({dest})x;\n}}"
+        return f"{head} {{\n{why}    return convert_{dest}({' : '.join(parts)} : x);\n}}"
     mask = f"convert_{_signed_name(d)}{n}"
     lines = [f"    {dest} r = convert_{dest}(x);"]
     if lo:
