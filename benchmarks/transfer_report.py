@@ -90,18 +90,18 @@ def bound_note(r: dict[str, Any]) -> str:
     from_pin = max(v for k, v in hc.items() if k.startswith("pinned_to_pageable"))
     up = min(r["h2d_pinned"], to_pin)
     down = min(r["d2h_pinned"], from_pin)
-    # seconds per byte moved, x in + y out one after the other, plus the kernel itself
+    # x in, y in (clpy uploads written arrays too), kernel, y out one after the other
     kernel_s = r.get("kernel_resident_ms", 0.0) / 1e3
     size = r["MiB"] * (1 << 20)
-    bound = 2 * size / (size / up / 1e9 + size / down / 1e9 + kernel_s) / 1e9
-    pinned = 2 * size / (size / r["h2d_pinned"] / 1e9 + size / r["d2h_pinned"] / 1e9 + kernel_s)
+    bound = 3 * size / (2 * size / up / 1e9 + size / down / 1e9 + kernel_s) / 1e9
+    pinned = 3 * size / (2 * size / r["h2d_pinned"] / 1e9 + size / r["d2h_pinned"] / 1e9 + kernel_s)
     got = r.get("clpy_numpy_launch", float("nan"))
     got_pinned = r.get("clpy_pinned_launch", float("nan"))
     return (
         f"{r['MiB']} MiB: staged upload <= min(link {r['h2d_pinned']:.1f}, host copy into "
         f"pinned {to_pin:.1f}) = {up:.1f} GB/s; staged download <= min(link "
         f"{r['d2h_pinned']:.1f}, host copy out of pinned {from_pin:.1f}) = {down:.1f} GB/s; "
-        f"x in, kernel ({kernel_s * 1e3:.2f} ms), y out, one after the other, <= {bound:.1f} "
+        f"x and y in, kernel ({kernel_s * 1e3:.2f} ms), y out, one after the other, <= {bound:.1f} "
         f"GB/s; clpy NumPy launch {got:.1f} GB/s ({got / bound:.2f} of that bound). "
         f"Pinned arrays: <= {pinned / 1e9:.1f} GB/s, clpy {got_pinned:.1f} "
         f"({got_pinned / (pinned / 1e9):.2f})"
