@@ -306,3 +306,35 @@ def test_chunks(fresh_plans: list[bool], monkeypatch: pytest.MonkeyPatch, at: in
         lambda: _launch(write_after_loop, (n,), (n,), x, np.zeros(n, np.float32), 40, n, at)
     )
     assert kind == "error" and any(fresh_plans)
+
+
+@clpy.kernel
+def stale_log(out: Global[float32], first: int32):
+    """Work-item 1 reads t[5] before a barrier (line A) and after it (line B, then 20 more
+    reads on line B push that one out of the log); work-item 3 then writes t[5]. The report
+    must not name line A, whose read is ordered before the write (an ended interval)."""
+    lid = clpy.get_local_id(0)
+    t = clpy.local_array(float32, 64)
+    t[lid] = float32(lid)
+    t[lid + 32] = float32(lid)
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    s = float32(0.0)
+    if lid == 1:
+        s += t[5]  # line A
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    if lid == 1:
+        for i in range(21):
+            s += t[(i * 9 + first) % 64]  # line B: trip 0 reads t[5] when first == 5
+    if lid == 3:
+        t[5] = s
+    out[lid] = s
+
+
+@pytest.mark.parametrize("first", [5, 6])
+def test_log_of_an_ended_interval(fresh_plans: list[bool], first: int) -> None:
+    kind, got = _same(lambda: _launch(stale_log, (32,), (32,), np.zeros(32, np.float32), first))
+    assert kind == "error"
+    (report,) = got
+    assert report[0] == "data-race"
+    # first == 6: trip 7 reads t[5], one of the last 16 (line B is named)
+    assert ("line is not known" in report[1]) == (first == 5)
