@@ -40,7 +40,7 @@ from clpy.ir.program_vars import ProgramVar
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
 from clpy.types.structs import StructType
-from clpy_sim import ops
+from clpy_sim import ops, selectgen
 from clpy_sim.affine import Run
 from clpy_sim.affine_gen import compile_affine
 from clpy_sim.frame import exclusive
@@ -137,6 +137,7 @@ class ExprGen:
             "_bcast": np.broadcast_to,
             "_conv": ops.convert,
             "_un": ops.unary,
+            **selectgen.NS,
         }
         self.k = 0
         self.inline = 0  # operators and accesses made inline
@@ -359,12 +360,10 @@ class ExprGen:
             and self.exprs.safe(e.if_false)
             and not isinstance(e.type, (StructType, PointerType))
         ):
+            if isinstance(e.type, ScalarType) and selectgen.speculable(self, e, mem_site):
+                return selectgen.emit_select(self, e, mem_site)  # (loads on its sides)
             return self.closure(e, operand)
-        if e.cond.type is C.bool_:
-            c = self.expr(e.cond, False)
-        else:
-            c = self.tmp()
-            self.emit(f"{c} = {self.name('_C', self.exprs.cond(e.cond))}(fr)")
+        c = self.cond_value(e.cond)
         r = self.tmp()
         ct = self.name("_C", self.exprs.expr(e.if_true))
         cf = self.name("_C", self.exprs.expr(e.if_false))
@@ -380,6 +379,14 @@ class ExprGen:
         self.inline += 1
         self.saved += 1
         return r
+
+    def cond_value(self, e: Expr) -> str:
+        """Emit the bool lane value of condition ``e`` (``ExprCompiler.cond``)."""
+        if e.type is C.bool_:
+            return self.expr(e, False)
+        c = self.tmp()
+        self.emit(f"{c} = {self.name('_C', self.exprs.cond(e))}(fr)")
+        return c
 
     def cast(self, e: Cast, operand: bool) -> str:
         """``x_Cast``: the value itself (same type, pointers), ``_fast_cast`` (scalar

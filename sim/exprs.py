@@ -46,7 +46,7 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Ty
 from clpy.types.structs import StructType
 from clpy_sim import ops, program_scope
 from clpy_sim.exprgen import compile_expr
-from clpy_sim.frame import Frame, PtrVal, scatter_value, select_lanes
+from clpy_sim.frame import Frame, PtrVal, scatter_value, select_lanes, select_on
 from clpy_sim.lvalues import Load, LvalueCompiler, Ref, Store
 
 Value = Any
@@ -395,20 +395,13 @@ class ExprCompiler:
         shape_of = _value_template(e.type)
 
         def select(fr: Frame) -> Value:
-            c = C_(fr)
-            sel = select_lanes(c, fr.shape)
-            if sel is True:
-                return T(fr)
-            if sel is False:
-                return F(fr)
-            nsel = select_lanes(np.logical_not(c), fr.shape)
-            assert not isinstance(nsel, bool)
-            vt = T(fr.sub(sel))
-            vf = F(fr.sub(nsel))
-            base = scatter_value(fr.shape, sel, shape_of(vt), vt)
-            return scatter_value(fr.shape, nsel, base, vf)
+            return select_on(fr, C_(fr), T, F, shape_of)
 
         return select
+
+    def select_parts(self, e: Select) -> tuple[Fn, Fn, Callable[[Value], Value]]:
+        """``x_Select``'s sides and template, for ``select_on`` (sim/exprgen.py)."""
+        return self.expr(e.if_true), self.expr(e.if_false), _value_template(e.type)
 
     def x_Cast(self, e: Cast) -> Fn:
         A = self.expr(e.value)

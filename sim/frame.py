@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -245,6 +246,28 @@ def select_lanes(c: Value, shape: tuple[int, int]) -> Sel | bool:
     if n == 0:
         return False
     return Flat(c, (g, w))
+
+
+def select_on(
+    fr: Frame,
+    c: Value,
+    T: Callable[[Frame], Value],
+    F: Callable[[Frame], Value],
+    shape_of: Callable[[Value], Value],
+) -> Value:
+    """``c ? T : F`` on the lanes of ``fr`` given the condition's value ``c``: each side on
+    the lanes that take it only (lane compaction), scattered into one value."""
+    sel = select_lanes(c, fr.shape)
+    if sel is True:
+        return T(fr)
+    if sel is False:
+        return F(fr)
+    nsel = select_lanes(np.logical_not(c), fr.shape)
+    assert not isinstance(nsel, bool)
+    vt = T(fr.sub(sel))
+    vf = F(fr.sub(nsel))
+    base = scatter_value(fr.shape, sel, shape_of(vt), vt)
+    return scatter_value(fr.shape, nsel, base, vf)
 
 
 def _cols(row: np.ndarray, g: int) -> Cols | bool:

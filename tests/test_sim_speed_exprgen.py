@@ -298,3 +298,69 @@ def test_branch_local_variables(fresh_plans: None) -> None:
             )
     liveness.ENABLED = True
     assert got[0][0] == "ok" and all(g == got[0] for g in got)
+
+
+TX, TY = 8, 4
+
+
+@clpy.kernel
+def halo(a: Global[float32], out: Global[float32], n: int32, shift: int32, bug: int32):
+    """stencil3d's halo reads: ``?:`` with a global load on one side and a local load on the
+    other, indices out of bounds on the lanes that do not take the side, whole-group and
+    uniform conditions, a pointer with an offset, an integer select."""
+    sh = clpy.local_array(float32, TX * TY)
+    lx = clpy.get_local_id(0)
+    ly = clpy.get_local_id(1)
+    i = clpy.get_group_id(0) * TX + lx
+    j = clpy.get_group_id(1) * TY + ly
+    sid = lx + ly * TX
+    g = j * n + i
+    sh[sid] = a[g]
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    up = a[g + n] if ly == TY - 1 else sh[sid + TX]  # sh past its end where not taken
+    down = a[g + bug * 4096] if ly == 0 else sh[sid - TX]  # negative where not taken
+    left = a[g + 2] if lx == 0 else sh[sid - 1]
+    whole = a[g + 1] if clpy.get_group_id(1) == 0 else sh[sid]  # per-group condition
+    uni = a[g] if shift > 2 else sh[sid]  # uniform condition
+    p = a + shift
+    off = p[g] if lx < 3 else sh[sid]  # a pointer with an offset: the compacted path
+    k = int32(i) if lx > 5 else int32(sid * 2)
+    out[g] = up + down + left + whole + uni + off + float32(k)
+
+
+def _halo(checks: bool, bug: int, shift: int = 1) -> Any:
+    n = 4 * TX
+    rows = 3 * TY + 2
+    rng = np.random.default_rng(17)
+    a = rng.random(rows * n).astype(np.float32)
+    out = np.zeros(rows * n, np.float32)
+    return _launch(halo, (n, 3 * TY), (TX, TY), a[n:], out, n, shift, bug, checks=checks)
+
+
+@pytest.mark.parametrize("checks", [False, True])
+@pytest.mark.parametrize("shift", [1, 3])
+def test_speculative_selects(fresh_plans: None, checks: bool, shift: int) -> None:
+    from clpy_sim import selectgen
+
+    got = []
+    for on in (True, False):
+        selectgen.ENABLED = on
+        got.append(_outcome(lambda: _halo(checks, 0, shift)))
+    selectgen.ENABLED = True
+    assert got[0][0] == "ok" and got[0] == got[1]
+    assert got[0] == _same(lambda: _halo(checks, 0, shift))
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_speculative_select_out_of_bounds(fresh_plans: None, checks: bool) -> None:
+    """A lane that takes a side reads out of bounds: reported with the bounds checker, element
+    0 without, as the compacted path does."""
+    from clpy_sim import selectgen
+
+    got = []
+    for on in (True, False):
+        selectgen.ENABLED = on
+        got.append(_outcome(lambda: _halo(checks, 1)))
+    selectgen.ENABLED = True
+    assert got[0] == got[1]
+    assert got[0][0] == ("error" if checks else "ok")
