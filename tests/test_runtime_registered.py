@@ -119,3 +119,50 @@ def test_overlapping_views_replace_each_other(reg: Any) -> None:
         np.testing.assert_array_equal(y, big[start : start + n])
         keys = sorted(_table(reg)._bufs)
         assert all(a[0] + a[1] <= b[0] for a, b in zip(keys, keys[1:])), keys
+
+
+def test_a_registration_does_not_keep_its_array_alive(reg: Any) -> None:
+    """The table holds no reference to the arrays: freeing one drops its registration (the
+    buffer over its memory is released before NumPy frees the memory), and a view keeps its
+    base's registration as long as the view lives."""
+    import gc
+    import weakref
+
+    n = 1 << 20
+    x = np.arange(n, dtype=np.float32)
+    y = np.zeros(n, np.float32)
+    _launch(reg, x, y, 1.0)
+    t = _table(reg)
+    assert len(t._bufs) == 2
+    alive = weakref.ref(x)
+    del x
+    gc.collect()
+    assert alive() is None  # not kept by its registration
+    assert len(t._bufs) == 1 and t.held == next(iter(t._bufs))[1]
+    base = np.arange(n + 1024, dtype=np.float32)
+    view = base[512 : 512 + n]
+    del base
+    _launch(reg, view, y, 1.0)
+    np.testing.assert_array_equal(y, view + np.arange(n, dtype=np.float32))
+    assert len(t._bufs) == 2
+    del view  # the last reference to the owner's memory
+    gc.collect()
+    assert len(t._bufs) == 1
+    x2 = np.full(n, 3, np.float32)  # new arrays (maybe at a freed address) register afresh
+    _launch(reg, x2, y, 1.0)
+    assert len(t._bufs) == 2
+
+
+def test_default_pipeline_by_vendor() -> None:
+    """Registered host memory on NVIDIA (measured there), the pinned pair elsewhere."""
+
+    class Plat:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    class Dev:
+        def __init__(self, name: str) -> None:
+            self.platform = Plat(name)
+
+    assert transfers.default_pipeline(Dev("NVIDIA CUDA")) == "register"
+    assert transfers.default_pipeline(Dev("Portable Computing Language")) == "pair"

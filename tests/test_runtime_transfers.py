@@ -230,7 +230,7 @@ def test_staging_pipeline_from_the_environment(monkeypatch: Any) -> None:
     monkeypatch.setenv("CLPY_STAGING", "ring")
     assert transfers._pipeline_from_env() == "ring"
     monkeypatch.setenv("CLPY_STAGING", "")
-    assert transfers._pipeline_from_env() == "pair"
+    assert transfers._pipeline_from_env() == ""  # each device's default_pipeline
     monkeypatch.setenv("CLPY_STAGING", "rng")
     with pytest.warns(RuntimeWarning, match="CLPY_STAGING='rng'"):
         assert transfers._pipeline_from_env() == "pair"

@@ -1,5 +1,5 @@
-"""Transfers of NumPy arguments through host memory the driver pins once (opt-in:
-``CLPY_STAGING=register``; issue 18).
+"""Transfers of NumPy arguments through host memory the driver pins once (the default on
+NVIDIA GPUs; ``CLPY_STAGING=register`` elsewhere; issue 18).
 
 Why. Staging a pageable NumPy array costs three passes through host memory: the array is read,
 its pinned copy written, and the DMA reads that copy. On the H100 host of
@@ -8,7 +8,10 @@ with 16 threads (about 97 GB/s of memory traffic), so staging tops out near 32 G
 53 GB/s link: the ring measured 31.7 GB/s to the device, the pair 25.6. A ``USE_HOST_PTR``
 buffer made once over page-aligned host memory and kept (``uhp_cached_aligned`` there) moved
 53.0 GB/s to the device and 52.5 GB/s back: the driver pins the memory when the buffer is
-made, and each transfer is one DMA from or into the user's own memory.
+made, and each transfer is one DMA from or into the user's own memory. Measured as clpy's
+``register`` path in session 7 (``python -m benchmarks.transfers --parts paths``, H100):
+49.2 GB/s in and 49.0 out at 256 MiB (a launch at 0.98 of the link's bound; the pair 0.40,
+the ring 0.58), 34.8 and 29.5 at 16 MiB (0.76; the pair 0.26).
 
 How. For a contiguous array of at least ``REGISTER_MIN`` bytes, the page-aligned interior of
 its memory (NumPy's large arrays start 16 bytes past a page, so the interior leaves out less
@@ -23,20 +26,26 @@ OpenCL API's way to keep such a buffer in step with its host memory is the map:
 - download: copy the kernel's buffer into it on the device, then map it for ``CL_MAP_READ``
   (blocking: the host memory holds the data) and unmap.
 
-A kept buffer keeps the array it was made on alive (the driver holds a pointer into it), so a
-dead array's address never comes back to this table while its buffer is here; ``REGISTER_BYTES``
-bounds the memory kept so, and ``clpy.clear_caches()`` drops it all. The API leaves commands on
-buffers made from overlapping host memory undefined, so a new registration first drops any it
+A kept buffer does not keep its array alive: the driver holds a pointer into the array's
+memory, so the registration is dropped (the buffer released, which unpins the memory) by a
+``weakref.finalize`` on the array that owns the memory, which NumPy runs before it frees the
+memory. Memory owned by something that cannot be weakly referenced (``bytes``, some buffer
+providers) is kept alive by its buffer instead, as the whole table was before session 7.
+``REGISTER_BYTES`` bounds the memory registered, and ``clpy.clear_caches()`` drops it all.
+The buffer is made over a ctypes view of the memory's address, not the array: pyopencl keeps
+its ``hostbuf`` alive. The API leaves commands on buffers made from overlapping host memory
+undefined, so a new registration first drops any it
 overlaps (two views of one array), and every upload and download finishes before the next.
 
-Measured on PoCL only so far (tests/test_runtime_registered.py: values, ends, reuse, eviction,
-overlapping views); on a GPU, ``python -m benchmarks.transfers --parts paths`` times it as
-``register`` beside the pair and the ring, and the default stays ``pair`` until it wins there.
+Tested on PoCL with the path forced (tests/test_runtime_registered.py: values, ends, reuse,
+eviction, overlapping views, arrays freed while registered).
 """
 
 from __future__ import annotations
 
+import ctypes
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -55,9 +64,13 @@ class Registered:
         self._cl = cl
         self.queue = queue
         self.fallback = fallback
-        self._bufs: OrderedDict[tuple[int, int], tuple[Any, np.ndarray]] = OrderedDict()
+        # (address, bytes) -> (buffer, what keeps the memory alive: a finalizer on its owner
+        # that drops the entry, or the view itself when the owner has no weak references)
+        self._bufs: OrderedDict[tuple[int, int], tuple[Any, Any]] = OrderedDict()
         self.held = 0  # bytes of host memory registered
-        self.lock = threading.Lock()
+        # re-entrant: a finalizer (an array freed by the garbage collector) may run on a thread
+        # that already holds it
+        self.lock = threading.RLock()
 
     @staticmethod
     def interior(flat: np.ndarray) -> tuple[int, int] | None:
@@ -82,15 +95,39 @@ class Registered:
         mf = cl.mem_flags
         part = flat[lo:hi]
         access = mf.READ_WRITE if part.flags.writeable else mf.READ_ONLY
-        buf = cl.Buffer(self.queue.context, access | mf.USE_HOST_PTR, hostbuf=part)
-        self._bufs[key] = (buf, part)  # the view keeps the array (and its address) alive
+        tie = self._tie(part, key)
+        # pyopencl keeps hostbuf alive: give it the bare address unless the view must keep
+        # its memory alive itself
+        host = part if tie is part else (ctypes.c_ubyte * part.size).from_address(key[0])
+        buf = cl.Buffer(self.queue.context, access | mf.USE_HOST_PTR, hostbuf=host)
+        self._bufs[key] = (buf, tie)
         self.held += hi - lo
         while self.held > REGISTER_BYTES and len(self._bufs) > 1:
             self._drop(next(iter(self._bufs)))
         return buf
 
+    def _tie(self, part: np.ndarray, key: tuple[int, int]) -> Any:
+        """What ends the registration of ``part``'s memory: a finalizer on the object that
+        owns the memory (the last ``base`` of the view), run before that memory is freed."""
+        owner: Any = part
+        while isinstance(owner, np.ndarray) and owner.base is not None:
+            owner = owner.base
+        try:
+            return weakref.finalize(owner, self._forget, key)
+        except TypeError:  # no weak references: the view keeps its memory alive instead
+            return part
+
+    def _forget(self, key: tuple[int, int]) -> None:
+        with self.lock:
+            self._drop(key)
+
     def _drop(self, key: tuple[int, int]) -> None:
-        buf, _ = self._bufs.pop(key)
+        entry = self._bufs.pop(key, None)
+        if entry is None:  # dropped already (evicted, cleared, or its array freed)
+            return
+        buf, tie = entry
+        if isinstance(tie, weakref.finalize):
+            tie.detach()
         self.held -= key[1]
         buf.release()
 
@@ -164,9 +201,7 @@ class Registered:
             self._cl.enqueue_copy(self.queue, host, src, src_offset=offset, is_blocking=True)
 
     def clear(self) -> None:
-        """Release every registered buffer (and the arrays they keep)."""
+        """Release every registered buffer (and the arrays any of them keeps)."""
         with self.lock:
-            for buf, _ in self._bufs.values():
-                buf.release()
-            self._bufs.clear()
-            self.held = 0
+            for key in list(self._bufs):
+                self._drop(key)

@@ -261,17 +261,20 @@ class Staging:
 # overlap piece by piece instead of chunk pair by chunk pair. PIPELINE picks "pair" (Staging
 # above: two CHUNK slots, each chunk copied by all threads) or "ring" (benchmarks/transfers.py
 # measures both, "paths").
-# CLPY_STAGING=ring in the environment opts in (the default stays "pair": on the H100 host the
-# ring won at 256 MiB, 31.7 against 25.6 GB/s to the device, and lost at 16 MiB, where direct
-# copies beat both; transfers_h100_s6.json). CLPY_STAGING=register registers the arrays
-# themselves instead of staging them (clpy/runtime/registered.py; not yet measured on a GPU).
+# "register" registers the arrays themselves instead of staging them (clpy/runtime/
+# registered.py): the default on NVIDIA, where it moved 49 GB/s each way at 256 MiB and 30-35
+# at 16 MiB against the pair's 19-23 and 7-11 (H100, session 7, benchmarks/transfers.py
+# "paths"). Elsewhere the default is "pair" (not measured on other GPUs); CLPY_STAGING=pair,
+# ring or register picks one for every device (the ring won at 256 MiB on the H100, 31.7
+# against 25.6 GB/s to the device, and lost at 16 MiB; transfers_h100_s6.json).
 PIPELINES = ("pair", "ring", "register")
 
 
 def _pipeline_from_env() -> str:
+    """CLPY_STAGING's pipeline, or "" for each device's default."""
     v = os.environ.get("CLPY_STAGING", "").strip().lower()
     if v == "" or v in PIPELINES:
-        return v or "pair"
+        return v
     warnings.warn(
         f"CLPY_STAGING={v!r}: expected one of {', '.join(PIPELINES)}; using 'pair'",
         RuntimeWarning,
@@ -422,6 +425,12 @@ _STAGING: dict[int, tuple[Any, Staging | Ring | Registered | None]] = {}
 STAGE_CPU_DEVICES = False
 
 
+def default_pipeline(device: Any) -> str:
+    """The staging pipeline for ``device`` when CLPY_STAGING is not set: registered host
+    memory on NVIDIA (measured), the pinned pair elsewhere."""
+    return "register" if "NVIDIA" in device.platform.name.upper() else "pair"
+
+
 def staging_for(cl: Any, queue: Any) -> Staging | Ring | Registered | None:
     """The pinned staging area of an in-order ``queue`` (None where pinned memory could not
     be had, or on a CPU device: then copies go straight from NumPy memory), or its registered
@@ -433,10 +442,11 @@ def staging_for(cl: Any, queue: Any) -> Staging | Ring | Registered | None:
             st: Staging | Ring | Registered | None = None
             if STAGE_CPU_DEVICES or not queue.device.type & cl.device_type.CPU:
                 try:
-                    if PIPELINE == "register":
+                    pipe = PIPELINE or default_pipeline(queue.device)
+                    if pipe == "register":
                         st = Registered(cl, queue)
                     else:
-                        st = Ring(cl, queue) if PIPELINE == "ring" else Staging(cl, queue)
+                        st = Ring(cl, queue) if pipe == "ring" else Staging(cl, queue)
                 except cl.Error:
                     st = None
             entry = _STAGING[key] = (queue, st)
