@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -157,24 +158,27 @@ def _run(
         or (plan.serial_checked and "races" in cfg.checks)
     )
     want = 1 if serial else (threads if threads is not None else cfg.thread_count())
-    cut = per_batch
-    if want > 1 and not cfg.checks and cfg.atomic_order == "work-item" and plan.batch_free:
-        # nothing can depend on the cut: one batch per thread (sim/parallel.py split)
-        cut = split(total, W, per_batch, want, cfg.split_lane_count())
-    nbatch = -(-total // cut)
+    # nothing can depend on how the groups are cut into batches (sim/parallel.py split)
+    free = not cfg.checks and cfg.atomic_order == "work-item" and plan.batch_free
+    cut = split(total, W, per_batch, want, cfg.split_lane_count()) if free else per_batch
+    # the ways to run it: (on the pool, groups per batch)
+    ways = [(False, per_batch)]
+    if want > 1 and total > cut:
+        ways.append((True, cut))
     tuner = None
-    if want > 1 and nbatch > 1 and threads is None and cfg.threads is None:
-        # threads left to the default: the pool only where it was faster (parallel.Tuner)
-        tuner = plan.tuners.get(nbatch)
-        if tuner is None:
-            tuner = plan.tuners[nbatch] = Tuner()
-        pool = tuner.choose()
-    else:
-        pool = want > 1 and nbatch > 1
-    if pool:
-        per_batch = cut
-    else:
-        nbatch = -(-total // per_batch)
+    if threads is None and cfg.threads is None and not serial:
+        # threads left to the default: measure the ways (parallel.Tuner)
+        big = per_batch * Tuner.BIG
+        if free and total > per_batch and _fits(fn, gs, ls, params, args, cfg, big * W):
+            ways.append((False, big))
+        if len(ways) > 1:
+            key = (total, len(ways))
+            tuner = plan.tuners.get(key)
+            if tuner is None:
+                tuner = plan.tuners[key] = Tuner(len(ways))
+    way = tuner.choose() if tuner is not None else len(ways) - 1 if want > 1 else 0
+    pool, per_batch = ways[way]
+    nbatch = -(-total // per_batch)
     threads = min(want, nbatch) if pool else 1
     llid = _lane_ids(W)
 
@@ -235,8 +239,25 @@ def _run(
             progress.close()
         flush_prints(st)
     if tuner is not None:
-        tuner.record(pool, (time.perf_counter() - t0) / total)
+        tuner.record(way, (time.perf_counter() - t0) / total)
     run_enqueued(st)  # device-side enqueue: the children run after the parent kernel
+
+
+def _fits(
+    fn: Function,
+    gs: tuple[int, ...],
+    ls: tuple[int, ...],
+    params: Sequence[Param],
+    args: Sequence[Any],
+    cfg: SimConfig,
+    lanes: int,
+) -> bool:
+    """Whether batches of ``lanes`` work-items stay within the memory budget."""
+    try:
+        check_budget(fn, gs, ls, params, args, replace(cfg, max_lanes=lanes, threads=1))
+    except MemoryError:
+        return False
+    return True
 
 
 def _no_step(groups: int) -> None:

@@ -93,35 +93,47 @@ def split(groups: int, W: int, per_batch: int, threads: int, split_lanes: int) -
 
 
 class Tuner:
-    """Whether launches of one kernel run their batches on the pool or on the calling thread,
-    from how long each took (seconds per work-group, the least of the last few of each way).
+    """How a kernel's launches run, from how long each took: ``ways`` ways (seconds per
+    work-group, the least of the last ``KEEP`` of each). The first launches try every way in
+    turn, ``TRIES`` times; then each launch takes the fastest, and every ``EXPLORE``-th
+    launch tries another again (load and launch sizes change). ``sim/launch.py`` offers: the
+    batches of ``max_lanes`` on the calling thread; on the pool; and (every checker off,
+    nothing depending on the cut) batches of ``BIG`` times ``max_lanes`` on the calling thread.
 
-    Threads pay only where a batch spends its time inside NumPy's loops: the interpreter lock
-    is held for every Python step between them, and handing it over at every NumPy call costs
-    both threads time (on the 2-core machine, sim_bench's kernels with 2^17-lane batches used
-    1.5-1.65 cores on 2 threads yet ran 0.8-1.1x as fast as on one). So with ``threads`` left
-    to its default, a kernel's first launches try both ways (pool, one thread, pool, one
-    thread), then each launch takes the faster, trying the other again every ``EXPLORE``
-    launches (load and launch sizes change). The results never depend on it."""
+    Why measure: threads pay only where a batch spends its time inside NumPy's loops. The
+    interpreter lock is held for every Python step between them and handed over at every
+    NumPy call, which costs both threads time: on the 2-core machine, sim_bench's kernels
+    with 2^17-lane batches used 1.5-1.65 cores on 2 threads yet ran 0.56-1.14x as fast as on
+    one. Bigger batches pay where each statement's fixed cost (~15 us of Python per statement
+    and batch) outweighs the arrays' falling out of the caches: the tree reduction and scan
+    (2^20 work-items: 6.9 -> 3.4 ms and 12 -> 7.8 ms with 2^19-lane batches), not the
+    histogram or srad (slower). The results never depend on the way taken."""
 
     EXPLORE = 8
     KEEP = 3
+    TRIES = 2
+    BIG = 4
 
-    def __init__(self) -> None:
-        self.costs: dict[bool, list[float]] = {True: [], False: []}
+    def __init__(self, ways: int) -> None:
+        self.costs: list[list[float]] = [[] for _ in range(ways)]
         self.launches = 0
 
-    def choose(self) -> bool:
-        """True: run this launch's batches on the pool."""
-        par, ser = self.costs[True], self.costs[False]
-        if len(par) < 2 or len(ser) < 2:
-            return len(par) <= len(ser)
+    def choose(self) -> int:
+        """The way (an index) to run this launch."""
+        counts = [len(c) for c in self.costs]
+        least = min(counts)
+        if least < self.TRIES:
+            return counts.index(least)
         self.launches += 1
-        faster = min(par) <= min(ser)
-        return not faster if self.launches % self.EXPLORE == 0 else faster
+        ways = range(len(self.costs))
+        best = min(ways, key=lambda i: min(self.costs[i]))
+        if self.launches % self.EXPLORE:
+            return best
+        others = [i for i in ways if i != best]
+        return others[(self.launches // self.EXPLORE) % len(others)]
 
-    def record(self, pool: bool, seconds_per_group: float) -> None:
-        c = self.costs[pool]
+    def record(self, way: int, seconds_per_group: float) -> None:
+        c = self.costs[way]
         c.append(seconds_per_group)
         del c[: -self.KEEP]
 
