@@ -29,7 +29,9 @@ class SimConfig:
     state after which a loop is reported as making no progress. ``max_lanes``: work-items
     simulated together (whole work-groups; bounds memory use). ``seed``: for shuffled orders.
     ``threads``: work-group batches run at once on a thread pool (``None``: ``CLPY_SIM_THREADS``
-    or every core); results and reports do not depend on it (docs/simulator.md "Threads").
+    or every core, and each kernel's multi-batch launches use the pool, or with every checker
+    off batches of 4x ``max_lanes``, only where that measured faster: sim/parallel.py
+    ``Tuner``); results and reports do not depend on it (docs/simulator.md "Threads").
     ``sample``: the shadow-memory checkers (``races``, ``uninit``) watch every ``sample``-th
     batch of work-groups only (1: all; the other checkers watch every work-item).
     ``max_memory``: bytes a launch may need (``None``: half the available memory); a bigger

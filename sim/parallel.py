@@ -1,7 +1,9 @@
 """Running the work-group batches of one launch on a thread pool.
 
 A launch is cut into batches of whole work-groups by ``max_lanes`` alone, never by the thread
-count, unless its results cannot depend on the cut (every checker off: ``split``). Barriers,
+count or by timing, unless its results cannot depend on the cut (every checker off: ``split``,
+and the ``Tuner``'s bigger batches). With ``threads`` left to its default, the ``Tuner``
+decides from measured times whether a kernel's batches run on the pool at all. Barriers,
 local memory and collectives act within a work-group, so batches are independent except
 through global memory, and the launch keeps the meaning of running them one after another in
 increasing order (docs/simulator.md "Threads"):
