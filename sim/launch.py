@@ -175,6 +175,8 @@ def _run(
             key = (total, len(ways))
             tuner = plan.tuners.get(key)
             if tuner is None:
+                if len(plan.tuners) >= 64:  # (launches of many sizes: start afresh)
+                    plan.tuners.clear()
                 tuner = plan.tuners[key] = Tuner(len(ways))
     way = tuner.choose() if tuner is not None else len(ways) - 1 if want > 1 else 0
     pool, per_batch = ways[way]

@@ -61,9 +61,9 @@ class Plan:
         self.body = body
         self.serial_checked = serial
         self.batch_free = batch_free
-        # launches with threads left to the default: pool or one thread, per batch count
+        # launches with threads left to the default: how they run, per (work-groups, ways)
         # (sim/parallel.py Tuner)
-        self.tuners: dict[int, Any] = {}
+        self.tuners: dict[tuple[int, int], Any] = {}
 
 
 class PlanBuilder:
