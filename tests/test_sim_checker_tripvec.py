@@ -338,3 +338,27 @@ def test_log_of_an_ended_interval(fresh_plans: list[bool], first: int) -> None:
     assert report[0] == "data-race"
     # first == 6: trip 7 reads t[5], one of the last 16 (line B is named)
     assert ("line is not known" in report[1]) == (first == 5)
+
+
+@clpy.kernel
+def loop_twice(x: Global[float32], y: Global[float32], n: int32, at: int32):
+    """One line read 20 trips at once, then 3 trips one by one (fewer than trip vectorization
+    takes), then a write of an element read in the first run: the log holds the last 16."""
+    j = clpy.get_global_id(0)
+    s = float32(0.0)
+    for r in range(2):
+        for i in range(r * 30, r * 13 + 20):
+            s += x[i * n + j]
+    y[j] = s
+    if j == 3:
+        x[at] = float32(0.0)
+
+
+@pytest.mark.parametrize("trip", [5, 6, 7, 8])
+def test_log_keeps_the_last_accesses(fresh_plans: list[bool], trip: int) -> None:
+    n = 16
+    x = np.random.default_rng(8).random(40 * n).astype(np.float32)
+    at = trip * n + 1
+    kind, got = _same(lambda: _launch(loop_twice, (n,), (n,), x, np.zeros(n, np.float32), n, at))
+    assert kind == "error" and any(fresh_plans) and not all(fresh_plans)
+    assert ("line is not known" in got[0][1]) == (trip < 7)
