@@ -141,7 +141,9 @@ def bench(sizes: list[int], repeat: int, threads: list[int | str],
                     # "auto": threads left to the default (the pool where it was faster)
                     with sim.config(checks=checks, threads=None if t == "auto" else t):
                         reps = repeat if not checks or n <= 1 << 20 else max(1, repeat // 2)
-                        cell["on" if checks else "off"] = median_time(run_sim, reps)
+                        # default threads: past the tuner's trial launches (each way twice)
+                        warm = 1 if t != "auto" else 8
+                        cell["on" if checks else "off"] = median_time(run_sim, reps, warm)
                         ok = ok and check(out, numpy_ref(x))
                 row["sim"][str(t)] = cell
             row["sim_correct"] = ok
@@ -153,7 +155,8 @@ def bench(sizes: list[int], repeat: int, threads: list[int | str],
     return {"rows": rows, "machine": platform.processor() or platform.machine(),
             "cpus": os.cpu_count(), "threads": threads, "repeat": repeat, "work_group": WG,
             "sim_max_lanes": sim.current().max_lanes,
-            "sim_split_lanes": sim.current().split_lane_count(),
+            # (getattr: this script also times older simulators, for before/after figures)
+            "sim_split_lanes": getattr(sim.current(), "split_lane_count", lambda: 0)(),
             "loadavg_before": load0, "loadavg_after": os.getloadavg()}
 
 
@@ -215,7 +218,10 @@ def markdown(result: dict[str, Any]) -> str:
                 "checks off)" if result.get("sim_split_lanes") else "")
              + f"; {load}.",
              "Cells: simulator time checks off / checks on (ms), and the throughput ratio "
-             "PoCL kernel time / simulator time (1.0 = as fast as PoCL).", "",
+             "PoCL kernel time / simulator time (1.0 = as fast as PoCL)."
+             + (" Default threads ('auto'): after 8 warm-up launches, the tuner's trials of "
+                "each way (sim/parallel.py Tuner); the others after one."
+                if "auto" in threads else ""), "",
              "| kernel | N | PoCL (ms) | NumPy (ms) | "
              + " | ".join(f"sim {_tname(t)} (ms) | ratio {t}t" for t in threads) + " |",
              "|---|---|---|---|" + "---|---|" * len(threads)]
