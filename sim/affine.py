@@ -165,15 +165,40 @@ def value_fn(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> Calla
     cached ramp, read-only, noted with its step), so that indices computed from the variable
     later are exact too. Same values, dtype and shape as ``expr(e)``."""
     normal = expr(e)
-    idx = _exact(e, expr, normal)
-    if idx is None:
+    if not (ENABLED and _int_type(e.type) and isinstance(e, (Binary, Cast))):
         return normal
+    aff = compile_affine(e, expr) if GENERATE else _compile(e, expr)
+    if aff is None:
+        return normal
+    # ``index``'s evaluation and ``Run.array`` in one closure (NW's ``x = tx + 1`` and
+    # ``y = m - tx + 1``, every trip of its tile loops)
+    dt = ops.dtype_of(e.type)
+    sct = dt.type
+    lo, hi = _bounds(e.type)
+    misses = [0]
 
     def value(fr: Frame) -> Value:
-        v = idx(fr)
-        if type(v) is Run:
-            return v.array(fr)
-        return v
+        if misses[0] >= _GIVE_UP:
+            return normal(fr)
+        r = aff(fr)
+        if r is not None:
+            if type(r) is int:
+                if lo <= r <= hi:
+                    misses[0] = 0
+                    return sct(r)
+            else:
+                first, step, shape, n = r
+                if step:
+                    last = first + step * (n - 1)
+                    if lo <= first <= hi and lo <= last <= hi:
+                        misses[0] = 0
+                        if n <= 1:
+                            step = 1  # (as ``Run`` makes it)
+                        a = ramp(dt, first, step, n).reshape(shape)
+                        fr.batch.note_run(a, first, step)
+                        return a
+        misses[0] += 1
+        return normal(fr)
 
     return value
 

@@ -44,6 +44,8 @@ from clpy_sim.exprgen import is_float as _float
 from clpy_sim.exprgen import mem_site as _mem_site
 from clpy_sim.fastpaths import INPLACE
 from clpy_sim.frame import Frame
+from clpy_sim.memory import LocalMem
+from clpy_sim.values import full
 
 ENABLED = True  # read when a plan is compiled (tests compare plans made with it off)
 
@@ -170,6 +172,8 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
             g.emit(f"if type({v}) is _nd and {v}.ndim: {v} = {v}[(-1,) * {v}.ndim]", 3)
             g.emit(f"{p}.data[{a}] = {v}", 3)
             g.emit("return None", 3)
+        else:
+            _local_store(g, p, x, v, dtn)
         g.emit(f"{p}.store(fr, {x}, {v}, {loc})")
         g.inline += 1
         return _finish(g, s)
@@ -183,6 +187,35 @@ def compile_assign(s: Assign, exprs: Any, general: Callable[[Frame], Any]) -> An
     g.emit(f"{p}.store(fr, {x}, {r}, {loc})")
     g.inline += 1
     return _finish(g, s)
+
+
+def _local_store(g: ExprGen, p: str, x: str, v: str, dtn: str) -> None:
+    """Emit ``LocalMem.store`` of a run of indices that is the same in every group, in bounds,
+    into a memory no checker watches, outside a watched loop (``Memory.store``,
+    ``LocalMem._run_where``, ``_put`` and ``Where.put`` of its column slice, step any): the
+    slice assignment, then ``return``. (``_adopt`` takes only slices without a step, which a
+    run's slice never is; a run over the whole region is left to ``store`` all the same.)"""
+    g.ns["_LM"] = LocalMem
+    g.ns["_full"] = full
+    g.emit(
+        f"if type({p}) is _LM and type({x}) is _Run and not batch.watching and "
+        f"({p}.shadow is None or not batch.watch) and {p}.data.ndim == 2 and "
+        f"{p}.data.dtype == {dtn}:"
+    )
+    g.emit(f"gs = fr.gslot; sh = {x}.shape; lst = {x}.last", 2)
+    g.emit(
+        "if len(sh) == 2 and sh[0] == 1 and type(gs) is _nd and gs.ndim == 2 and "
+        f"gs.shape[1] == 1 and 0 <= {x}.first < {p}.count and 0 <= lst < {p}.count and "
+        f"not ({x}.first == 0 and {x}.n == {p}.count):",
+        2,
+    )
+    g.emit(f"stp = lst + {x}.step", 3)
+    g.emit(f"sl = slice({x}.first, stp if stp >= 0 else None, {x}.step)", 3)
+    g.emit("batch.stores += 1", 3)
+    g.emit(f"if {p}.shared: {p}._unshare()", 3)
+    g.emit(f"rows = slice(None) if gs.shape[0] == {p}.data.shape[0] else gs[:, 0]", 3)
+    g.emit(f"{p}.data[rows, sl] = _full({v}, fr.shape)", 3)
+    g.emit("return None", 3)
 
 
 def compile_declare(s: Declare, exprs: Any, general: Callable[[Frame], Any]) -> Any:
