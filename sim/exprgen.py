@@ -48,8 +48,8 @@ from clpy_sim.memory import GlobalMem, LocalMem, Memory
 
 ENABLED = True  # ``compile_expr``; read when a plan is compiled (tests compare both ways)
 
-FLOAT_UF = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
-_INT_UF = {
+FLOAT_UF: dict[str, Any] = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
+_INT_UF: dict[str, Any] = {
     "*": np.multiply,
     "&": np.bitwise_and,
     "|": np.bitwise_or,
@@ -412,6 +412,7 @@ class ExprGen:
             self.saved += 1
             return r
         if _widens(src, dst):
+            assert isinstance(dst, VectorType)
             a = self.expr(e.value, False)
             dtn = self.name("_D", ops.dtype_of(dst))
             r = self.tmp()

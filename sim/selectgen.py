@@ -79,7 +79,8 @@ def emit_select(g: Any, e: Select, mem_site: Any) -> str:
         if g.exprs.safe(side):
             vals.append(g.expr(side, False))
         else:
-            vals.append(_load(g, side, e))
+            assert isinstance(side, Index)  # (``speculable``)
+            vals.append(_load(g, side))
     a, b = vals
     g.emit(
         f"if {a} is not None and {b} is not None and getattr({a}, 'dtype', None) == {dtn} "
@@ -94,7 +95,7 @@ def emit_select(g: Any, e: Select, mem_site: Any) -> str:
     return r
 
 
-def _load(g: Any, x: Index, e: Select) -> str:
+def _load(g: Any, x: Index) -> str:
     """Emit the load ``x`` on every lane, indices out of bounds clamped to 0 (None when the
     memory is watched or, with the bounds checker on, an index is out of bounds)."""
     bounds = "bounds" in g.exprs.checks
