@@ -45,9 +45,10 @@ p.get_devices()]) for p in cl.get_platforms()]"
 # (default "auto all 1 2", the most telling first: each program's row is written as it
 # finishes, so a run cut short keeps the rows so far), each with its own results file
 # real_programs_<host>_t<T>.{json,md}, checks off and on. About 300 s on a 16-core host at
-# SIM_REPEAT=3 (PoCL, then the simulator 1 + 3 times per setting). SIM_SPLIT=N adds sim_bench and the suite on every core with
-# CLPY_SIM_SPLIT_LANES=N (a launch of fewer batches than threads cut into one per thread, checks
-# off; sim/parallel.py split), tagged _split<N> (about 60 s more).
+# SIM_REPEAT=3 (PoCL, then the simulator 1 + 3 times per setting). SIM_SPLIT=N adds sim_bench
+# and the suite (default threads: the tuner decides) with CLPY_SIM_SPLIT_LANES=N (a launch of
+# fewer batches than threads cut into one per thread, checks off; sim/parallel.py split),
+# tagged _split<N> (about 60 s more).
 # SIM_BENCH_ARGS go to sim_bench.py only (e.g. "--sizes 16 --kernels histogram" for a dry run).
 sim_mode() {
     local host rc t
@@ -75,9 +76,9 @@ sim_mode() {
         rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc
     done
     if [ -n "${SIM_SPLIT:-}" ]; then
-        CLPY_SIM_SPLIT_LANES=$SIM_SPLIT "$PY" -m benchmarks.programs --mode sim --threads all \
-            --size "$SIM_SIZE" --repeat "${SIM_REPEAT:-3}" --tag "${host}_tall_split${SIM_SPLIT}" \
-            --out "$OUT" "$@" 2>&1 | tee "$OUT/real_programs_tall_split.log"
+        CLPY_SIM_SPLIT_LANES=$SIM_SPLIT "$PY" -m benchmarks.programs --mode sim \
+            --size "$SIM_SIZE" --repeat "${SIM_REPEAT:-3}" --tag "${host}_tauto_split${SIM_SPLIT}" \
+            --out "$OUT" "$@" 2>&1 | tee "$OUT/real_programs_tauto_split.log"
         rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || RC=$rc
     fi
 }
