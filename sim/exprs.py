@@ -148,12 +148,14 @@ class ExprCompiler:
         """``is_safe(e)`` (for ``sim/exprgen.py``)."""
         return is_safe(e)
 
-    def fused(self, e: Expr) -> Fn:
-        """``expr(e)`` as one generated function where that saves closure calls
-        (``sim/exprgen.py``): for the roots evaluated on their own (call arguments,
-        conditions, values assigned or returned)."""
-        fn: Fn | None = compile_expr(e, self)
-        return fn if fn is not None else self.expr(e)
+    def fused(self, e: Expr, operand: bool = False) -> Fn:
+        """``expr(e)`` (``operand(e)`` with ``operand``) as one generated function where that
+        saves closure calls (``sim/exprgen.py``): for the roots evaluated on their own (call
+        arguments, conditions, values assigned or returned)."""
+        fn: Fn | None = compile_expr(e, self, operand)
+        if fn is not None:
+            return fn
+        return self.operand(e) if operand else self.expr(e)
 
     def expr(self, e: Expr) -> Fn:
         method = getattr(self, f"x_{type(e).__name__}", None)

@@ -211,11 +211,10 @@ class StmtCompiler:
                 fr.env[var] = setval(fr)
 
             return setvar
-        value = exprs.expr(s.value)
         ref, load, store = exprs.lvalue(s.target, copy=False)
         if s.op is None:
-            if _is_memory(s.target):
-                value = exprs.operand(s.value)  # stored at once: a view is enough
+            # (a store copies the value into memory at once: a view is enough)
+            value = exprs.fused(s.value, operand=_is_memory(s.target))
 
             def assign(fr: Frame) -> None:
                 h = ref(fr)

@@ -364,3 +364,38 @@ def test_speculative_select_out_of_bounds(fresh_plans: None, checks: bool) -> No
     selectgen.ENABLED = True
     assert got[0] == got[1]
     assert got[0][0] == ("error" if checks else "ok")
+
+
+@clpy.kernel
+def rows_halo(dst: Global[float32], src: Global[float32], w: int32):
+    """convsep's row filter loads: a 2-D local tile filled by ``?:`` stores whose global side
+    is out of bounds on the lanes left of the image (taking the constant side)."""
+    data = clpy.local_array(float32, (TY, 3 * TX))
+    lx = clpy.get_local_id(0)
+    ly = clpy.get_local_id(1)
+    base_x = (clpy.get_group_id(0) - 1) * TX + lx
+    base = (clpy.get_group_id(1) * TY + ly) * w + base_x
+    for i in range(3):
+        data[ly][lx + i * TX] = src[base + i * TX] if base_x + i * TX >= 0 else 0.0
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    dst[base + TX] = data[ly][lx + TX - 1] + data[ly][lx + TX + 1]
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_speculative_select_stored(fresh_plans: None, checks: bool) -> None:
+    from clpy_sim import selectgen
+
+    w = 4 * TX
+    rng = np.random.default_rng(19)
+    src = rng.random(3 * TY * w + 2 * TX).astype(np.float32)
+    dst = np.zeros_like(src)
+    got = []
+    for on in (True, False):
+        selectgen.ENABLED = on
+        got.append(
+            _outcome(
+                lambda: _launch(rows_halo, (2 * TX, 3 * TY), (TX, TY), dst, src, w, checks=checks)
+            )
+        )
+    selectgen.ENABLED = True
+    assert got[0][0] == "ok" and got[0] == got[1]
