@@ -151,37 +151,41 @@ def _run(
     W = st.W
     total = st.total_groups
     per_batch = max(1, cfg.max_lanes // W)
-    serial = (
-        binder.serial
-        or cfg.on_error == "warn"
-        or in_worker()
-        or (plan.serial_checked and "races" in cfg.checks)
-    )
-    want = 1 if serial else (threads if threads is not None else cfg.thread_count())
-    # nothing can depend on how the groups are cut into batches (sim/parallel.py split)
-    free = not cfg.checks and cfg.atomic_order == "work-item" and plan.batch_free
-    cut = split(total, W, per_batch, want, cfg.split_lane_count()) if free else per_batch
-    # the ways to run it: (on the pool, groups per batch)
-    ways = [(False, per_batch)]
-    if want > 1 and total > cut:
-        ways.append((True, cut))
-    tuner = None
-    if threads is None and cfg.threads is None and not serial:
-        # threads left to the default: measure the ways (parallel.Tuner)
-        big = per_batch * Tuner.BIG
-        if free and total > per_batch and _fits(fn, gs, ls, params, args, cfg, big * W):
-            ways.append((False, big))
-        if len(ways) > 1:
-            key = (total, len(ways))
-            tuner = plan.tuners.get(key)
-            if tuner is None:
-                if len(plan.tuners) >= 64:  # (launches of many sizes: start afresh)
-                    plan.tuners.clear()
-                tuner = plan.tuners[key] = Tuner(len(ways))
-    way = tuner.choose() if tuner is not None else len(ways) - 1 if want > 1 else 0
-    pool, per_batch = ways[way]
+    pool, tuner, way = False, None, 0
+    if total > per_batch or (total > 1 and total * W >= 2 * cfg.split_lane_count() > 0):
+        # several batches, or a launch split_lanes may cut (one batch: the calling thread)
+        serial = (
+            binder.serial
+            or cfg.on_error == "warn"
+            or in_worker()
+            or (plan.serial_checked and "races" in cfg.checks)
+        )
+        want = 1 if serial else (threads if threads is not None else cfg.thread_count())
+        # nothing can depend on how the groups are cut into batches (sim/parallel.py split)
+        free = not cfg.checks and cfg.atomic_order == "work-item" and plan.batch_free
+        cut = split(total, W, per_batch, want, cfg.split_lane_count()) if free else per_batch
+        # the ways to run it: (on the pool, groups per batch)
+        ways = [(False, per_batch)]
+        if want > 1 and total > cut:
+            ways.append((True, cut))
+        if threads is None and cfg.threads is None and not serial:
+            # threads left to the default: measure the ways (parallel.Tuner)
+            big = per_batch * Tuner.BIG
+            if free and total > per_batch and _fits(fn, gs, ls, params, args, cfg, big * W):
+                ways.append((False, big))
+            if len(ways) > 1:
+                key = (total, len(ways))
+                tuner = plan.tuners.get(key)
+                if tuner is None:
+                    if len(plan.tuners) >= 64:  # (launches of many sizes: start afresh)
+                        plan.tuners.clear()
+                    tuner = plan.tuners[key] = Tuner(len(ways))
+        way = tuner.choose() if tuner is not None else len(ways) - 1 if want > 1 else 0
+        pool, per_batch = ways[way]
+        if pool:
+            threads = want
     nbatch = -(-total // per_batch)
-    threads = min(want, nbatch) if pool else 1
+    threads = min(threads or 1, nbatch) if pool else 1
     llid = _lane_ids(W)
 
     def run(k: int, turn: Turnstile | None) -> int:
