@@ -30,6 +30,7 @@ from clpy.ir.nodes import (
     Const,
     Expr,
     Index,
+    Logical,
     NamedConst,
     Select,
     Swizzle,
@@ -237,6 +238,15 @@ class ExprGen:
             return self.compare(e, operand)
         if isinstance(e, Select):
             return self.select(e, operand)
+        if isinstance(e, Logical) and self.exprs.safe(e.right):
+            # ``x_Logical`` with a safe right side: both conditions, then one ufunc
+            a = self.cond_value(e.left)
+            b = self.cond_value(e.right)
+            t = self.tmp()
+            uf = np.logical_and if e.op == "and" else np.logical_or
+            self.emit(f"{t} = {self.name('_U', uf)}({a}, {b})")
+            self.saved += 1
+            return t
         if isinstance(e, Swizzle):
             b = self.expr(e.base, False)
             t = self.tmp()

@@ -117,6 +117,8 @@ def mixed(
     if x[gid] + lid < k or bug * 100 + gid >= 64 and x[gid + bug * 100] > 0:  # BUG: past end
         z[gid] = c + x[lid + 1] - 1
     y[gid] = -f + float32(c) if a != 2 else f
+    if (lid < 5 and gid > 3) or (lid == 7 and not k > 0):  # safe right sides: one ufunc each
+        y[gid] += float32(1.0)
     z[gid + 64] = int32(b) + (gid - lid) * 2 - k
 
 
