@@ -25,13 +25,16 @@ import numpy as np
 from clpy.ir.nodes import (
     Binary,
     CallBuiltin,
+    CallFunc,
     Cast,
     Compare,
     Const,
+    Declare,
     Expr,
     Index,
     Logical,
     NamedConst,
+    Return,
     Select,
     Swizzle,
     Unary,
@@ -98,6 +101,10 @@ def mem_site(e: Expr) -> str | None:
     return None
 
 
+class _NoInline(Exception):
+    """A device function body that ``ExprGen.call`` cannot make inline."""
+
+
 def _widens(src: Any, dst: Any) -> bool:
     """A scalar made a vector of its own (non-bool) element type."""
     return (
@@ -143,6 +150,8 @@ class ExprGen:
         self.k = 0
         self.inline = 0  # operators and accesses made inline
         self.saved = 0  # closure calls saved (a root with few gains nothing)
+        # inlining a device function's body: its variables' temporaries (no closures then)
+        self.bound: dict[Any, str] | None = None
 
     def name(self, prefix: str, obj: Any) -> str:
         n = f"{prefix}{len(self.ns)}"
@@ -211,6 +220,8 @@ class ExprGen:
     # ------------------------------------------------------------------ expressions
 
     def closure(self, e: Expr, operand: bool) -> str:
+        if self.bound is not None:
+            raise _NoInline  # (a closure would read the callee's variables from its frame)
         fn = self.exprs.operand(e) if operand else self.exprs.expr(e)
         t = self.tmp()
         self.emit(f"{t} = {self.name('_C', fn)}(fr)")
@@ -222,6 +233,12 @@ class ExprGen:
         if isinstance(e, (Const, NamedConst)) and isinstance(e.type, ScalarType):
             self.saved += 1
             return self.name("_K", ops.const_value(e.value, e.type))
+        if self.bound is not None and isinstance(e, VarRef):
+            got = self.bound.get(e.var)
+            if got is None or not isinstance(e.type, ScalarType):
+                raise _NoInline
+            self.saved += 1
+            return got
         if (
             isinstance(e, VarRef)
             and isinstance(e.type, (ScalarType, VectorType))
@@ -238,6 +255,8 @@ class ExprGen:
             return self.compare(e, operand)
         if isinstance(e, Select):
             return self.select(e, operand)
+        if isinstance(e, CallFunc) and self.bound is None:
+            return self.call(e, operand)
         if isinstance(e, Logical) and self.exprs.safe(e.right):
             # ``x_Logical`` with a safe right side: both conditions, then one ufunc
             a = self.cond_value(e.left)
@@ -263,11 +282,57 @@ class ExprGen:
             self.emit(f"{t} = _un({e.op!r}, {self.name('_T', e.type)}, {a})")
             self.saved += 1
             return t
-        site = mem_site(e) if isinstance(e, Index) else None
+        site = mem_site(e) if isinstance(e, Index) and self.bound is None else None
         if site is not None:
             assert isinstance(e, Index)
             return self.load(e, site, operand)
         return self.closure(e, operand)
+
+    def call(self, e: CallFunc, operand: bool) -> str:
+        """A device function whose body is declarations and a ``return`` of expressions
+        made inline (NW's ``maximum``: two ``?:`` blends), evaluated in place: its arguments
+        in order, each declaration, the returned value; what ``plan``'s call computes in a
+        new scope, without the scope, the block and two closures. Anything else (a
+        statement of another kind, an integer declaration of a sum, which stays exact as
+        ``affine.value_fn`` makes it, a load, a node that would be a closure reading the
+        callee's variables from its frame) is the call's closure."""
+        fb = self.exprs.expr(e)  # (compiles the callee's plan: ``func_call``'s bookkeeping)
+        body = e.func.body
+        if not (
+            body
+            and isinstance(body[-1], Return)
+            and body[-1].value is not None
+            and len(e.args) == len(e.func.params)
+            and all(
+                isinstance(st, Declare)
+                and st.init is not None
+                and isinstance(st.var.type, ScalarType)
+                and not (is_int(st.var.type) and isinstance(st.init, (Binary, Cast)))
+                for st in body[:-1]
+            )
+        ):
+            return self.closure(e, operand)
+        mark = (len(self.lines), self.k, self.inline, self.saved, dict(self.ns))
+        try:
+            args = [self.expr(a, False) for a in e.args]
+            bound = dict(zip(e.func.params, args))
+            self.bound = bound
+            for st in body[:-1]:
+                assert isinstance(st, Declare) and st.init is not None
+                v = self.expr(st.init, False)
+                bound[st.var] = v
+            r = self.expr(body[-1].value, False)
+        except _NoInline:
+            self.bound = None
+            del self.lines[mark[0] :]
+            self.k, self.inline, self.saved, self.ns = mark[1], mark[2], mark[3], mark[4]
+            t = self.tmp()
+            self.emit(f"{t} = {self.name('_C', fb)}(fr)")
+            return t
+        self.bound = None
+        self.inline += 1
+        self.saved += 4
+        return r
 
     def binary(self, e: Binary, operand: bool) -> str:
         """``ExprCompiler.x_Binary``'s ``fuf`` (float), ``iop_run`` (integer ``+ -``) and
@@ -375,10 +440,20 @@ class ExprGen:
             return self.closure(e, operand)
         c = self.cond_value(e.cond)
         r = self.tmp()
-        ct = self.name("_C", self.exprs.expr(e.if_true))
-        cf = self.name("_C", self.exprs.expr(e.if_false))
         self.emit(f"if not isinstance({c}, _nd) or {c}.ndim == 0:")
-        self.emit(f"{r} = {ct}(fr) if {c} else {cf}(fr)", 2)
+        if self.bound is None:
+            ct = self.name("_C", self.exprs.expr(e.if_true))
+            cf = self.name("_C", self.exprs.expr(e.if_false))
+            self.emit(f"{r} = {ct}(fr) if {c} else {cf}(fr)", 2)
+        else:  # (inlined: the side's code, not its closure)
+            self.emit(f"if {c}:", 2)
+            base = len(self.lines)
+            self.emit(f"{r} = {self.expr(e.if_true, False)}")
+            self.indent_from(base, 2)
+            self.emit("else:", 2)
+            base = len(self.lines)
+            self.emit(f"{r} = {self.expr(e.if_false, False)}")
+            self.indent_from(base, 2)
         self.emit("else:")
         base = len(self.lines)
         a = self.expr(e.if_true, False)
@@ -394,6 +469,8 @@ class ExprGen:
         """Emit the bool lane value of condition ``e`` (``ExprCompiler.cond``)."""
         if e.type is C.bool_:
             return self.expr(e, False)
+        if self.bound is not None:
+            raise _NoInline
         c = self.tmp()
         self.emit(f"{c} = {self.name('_C', self.exprs.cond(e))}(fr)")
         return c

@@ -401,3 +401,44 @@ def test_speculative_select_stored(fresh_plans: None, checks: bool) -> None:
         )
     selectgen.ENABLED = True
     assert got[0][0] == "ok" and got[0] == got[1]
+
+
+@clpy.func
+def clampf(x: float32, lo: float32, hi: float32) -> float32:
+    y = lo if x < lo else x
+    return hi if y > hi else y
+
+
+@clpy.func
+def shifted(a: int32, b: int32) -> int32:
+    s = a + b  # an integer sum declared: stays the call (affine.value_fn keeps it exact)
+    return s * 2
+
+
+@clpy.func
+def reads(p: Global[float32], i: int32) -> float32:
+    return p[i] * float32(2.0)  # a pointer and a load: the call
+
+
+@clpy.func
+def flip(a: int32) -> int32:
+    return -a if a > 3 else a
+
+
+@clpy.kernel
+def calls(x: Global[float32], out: Global[float32], k: int32):
+    """Device functions made inline where their bodies are declarations and a return of
+    inline expressions (``clampf``, ``flip`` with a uniform and a lane-varying argument),
+    and calls kept where not."""
+    gid = clpy.get_global_id(0)
+    v = clampf(x[gid], float32(0.25), float32(0.75)) + float32(shifted(gid, k))
+    out[gid] = v + reads(x, gid) + float32(flip(k) + flip(gid)) + clampf(v, v, v)
+
+
+@pytest.mark.parametrize("checks", [False, True])
+def test_inlined_calls(fresh_plans: None, checks: bool) -> None:
+    x = np.random.default_rng(23).random(64).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    for k in (2, 5):
+        kind, got = _same(lambda k=k: _launch(calls, (64,), (BS,), x, out, k, checks=checks))
+        assert kind == "ok"
