@@ -13,7 +13,9 @@ of 1 to 3 us per root, on lane arrays of 16 to 2,048 elements).
 Inlined, besides loads and float arithmetic (see ``sim/stmtgen.py``): integer ``+ -`` (with
 ``ExprCompiler``'s run noting), integer ``* & | ^``, scalar comparisons, ``?:`` whose sides are
 safe (the blend), swizzles, scalar conversions and a scalar made a vector of its own element
-type, unary operators, variables and constants. Indices are exact (``sim/affine_gen.py``).
+type, unary operators, ``and``/``or`` with a safe right side, variables and constants; ``?:``
+with loads on its sides (``sim/selectgen.py``) and calls of small device functions
+(``sim/inlinegen.py``) where they apply. Indices are exact (``sim/affine_gen.py``).
 """
 
 from __future__ import annotations
@@ -29,12 +31,10 @@ from clpy.ir.nodes import (
     Cast,
     Compare,
     Const,
-    Declare,
     Expr,
     Index,
     Logical,
     NamedConst,
-    Return,
     Select,
     Swizzle,
     Unary,
@@ -44,10 +44,11 @@ from clpy.ir.program_vars import ProgramVar
 from clpy.types import catalog as C
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, VectorType
 from clpy.types.structs import StructType
-from clpy_sim import ops, selectgen
+from clpy_sim import inlinegen, ops, selectgen
 from clpy_sim.affine import Run
 from clpy_sim.affine_gen import compile_affine
 from clpy_sim.frame import exclusive
+from clpy_sim.inlinegen import NoInline
 from clpy_sim.memory import GlobalMem, LocalMem, Memory
 
 ENABLED = True  # ``compile_expr``; read when a plan is compiled (tests compare both ways)
@@ -99,10 +100,6 @@ def mem_site(e: Expr) -> str | None:
     if isinstance(bt, ArrayType) and bt.space is AddressSpace.LOCAL and len(bt.shape) == 1:
         return "local"
     return None
-
-
-class _NoInline(Exception):
-    """A device function body that ``ExprGen.call`` cannot make inline."""
 
 
 def _widens(src: Any, dst: Any) -> bool:
@@ -221,7 +218,7 @@ class ExprGen:
 
     def closure(self, e: Expr, operand: bool) -> str:
         if self.bound is not None:
-            raise _NoInline  # (a closure would read the callee's variables from its frame)
+            raise NoInline  # (a closure would read the callee's variables from its frame)
         fn = self.exprs.operand(e) if operand else self.exprs.expr(e)
         t = self.tmp()
         self.emit(f"{t} = {self.name('_C', fn)}(fr)")
@@ -236,7 +233,7 @@ class ExprGen:
         if self.bound is not None and isinstance(e, VarRef):
             got = self.bound.get(e.var)
             if got is None or not isinstance(e.type, ScalarType):
-                raise _NoInline
+                raise NoInline
             self.saved += 1
             return got
         if (
@@ -289,50 +286,8 @@ class ExprGen:
         return self.closure(e, operand)
 
     def call(self, e: CallFunc, operand: bool) -> str:
-        """A device function whose body is declarations and a ``return`` of expressions
-        made inline (NW's ``maximum``: two ``?:`` blends), evaluated in place: its arguments
-        in order, each declaration, the returned value; what ``plan``'s call computes in a
-        new scope, without the scope, the block and two closures. Anything else (a
-        statement of another kind, an integer declaration of a sum, which stays exact as
-        ``affine.value_fn`` makes it, a load, a node that would be a closure reading the
-        callee's variables from its frame) is the call's closure."""
-        fb = self.exprs.expr(e)  # (compiles the callee's plan: ``func_call``'s bookkeeping)
-        body = e.func.body
-        if not (
-            body
-            and isinstance(body[-1], Return)
-            and body[-1].value is not None
-            and len(e.args) == len(e.func.params)
-            and all(
-                isinstance(st, Declare)
-                and st.init is not None
-                and isinstance(st.var.type, ScalarType)
-                and not (is_int(st.var.type) and isinstance(st.init, (Binary, Cast)))
-                for st in body[:-1]
-            )
-        ):
-            return self.closure(e, operand)
-        mark = (len(self.lines), self.k, self.inline, self.saved, dict(self.ns))
-        try:
-            args = [self.expr(a, False) for a in e.args]
-            bound = dict(zip(e.func.params, args))
-            self.bound = bound
-            for st in body[:-1]:
-                assert isinstance(st, Declare) and st.init is not None
-                v = self.expr(st.init, False)
-                bound[st.var] = v
-            r = self.expr(body[-1].value, False)
-        except _NoInline:
-            self.bound = None
-            del self.lines[mark[0] :]
-            self.k, self.inline, self.saved, self.ns = mark[1], mark[2], mark[3], mark[4]
-            t = self.tmp()
-            self.emit(f"{t} = {self.name('_C', fb)}(fr)")
-            return t
-        self.bound = None
-        self.inline += 1
-        self.saved += 4
-        return r
+        """A device function call, made inline where it can be (``sim/inlinegen.py``)."""
+        return inlinegen.emit_call(self, e, operand)
 
     def binary(self, e: Binary, operand: bool) -> str:
         """``ExprCompiler.x_Binary``'s ``fuf`` (float), ``iop_run`` (integer ``+ -``) and
@@ -470,7 +425,7 @@ class ExprGen:
         if e.type is C.bool_:
             return self.expr(e, False)
         if self.bound is not None:
-            raise _NoInline
+            raise NoInline
         c = self.tmp()
         self.emit(f"{c} = {self.name('_C', self.exprs.cond(e))}(fr)")
         return c
