@@ -106,9 +106,6 @@ class Shadow:
     # shadow's accesses while a loop's trips are evaluated at once
     taps: dict[Any, list[Any]]
     races: bool  # accesses are checked for races (and logged)
-    # logged accesses stamped before this are of barrier intervals that have ended (the log
-    # keeps its lists: making them anew after every barrier hashed each line's ``Loc``)
-    since = 0
 
     def _tapped(self, fr: Frame, w: Any, loc: Loc, write: bool) -> bool:
         """Hold back this access (checked and recorded later, sim/tripshadow.py) when its
@@ -232,7 +229,6 @@ class Shadow:
                 for (k, loc), es in sh.log.items()
                 if k == kind
                 for st, w, wids, shape in es
-                if st >= sh.since
             ),
             key=lambda e: -e[0],
         )
@@ -300,7 +296,8 @@ class LocalShadow(Shadow):
             self.pending.clear()
             self.pending_size = 0
             self.wrote = self.read_ = False
-            self.since = next(_CLOCK)
+            for es in self.log.values():  # (the lists stay: making them anew after every
+                es.clear()  # barrier hashed each line's ``Loc``)
             self.w_own[...] = 0
             if not self.r_clean:
                 self.r_own[...] = 0
