@@ -362,3 +362,14 @@ def test_log_keeps_the_last_accesses(fresh_plans: list[bool], trip: int) -> None
     kind, got = _same(lambda: _launch(loop_twice, (n,), (n,), x, np.zeros(n, np.float32), n, at))
     assert kind == "error" and any(fresh_plans) and not all(fresh_plans)
     assert ("line is not known" in got[0][1]) == (trip < 7)
+
+
+@pytest.mark.parametrize("victim", [-1, 37, -200])
+def test_sampled_batches(fresh_plans: list[bool], victim: int) -> None:
+    """Shadows watching every other batch (config ``sample``): unwatched batches run their
+    loops at once with no shadow, watched ones as above."""
+    m = 12
+    x = np.random.default_rng(9).random(m * BS + 8).astype(np.float32)
+    y = np.zeros(4 * BS, np.float32)
+    _same(lambda: _launch(cross_group, (4 * BS,), (BS,), x, y, m, victim, max_lanes=BS, sample=2))
+    assert any(fresh_plans)
