@@ -16,12 +16,15 @@ Where the device's quirks list ``abs:<type>`` / ``abs_diff:<type>``
 negates in the unsigned type, where nothing overflows::
 
     uint clpy_abs_int(int x) { uint u = as_uint(x); return x < 0 ? 0u - u : u; }
+    ulong clpy_abs_long(long x) { ulong u = as_ulong(x); return (x < 0 ? ~u : u) + (u >> 63); }
     uint clpy_abs_diff_int(int a, int b) {
         uint d = as_uint(a) - as_uint(b); return a < b ? 0u - d : d;
     }
 
-``as_uint(a) - as_uint(b)`` is ``a - b`` modulo 2**32, whose negation when ``a < b`` is the
-exact ``b - a`` (at most 2**32 - 1). Vectors spell the same with the vector ``?:`` (a
+The 64-bit ``abs`` negates as ``~u + 1`` (the sign bit is the 1): NVIDIA's compiler took the
+``0 - u`` form for a non-negative ``long`` (seed 365246). ``as_uint(a) - as_uint(b)`` is
+``a - b`` modulo 2**32, whose negation when ``a < b`` is the exact ``b - a`` (at most
+2**32 - 1). Vectors spell the same with the vector ``?:`` (a
 lane-wise ``select``, §6.3.i). The arguments are evaluated once (a function).
 """
 
@@ -47,7 +50,15 @@ def int_abs_helper_source(kind: str, t: Type) -> str:
     tn = t.cl_name
     un = tn if not elem.is_signed else f"u{tn}"
     why = "    // in the unsigned type: |MIN| is exact (PoCL's abs makes INT_MIN poison)\n"
-    if name == "abs":
+    if name == "abs" and elem.bits == 64:
+        # two's complement negation as ~u + 1: the H100 (driver 580) took the ``0 - u`` form,
+        # and the built-in, for non-negative, so ``33 % (long)abs(LONG_MIN)`` came out 33
+        # (fuzz seed 365246; scripts/gpu_absmod_diag.py, benchmarks/results/nvidia_diag/
+        # absmod_h100_s7.json: this form, and the 32-bit one for int, right there and on PoCL)
+        head = f"{un} clpy_abs_{tn}({tn} x) {{\n"
+        why = "    // in the unsigned type, negated as ~u + 1: |MIN| is exact on every device\n"
+        body = f"    {un} u = as_{un}(x);\n    return (x < ({tn})0 ? ~u : u) + (u >> 63);"
+    elif name == "abs":
         head = f"{un} clpy_abs_{tn}({tn} x) {{\n"
         body = f"    {un} u = as_{un}(x);\n    return x < ({tn})0 ? ({un})0 - u : u;"
     elif name == "abs_diff":
