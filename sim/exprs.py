@@ -133,6 +133,7 @@ class ExprCompiler:
         self.checks = checks
         self.escaped = escaped  # private arrays held in memory (sim/privmem.py)
         self.lvalues = LvalueCompiler(self, checks, escaped)
+        self.fuse = True  # ``fused`` generates code (off: closures, for a fallback path)
 
     def lvalue(self, e: Expr, copy: bool = True) -> tuple[Ref, Load, Store]:
         """``(ref, load, store)`` of an assignable expression (``LvalueCompiler.lvalue``)."""
@@ -152,7 +153,7 @@ class ExprCompiler:
         """``expr(e)`` (``operand(e)`` with ``operand``) as one generated function where that
         saves closure calls (``sim/exprgen.py``): for the roots evaluated on their own (call
         arguments, conditions, values assigned or returned)."""
-        fn: Fn | None = compile_expr(e, self, operand)
+        fn: Fn | None = compile_expr(e, self, operand) if self.fuse else None
         if fn is not None:
             return fn
         return self.operand(e) if operand else self.expr(e)

@@ -131,11 +131,26 @@ class StmtCompiler:
         method = getattr(self, f"s_{type(s).__name__}", None)
         if method is None:
             raise NotImplementedError(f"the simulator cannot run {type(s).__name__}")
-        fn: StmtFn = method(s)
-        if type(s) is Assign:  # one generated function instead of the closures (stmtgen.py)
-            fn = stmtgen.compile_assign(s, self.exprs, fn) or fn
-        elif type(s) is Declare:
-            fn = stmtgen.compile_declare(s, self.exprs, fn) or fn
+        if type(s) is not Assign and type(s) is not Declare:
+            fn: StmtFn = method(s)
+            return fn
+        # one generated function instead of the closures (stmtgen.py); its fallback (an
+        # index that is not exact at run time) is the closures alone: generating the
+        # fallback's value too doubled the compile time of long kernels
+        exprs = self.exprs
+        exprs.fuse = False
+        try:
+            general: StmtFn = method(s)
+        finally:
+            exprs.fuse = True
+        if isinstance(s, Assign):
+            gen = stmtgen.compile_assign(s, exprs, general)
+        else:
+            assert isinstance(s, Declare)
+            gen = stmtgen.compile_declare(s, exprs, general)
+        if gen is not None:
+            return gen
+        fn = method(s)  # the closures, with their values generated (exprgen.py)
         return fn
 
     # ------------------------------------------------------------------ simple
