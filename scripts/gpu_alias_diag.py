@@ -25,6 +25,9 @@ KERNELS = {
 BODIES = {
     "straight": "y[i] = 5.0f; out[i] = x[i + k];",
     "fence": "y[i] = 5.0f; mem_fence(CLK_GLOBAL_MEM_FENCE); out[i] = x[i + k];",
+    # clpy's variant: the output no other argument reaches is restrict (the others not)
+    "straight_rout": "y[i] = 5.0f; out[i] = x[i + k];",
+    "fence_rout": "y[i] = 5.0f; mem_fence(CLK_GLOBAL_MEM_FENCE); out[i] = x[i + k];",
 }
 
 
@@ -44,8 +47,10 @@ def main() -> int:
             mf = cl.mem_flags
             for kname, params in KERNELS.items():
                 for bname, body in BODIES.items():
+                    restrict_out = bname.endswith("_rout")
+                    outp = "__global float* restrict out" if restrict_out else "__global float* out"
                     src = (
-                        f"__kernel void k({params}, __global float* out, int k)"
+                        f"__kernel void k({params}, {outp}, int k)"
                         f" {{ int i = get_global_id(0); {body} }}"
                     )
                     prg = cl.Program(ctx, src).build(options=["-cl-std=CL2.0"])

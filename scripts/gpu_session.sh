@@ -40,6 +40,7 @@ for step in "$@"; do echo "##### $step at $(( $(date +%s) - T0 ))s"; case $step 
      mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
      if [ "$step" = alias ]; then
        OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout 60 $PY scripts/gpu_alias_diag.py --platform nvidia > $OUT_ROOT/alias.log 2>&1
+       OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout 60 $PY scripts/gpu_view_debug.py --platform nvidia >> $OUT_ROOT/alias.log 2>&1
        grep -v Warn $OUT_ROOT/alias.log | tail -n 20
      elif [ "$step" = absmod ]; then
        OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout 120 $PY scripts/gpu_absmod_diag.py --platform nvidia --out $OUT_ROOT/absmod.json > $OUT_ROOT/absmod.log 2>&1
