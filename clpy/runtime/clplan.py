@@ -61,6 +61,7 @@ class CLPlan:
         fn = spec.function
         self.index_range = index_range(fn)
         self.max_global_id: int | None = target.info.get("max_global_id")
+        self._restrict_all_or_none = bool(target.info.get("restrict_all_or_none"))
         self.spec = spec
         self.params: tuple[Param, ...] = spec.abi
         self._svm_any = False
@@ -192,6 +193,8 @@ class CLPlan:
                     if (wa or wb) and ma == mb and a0 < b1 and b0 < a1:
                         shared.update((na, nb))
             out = frozenset(self.buffers) - shared if shared else None
+            if out and self._restrict_all_or_none:  # quirks.py: no restrict beside aliases
+                out = frozenset()
         self._alias_prev, self._alias_memo = memo, (objs, out)
         return out
 

@@ -43,6 +43,9 @@ class Quirk:
     ``any``/``all``/``select`` of a vector comparison the optimizer folded can be wrong; clpy
     writes every vector comparison and vector ``!`` as ``as_T(-abs(mask))``
     (clpy/emit/lower_vector_mask.py).
+    ``restrict_all_or_none``: with one pointer parameter ``restrict`` the compiler takes the
+    others for distinct from each other too, so a launch whose arguments alias gets a variant
+    with no ``restrict`` at all (clpy/runtime/clplan.py ``_noalias``).
     """
 
     match: str
@@ -61,6 +64,7 @@ class Quirk:
     narrow_casts: frozenset[str] = frozenset()
     volatile_loop_vars: bool = False
     opaque_vector_masks: bool = False
+    restrict_all_or_none: bool = False
 
 
 QUIRKS: tuple[Quirk, ...] = (
@@ -183,6 +187,12 @@ QUIRKS: tuple[Quirk, ...] = (
         # store and the reload of a short); scripts/gpu_fuzz_negation.sh checks every
         # spelling there, and a cheaper one that is right can replace it.
         lower_negation=frozenset({"char", "short"}),
+        # `y[i] = 5; out[i] = x[i + k];` with x and y overlapping (two sub-buffers of one
+        # buffer, or the same buffer twice) and only `out` restrict read x before the store
+        # (0, not 5), while with no restrict, or every pointer volatile, it was right (H100,
+        # driver 580, session 7; scripts/gpu_alias_diag.py). C99 6.7.3.1 lets a restrict
+        # pointer promise only about itself: an aliasing launch gets no restrict at all.
+        restrict_all_or_none=True,
         negation_spelling="volatile",
         # `(short)(0 - s) > 0` true at s == -32768 when the 0 is a constant (seed 333251,
         # H100 driver 580): every plain conversion to short is wrong there, a volatile one
@@ -254,6 +264,7 @@ def device_target(info: DeviceInfo) -> Target:
         "narrow_casts": q.narrow_casts if q else frozenset(),
         "volatile_loop_vars": bool(q and q.volatile_loop_vars),
         "opaque_vector_masks": bool(q and q.opaque_vector_masks),
+        "restrict_all_or_none": bool(q and q.restrict_all_or_none),
         "correctly_rounded_divide_sqrt": info.correctly_rounded_divide_sqrt,
     }
     return Target(
