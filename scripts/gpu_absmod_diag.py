@@ -19,12 +19,10 @@ Prints the cases that are wrong and a count per spelling.
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from diag_main import diag_main
 
 ABS = {  # {T} signed type, {U} unsigned, {B} bits - 1
     "clpy_helper": "{U} u = as_{U}(x); a = x < ({T})0 ? ({U})0 - u : u;",
@@ -143,27 +141,7 @@ def run_device(dev: Any) -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--platform", default="", help="substring of the platform name")
-    ap.add_argument("--out", type=Path)
-    a = ap.parse_args()
-    import pyopencl as cl
-
-    results = []
-    for plat in cl.get_platforms():
-        if a.platform.lower() not in plat.name.lower():
-            continue
-        for dev in plat.get_devices():
-            results += run_device(dev)
-    if a.out:
-        a.out.write_text(json.dumps(results, indent=1))
-    wrong = [r for r in results if r.get("wrong") or r.get("error")]
-    by: dict[str, int] = {}
-    for r in wrong:
-        key = "/".join(r["case"].split("/")[:3])
-        by[key] = by.get(key, 0) + 1
-    print(f"{len(results)} cases, {len(wrong)} wrong or failed; by spelling: {by}")
-    return 0
+    return diag_main(__doc__ or "", run_device, depth=3)
 
 
 if __name__ == "__main__":

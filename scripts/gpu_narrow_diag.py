@@ -18,14 +18,12 @@ is what clpy's NVIDIA lowering should emit.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from diag_main import diag_main
 
 TYPES = {"char": np.int8, "short": np.int16}
 ZEROS = {"lit": "0", "var": "z", "mem": "y[i]"}  # where the 0 of `0 - x` comes from
@@ -181,23 +179,7 @@ def run_device(dev: Any) -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--platform", default="", help="substring of the platform name")
-    ap.add_argument("--out", type=Path)
-    a = ap.parse_args()
-    import pyopencl as cl
-
-    results = []
-    for plat in cl.get_platforms():
-        if a.platform.lower() not in plat.name.lower():
-            continue
-        for dev in plat.get_devices():
-            results += run_device(dev)
-    if a.out:
-        a.out.write_text(json.dumps(results, indent=1))
-    wrong = [r for r in results if r.get("wrong") or r.get("error")]
-    print(f"{len(results)} cases, {len(wrong)} wrong or failed")
-    return 0
+    return diag_main(__doc__ or "", run_device)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,11 @@ and a count; a spelling right in every case is what clpy's NVIDIA lowering shoul
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from diag_main import diag_main
 
 DESTS = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16}
 
@@ -143,27 +141,7 @@ def run_device(dev: Any) -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--platform", default="", help="substring of the platform name")
-    ap.add_argument("--out", type=Path)
-    a = ap.parse_args()
-    import pyopencl as cl
-
-    results = []
-    for plat in cl.get_platforms():
-        if a.platform.lower() not in plat.name.lower():
-            continue
-        for dev in plat.get_devices():
-            results += run_device(dev)
-    if a.out:
-        a.out.write_text(json.dumps(results, indent=1))
-    wrong = [r for r in results if r.get("wrong") or r.get("error")]
-    by_spelling: dict[str, int] = {}
-    for r in wrong:
-        key = r["case"].split("/")[0]
-        by_spelling[key] = by_spelling.get(key, 0) + 1
-    print(f"{len(results)} cases, {len(wrong)} wrong or failed; by spelling: {by_spelling}")
-    return 0
+    return diag_main(__doc__ or "", run_device, depth=1)
 
 
 if __name__ == "__main__":
