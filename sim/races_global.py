@@ -5,6 +5,7 @@ what conflicts (spec §3.3)."""
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,8 @@ import numpy as np
 from clpy.ir.nodes import Loc
 from clpy_sim import races
 from clpy_sim.races import Shadow, every_lane, nz
-from clpy_sim.state import Launch, frame_wids
+from clpy_sim.parallel import in_worker
+from clpy_sim.state import Launch
 from clpy_sim.values import full
 
 if TYPE_CHECKING:
@@ -36,8 +38,9 @@ class GlobalShadow(Shadow):
     def __init__(self, launch: Launch, count: int, mem: Any) -> None:
         self.launch = launch
         self.mem = mem
-        self.w = np.zeros(count, np.int64)
-        self.r = np.zeros(count, np.int64)
+        self.rec = _take(launch, count)
+        self.w = self.rec.w
+        self.r = self.rec.r
         self.any_read = False  # until a read, the reader array is all zero: skip it
         self.any_write = False  # the same for the writer array (overlapping buffers: peers)
         self.log: dict[tuple[str, Loc], deque[Any]] = {}
@@ -82,12 +85,7 @@ class GlobalShadow(Shadow):
         b = fr.batch
         ids = fr.cache.get("gshadow")
         if ids is None or ids[4] != b.barriers:
-            gs = np.asarray(fr.gslot)
-            me_hi = (frame_wids(fr) + 1) << _SHIFT
-            grp1 = gs + (b.gfirst + 1)
-            ep = b.epoch[gs]
-            mine = me_hi | ep
-            ids = (me_hi, grp1, ep, mine, b.barriers, mine.reshape(-1))
+            ids = _packed(fr)
             fr.cache["gshadow"] = ids
         return ids[0], ids[1], ids[2], ids[3]
 
@@ -178,6 +176,7 @@ class GlobalShadow(Shadow):
                     if nz(bad):
                         self._race_writer(fr, w, bad, loc, "read")
         rv = self.r[s]
+        self.rec.read(s.start, s.stop)
         if not nz(rv):
             self.version += 1
             self.r[s] = mf
@@ -224,6 +223,7 @@ class GlobalShadow(Shadow):
             return
         self.version += 1
         self.any_write = True
+        self.rec.wrote(s.start, s.stop)
         self.w[s] = mf
         if memo:
             self.last_write = (sl, w.shape, mine, self.version)
@@ -302,6 +302,7 @@ class GlobalShadow(Shadow):
     ) -> None:
         """Merge the lanes of a read into the reader records."""
         rv = w.gather(self.r, False)
+        self.rec.read_where(w)
         if not nz(rv):  # no reader yet: every lane records itself
             self.version += 1
             w.put(self.r, full(mine, shape))
@@ -411,6 +412,7 @@ class GlobalShadow(Shadow):
     def _record_write(self, w: Any, shape: tuple[int, int], mine: np.ndarray) -> None:
         self.version += 1
         self.any_write = True
+        self.rec.wrote_where(w)
         w.put(self.w, full(mine, shape))
 
     # A trip-vectorized loop's accesses (sim/tripshadow.py, under ``lock``): each checked
@@ -441,6 +443,113 @@ class GlobalShadow(Shadow):
             self.any_read = True
             self._record_read(w, fr.shape, me_hi, grp1, ep, mine)
         self.version += 1
+
+
+# Shadow arrays are reused by the next launch on the same thread (read at run time: False
+# allocates fresh zeroed arrays per shadow, as before; tests compare both)
+POOL = True
+
+
+class _Arrays:
+    """A global shadow's writer and reader arrays, and the span of each that its launch
+    changed (``lo`` >= ``hi``: none), to be zeroed when the next launch takes them."""
+
+    __slots__ = ("w", "r", "wlo", "whi", "rlo", "rhi")
+
+    def __init__(self, count: int) -> None:
+        self.w = np.zeros(count, np.int64)
+        self.r = np.zeros(count, np.int64)
+        self.wlo = self.rlo = count
+        self.whi = self.rhi = 0
+
+    def wrote(self, lo: int, hi: int) -> None:
+        if lo < self.wlo:
+            self.wlo = lo
+        if hi > self.whi:
+            self.whi = hi
+
+    def read(self, lo: int, hi: int) -> None:
+        if lo < self.rlo:
+            self.rlo = lo
+        if hi > self.rhi:
+            self.rhi = hi
+
+    def wrote_where(self, w: Any) -> None:
+        if w.kind == "run":
+            self.wrote(w.sl, w.sl + w.shape[0] * w.shape[1])
+        else:
+            self.wrote(0, self.w.size)
+
+    def read_where(self, w: Any) -> None:
+        if w.kind == "run":
+            self.read(w.sl, w.sl + w.shape[0] * w.shape[1])
+        else:
+            self.read(0, self.r.size)
+
+    def clear(self) -> None:
+        """Zero what the last launch changed."""
+        if self.wlo < self.whi:
+            self.w[self.wlo : self.whi] = 0
+        if self.rlo < self.rhi:
+            self.r[self.rlo : self.rhi] = 0
+        self.wlo = self.rlo = self.w.size
+        self.whi = self.rhi = 0
+
+
+class _Pool:
+    """The shadow arrays of a thread's current launch, and those of its launch before, free
+    to take: a fresh ``np.zeros`` of a large buffer faulted in every page the launch touched
+    (5,700-7,300 per launch of the real programs' kernels), reused arrays are in memory and
+    zeroed only where the launch before changed them. Launches on one thread do not overlap
+    (a device-side enqueue's children run after their parent's batches; a nested launch in a
+    batch is not pooled), so the shadows of an earlier launch are no longer used."""
+
+    def __init__(self, launch: Launch, free: dict[int, list[_Arrays]]) -> None:
+        self.launch = weakref.ref(launch)
+        self.used: list[_Arrays] = []
+        self.free = free
+
+
+_LOCAL = threading.local()
+
+
+def _take(launch: Launch, count: int) -> _Arrays:
+    """Shadow arrays of ``count`` zeros for a global shadow of ``launch``."""
+    if not POOL or in_worker():
+        return _Arrays(count)
+    pool = getattr(_LOCAL, "pool", None)
+    if pool is None or pool.launch() is not launch:
+        free: dict[int, list[_Arrays]] = {}
+        if pool is not None:  # (the free arrays of the launch before that are dropped)
+            for a in pool.used:
+                free.setdefault(a.w.size, []).append(a)
+        pool = _LOCAL.pool = _Pool(launch, free)
+    got = pool.free.get(count)
+    if got:
+        a = got.pop()
+        a.clear()
+    else:
+        a = _Arrays(count)
+    pool.used.append(a)
+    return a
+
+
+def _packed(fr: Frame) -> tuple[Any, ...]:
+    """A frame's ids for the shadow (``GlobalShadow._ids``, cached per frame and interval):
+    ``(id + 1) << 24 | epoch`` of each lane is ``(group * W + 1) << 24 | epoch``, per group,
+    plus ``local id << 24``: one pass over the frame's lanes where the group slots and local
+    ids broadcast (the root frame's (G, 1) and (1, W)), against five with the work-item ids.
+    The lanes' ``me_hi`` (``(id + 1) << 24``) is this record itself: every use shifts it
+    right by 24, and the epoch is below ``1 << 24``."""
+    b = fr.batch
+    gs = np.asarray(fr.gslot)
+    ep = b.epoch[gs]
+    grp1 = gs + (b.gfirst + 1)
+    hi = (((np.asarray(grp1, dtype=np.int64) - 1) * b.launch.W + 1) << _SHIFT) | ep
+    mine = hi + (np.asarray(fr.llid, dtype=np.int64) << _SHIFT)
+    if mine.shape != fr.shape:
+        mine = np.broadcast_to(mine, fr.shape).copy()
+    return (mine, grp1, ep, mine, b.barriers, mine.reshape(-1))
 
 
 def _items(x: np.ndarray, mine: np.ndarray) -> np.ndarray:

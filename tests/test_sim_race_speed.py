@@ -1,0 +1,108 @@
+"""The global race checker's cheaper set-up (sim/races_global.py): shadow arrays reused by the
+next launch on the thread (``POOL``) and the lanes' packed records computed per group plus
+per local id (``_packed``) report exactly as fresh arrays and the work-item ids did: every
+report (kind, message, lines, work-items, element, count) and the arrays after the run, for
+kernels run several times in a row (later launches take the arrays an earlier one dirtied)
+and interleaved with other kernels, and for the seeded bugs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import clpy_sim as sim
+from clpy_sim import SimulationError, plan, races, races_global
+from clpy_sim.races_global import GlobalShadow
+from clpy_sim.state import frame_wids
+from tests.test_sim_bugs import BUGS, L, N
+from tests.test_sim_checker_speed import CASES, IDS, _run
+
+
+@pytest.fixture
+def fresh() -> Iterator[None]:
+    plan._PLANS.clear()
+    yield
+    races_global.POOL = True
+    races.MEMO = races.FAST = True
+
+
+def _runs(order: list[int], on_error: str, monkeypatch: Any) -> list[Any]:
+    return [_run(*CASES[c], on_error, monkeypatch) for c in order]
+
+
+# (the general paths too: the cheaper ones skip the writer records until the launch's first
+# write, so they would not see stale records there)
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("on_error", ["raise", "warn"])
+@pytest.mark.parametrize("case", range(len(CASES)), ids=IDS)
+def test_reused_shadows_report_as_fresh_ones(
+    fresh: None, monkeypatch: Any, case: int, on_error: str, fast: bool
+) -> None:
+    races.MEMO = races.FAST = fast
+    got = []
+    for pool in (True, False):
+        races_global.POOL = pool
+        got.append(_runs([case] * 3, on_error, monkeypatch))
+    assert got[0] == got[1]
+    assert got[0][0] == got[0][2]  # (the third launch took the arrays the second dirtied)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_interleaved_kernels_report_as_fresh_shadows(
+    fresh: None, monkeypatch: Any, fast: bool
+) -> None:
+    races.MEMO = races.FAST = fast
+    order = [c for c in range(len(CASES)) for _ in range(2)] + list(range(len(CASES)))[::-1]
+    got = []
+    for pool in (True, False):
+        races_global.POOL = pool
+        got.append(_runs(order, "warn", monkeypatch))
+    assert got[0] == got[1]
+
+
+def _bug_reports(kernel: Any, args: list[Any]) -> Any:
+    out = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    try:
+        with sim.config(checks=True, threads=1):
+            sim.launch(kernel.specialize().function, (N,), (L,), out)
+    except SimulationError as e:
+        return [str(r) for r in e.reports], [np.asarray(a).tobytes() for a in out]
+    return [], [np.asarray(a).tobytes() for a in out]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_seeded_bugs_report_as_with_fresh_shadows(fresh: None, fast: bool) -> None:
+    races.MEMO = races.FAST = fast
+    got = []
+    for pool in (True, False):
+        races_global.POOL = pool
+        got.append(
+            [_bug_reports(k, make()) for buggy, fixed, _, make, _ in BUGS for k in (buggy, fixed)]
+        )
+    assert got[0] == got[1]
+
+
+def test_packed_records_are_the_work_item_ids(fresh: None, monkeypatch: Any) -> None:
+    # every frame the cases check (root frames and the sub-frames of branches)
+    real = GlobalShadow._ids
+    seen = []
+
+    def ids(self: GlobalShadow, fr: Any) -> Any:
+        me_hi, grp1, ep, mine = real(self, fr)
+        b = fr.batch
+        gs = np.asarray(fr.gslot)
+        want_hi = (frame_wids(fr) + 1) << 24
+        assert np.array_equal(mine, want_hi | b.epoch[gs])
+        assert mine.shape == fr.shape and mine.dtype == np.int64
+        assert np.array_equal(me_hi >> 24, want_hi >> 24)
+        assert np.array_equal(grp1, gs + (b.gfirst + 1))
+        seen.append(fr.shape)
+        return me_hi, grp1, ep, mine
+
+    monkeypatch.setattr(GlobalShadow, "_ids", ids)
+    for c in range(len(CASES)):
+        _run(*CASES[c], "warn", monkeypatch)
+    assert len(set(seen)) > 1
