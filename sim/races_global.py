@@ -13,8 +13,8 @@ import numpy as np
 
 from clpy.ir.nodes import Loc
 from clpy_sim import races
-from clpy_sim.races import Shadow, every_lane, nz
 from clpy_sim.parallel import in_worker
+from clpy_sim.races import Shadow, every_lane, nz
 from clpy_sim.state import Launch
 from clpy_sim.values import full
 
@@ -451,49 +451,77 @@ POOL = True
 
 
 class _Arrays:
-    """A global shadow's writer and reader arrays, and the span of each that its launch
-    changed (``lo`` >= ``hi``: none), to be zeroed when the next launch takes them."""
+    """A global shadow's writer and reader arrays, and what of each its launch changed, to be
+    zeroed when the next launch takes them: a span (runs of elements, and everything once
+    the other indices grow large) and the element indices of other accesses while they are
+    few (a launch of NW's scattered blocks changes a few of a large buffer's elements)."""
 
-    __slots__ = ("w", "r", "wlo", "whi", "rlo", "rhi")
+    __slots__ = ("w", "r", "spans", "idx", "nidx")
 
     def __init__(self, count: int) -> None:
         self.w = np.zeros(count, np.int64)
         self.r = np.zeros(count, np.int64)
-        self.wlo = self.rlo = count
-        self.whi = self.rhi = 0
+        self.spans = [count, 0, count, 0]  # writer lo, hi; reader lo, hi
+        self.idx: list[list[np.ndarray]] = [[], []]  # writer's, reader's
+        self.nidx = [0, 0]
 
     def wrote(self, lo: int, hi: int) -> None:
-        if lo < self.wlo:
-            self.wlo = lo
-        if hi > self.whi:
-            self.whi = hi
+        sp = self.spans
+        if lo < sp[0]:
+            sp[0] = lo
+        if hi > sp[1]:
+            sp[1] = hi
 
     def read(self, lo: int, hi: int) -> None:
-        if lo < self.rlo:
-            self.rlo = lo
-        if hi > self.rhi:
-            self.rhi = hi
+        sp = self.spans
+        if lo < sp[2]:
+            sp[2] = lo
+        if hi > sp[3]:
+            sp[3] = hi
 
     def wrote_where(self, w: Any) -> None:
         if w.kind == "run":
             self.wrote(w.sl, w.sl + w.shape[0] * w.shape[1])
         else:
-            self.wrote(0, self.w.size)
+            self._scattered(0, w)
 
     def read_where(self, w: Any) -> None:
         if w.kind == "run":
             self.read(w.sl, w.sl + w.shape[0] * w.shape[1])
         else:
-            self.read(0, self.r.size)
+            self._scattered(1, w)
+
+    def _scattered(self, k: int, w: Any) -> None:
+        """The elements of an access other than a run (of the writer array: ``k`` 0)."""
+        count = self.w.size
+        if self.spans[2 * k] == 0 and self.spans[2 * k + 1] == count:
+            return  # (all of it already)
+        f = w.flat()
+        n = self.nidx[k] + f.size
+        if n <= count >> 3:
+            # (a copy: the lanes' index arrays may be reused by later statements)
+            self.idx[k].append(np.array(f, dtype=np.intp).reshape(-1))
+            self.nidx[k] = n
+        else:
+            self.idx[k].clear()
+            self.nidx[k] = 0
+            self.spans[2 * k] = 0
+            self.spans[2 * k + 1] = count
 
     def clear(self) -> None:
         """Zero what the last launch changed."""
-        if self.wlo < self.whi:
-            self.w[self.wlo : self.whi] = 0
-        if self.rlo < self.rhi:
-            self.r[self.rlo : self.rhi] = 0
-        self.wlo = self.rlo = self.w.size
-        self.whi = self.rhi = 0
+        count = self.w.size
+        for k, arr in enumerate((self.w, self.r)):
+            lo, hi = self.spans[2 * k], self.spans[2 * k + 1]
+            if lo < hi:
+                arr[lo:hi] = 0
+            got = self.idx[k]
+            if got:
+                arr[got[0] if len(got) == 1 else np.concatenate(got)] = 0
+                got.clear()
+                self.nidx[k] = 0
+            self.spans[2 * k] = count
+            self.spans[2 * k + 1] = 0
 
 
 class _Pool:
