@@ -19,13 +19,14 @@ import numpy as np
 from clpy.ir.nodes import Loc
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
+from clpy_sim import where as where_mod
 from clpy_sim.affine import Run
 from clpy_sim.frame import Frame
 from clpy_sim.races import LocalShadow
 from clpy_sim.races_global import GlobalShadow
 from clpy_sim.state import Launch
 from clpy_sim.values import full, same_contents
-from clpy_sim.where import Where, row_slice
+from clpy_sim.where import Where, row_grid, row_slice
 
 Value = Any
 # axis orders of np.moveaxis(a, -1, 0) and np.moveaxis(a, 0, -1), by a.ndim
@@ -397,12 +398,14 @@ class LocalMem(Memory):
         ):
             # the same indices in every group (``tmp[ty * 16 + tx]``): the index row's bounds
             # and shape are remembered by its contents, which repeat across trips and launches
-            lo, hi, sl, idx, uniq = _row_info(addr.dtype.str, addr.tobytes())
+            lo, hi, sl, idx, uniq, grid = _row_info(addr.dtype.str, addr.tobytes())
             if lo >= 0 and hi < c:
                 rows1: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
                 if sl is not None:
                     return Where("slice", fr.shape, rows=rows1, sl=sl, local_count=c)
-                return Where("take", fr.shape, rows=rows1, idx=idx, local_count=c, unique=uniq)
+                return Where(
+                    "take", fr.shape, rows=rows1, idx=idx, local_count=c, unique=uniq, grid=grid
+                )
         a = self._check(fr, addr, loc, write)
         if isinstance(gs, np.ndarray) and gs.ndim == 2 and gs.shape[1] == 1:
             rows: Any = slice(None) if gs.shape[0] == self.data.shape[0] else gs[:, 0]
@@ -433,14 +436,19 @@ _ROW_MEMO_MAX = 1024  # index rows up to this many lanes are remembered (``_row_
 
 
 @functools.lru_cache(maxsize=1024)
-def _row_info(dtype: str, raw: bytes) -> tuple[int, int, slice | None, np.ndarray, bool]:
+def _row_info(
+    dtype: str, raw: bytes
+) -> tuple[int, int, slice | None, np.ndarray, bool, tuple[int, int, int, int, int] | None]:
     """(least, greatest, the run as a slice or None, the indices as intp, whether they are
-    all different) of an index row given by its dtype and bytes."""
+    all different, the row as a 2-D grid or None: ``where.row_grid``) of an index row given by
+    its dtype and bytes."""
     row = np.frombuffer(raw, dtype=np.dtype(dtype))
     idx = row.astype(np.intp)
     idx.flags.writeable = False
     uniq = len(np.unique(idx)) == len(idx)
-    return int(row.min()), int(row.max()), row_slice(row), idx, uniq
+    sl = row_slice(row)
+    grid = row_grid(row) if sl is None and where_mod.GRID else None
+    return int(row.min()), int(row.max()), sl, idx, uniq, grid
 
 
 def _calibrate_attr() -> int:

@@ -11,12 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+# a ``take`` Where whose columns form a 2-D grid (``Where.grid``) reads and writes it as a
+# strided view instead of a gather/scatter; read when a Where is made (tests compare both)
+GRID = True
 
 
 class Where:
     """A compiled memory index for the lanes of one frame (see the module docstring)."""
 
-    __slots__ = ("kind", "rows", "sl", "idx", "shape", "local_count", "_flat", "unique")
+    __slots__ = ("kind", "rows", "sl", "idx", "shape", "local_count", "_flat", "unique", "grid")
 
     def __init__(
         self,
@@ -27,8 +32,14 @@ class Where:
         idx: Any = None,
         local_count: int = 0,
         unique: bool = False,
+        grid: tuple[int, int, int, int, int] | None = None,
     ) -> None:
         self.kind = kind
+        # a "take" whose columns ``idx`` are ``first + sy * y + sx * x`` over ``(ny, nx)`` in C
+        # order, with sx, sy > 0: ``(first, ny, nx, sy, sx)``, read and written as a strided
+        # view of every group's row (the 2-D tiles of 2-D work-groups, ``tile[ly][lx + k]``);
+        # the same elements in the same order as the take, which the checkers still see
+        self.grid = grid
         # no two lanes touch the same element (the checkers then skip their duplicate tests)
         self.unique = unique or kind == "run" or kind == "slice"
         self.shape = shape
@@ -53,6 +64,11 @@ class Where:
             return arr[self.rows, self.sl]
         if k == "take":
             src = arr if isinstance(self.rows, slice) else arr[self.rows]
+            if self.grid is not None:
+                if src is arr:
+                    src = arr[self.rows]
+                out = _grid_view(src, self.grid, False).reshape(src.shape[0], len(self.idx), *trail)
+                return out if out.flags.owndata else out.copy()
             return src.take(self.idx, axis=1)  # (the method: np.take adds Python layers)
         if k == "col":
             return arr[self.rows, self.idx][:, None]
@@ -74,6 +90,11 @@ class Where:
             # the same columns of every group's row, all different: one assignment along the
             # column axis, without the flat indices (a new ``Where`` per trip of a loop whose
             # index moves, as in NW's anti-diagonals, computed them for every store)
+            if self.grid is not None:
+                dst = _grid_view(arr[self.rows], self.grid, True)
+                vv = np.broadcast_to(v, (dst.shape[0], len(self.idx), *dst.shape[3:]))
+                dst[...] = vv.reshape(dst.shape)
+                return
             arr[self.rows, self.idx] = v
             return
         trail = arr.shape[2:] if self.local_count else arr.shape[1:]
@@ -106,6 +127,50 @@ class Where:
         else:
             cols = np.asarray(self.idx, dtype=np.int64)[None, :]
         return np.broadcast_to(rows + cols, self.shape)
+
+
+def _grid_view(
+    src: np.ndarray, grid: tuple[int, int, int, int, int], writeable: bool
+) -> np.ndarray:
+    """The elements ``src[:, first + sy * y + sx * x]`` as a ``(rows, ny, nx, ...)`` view
+    (``grid`` is in bounds of ``src``'s columns, its steps positive)."""
+    first, ny, nx, sy, sx = grid
+    st = src.strides
+    return as_strided(
+        src[:, first:],
+        shape=(src.shape[0], ny, nx, *src.shape[2:]),
+        strides=(st[0], sy * st[1], sx * st[1], *st[2:]),
+        writeable=writeable,
+    )
+
+
+def row_grid(row: np.ndarray) -> tuple[int, int, int, int, int] | None:
+    """``(first, ny, nx, sy, sx)`` when ``row`` (not a run) is ``first + sy * y + sx * x`` for
+    y < ny, x < nx in C order with both steps positive and ny, nx > 1 (``tile[ly][lx + k]``
+    of a 2-D work-group, flattened row-major), else None."""
+    n = len(row)
+    if n < 4:
+        return None
+    r = row.astype(np.int64)
+    f = int(r[0])
+    sx = int(r[1]) - f
+    if sx <= 0:
+        return None
+    d = r - (f + sx * np.arange(n, dtype=np.int64))
+    off = np.flatnonzero(d)
+    if len(off) == 0:
+        return None  # one run: a slice already
+    nx = int(off[0])
+    if nx < 2 or n % nx:
+        return None
+    ny = n // nx
+    sy = int(r[nx]) - f
+    if sy <= 0:
+        return None
+    want = f + sy * np.arange(ny, dtype=np.int64)[:, None] + sx * np.arange(nx, dtype=np.int64)
+    if not np.array_equal(want.reshape(-1), r):
+        return None
+    return f, ny, nx, sy, sx
 
 
 def row_slice(row: np.ndarray) -> slice | None:
