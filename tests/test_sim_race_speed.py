@@ -99,6 +99,7 @@ def test_packed_records_are_the_work_item_ids(fresh: None, monkeypatch: Any) -> 
         assert mine.shape == fr.shape and mine.dtype == np.int64
         assert np.array_equal(me_hi >> 24, want_hi >> 24)
         assert np.array_equal(grp1, gs + (b.gfirst + 1))
+        assert np.array_equal(np.broadcast_to(ep, gs.shape), b.epoch[gs])
         seen.append(fr.shape)
         return me_hi, grp1, ep, mine
 
