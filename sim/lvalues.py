@@ -29,6 +29,10 @@ from clpy_sim.values import same_contents
 
 Value = Any
 _I64 = np.dtype(np.int64)
+# ``a[i][j]`` of a 2-D local array: both indices evaluated exactly at once (``_tile2d``); read
+# when a plan is compiled (tests compare plans made with it off)
+TILE2D = True
+_MEMO_MAX = 8  # element indices a frame remembers per 2-D local array shape (``_tile2d``)
 Ref = Callable[[Frame], Any]
 Load = Callable[[Frame, Any], Value]
 Store = Callable[[Frame, Any, Value], None]
@@ -145,7 +149,7 @@ class LvalueCompiler:
 
             return pref, pload, pstore
         assert isinstance(bt, ArrayType)
-        aref = self.array_ref(e)
+        aref = (TILE2D and self._tile2d(e)) or self.array_ref(e)
         if bt.space is AddressSpace.PRIVATE and _root(e) not in self.escaped:
             elem_lead = _lead(e.type)
 
@@ -189,6 +193,87 @@ class LvalueCompiler:
             mem.store(fr, off, v, loc)
 
         return aref, lload, lstore
+
+    def _tile2d(self, e: Index) -> Ref | None:
+        """``a[i][j]`` of a 2-D local array variable: ``array_ref``'s two nested refs in one,
+        the same index, reports and order (``i`` evaluated and checked, then ``j``). Index
+        arrays of a signed type in bounds are checked in their own dtype and the element index
+        made in one int64 pass (``array_ref`` converts each to int64 and checks it there);
+        the element index of the same two index arrays is remembered by the frame (a
+        hotspot trip reads ``t[ty][tx]`` of several tiles with the same ``ty`` and ``tx``).
+        None where ``e`` is not such an access."""
+        inner = e.base
+        if not isinstance(inner, Index) or not isinstance(inner.base, VarRef):
+            return None
+        var = inner.base.var
+        bt = var.type
+        if (
+            isinstance(var, ProgramVar)
+            or not isinstance(bt, ArrayType)
+            or bt.space is not AddressSpace.LOCAL
+            or len(bt.shape) != 2
+            or isinstance(e.type, ArrayType)
+        ):
+            return None
+        d0, d1 = (int(d) for d in bt.shape)
+        idx_i = self.expr(inner.index)
+        idx_j = self.expr(e.index)
+        loc_i, loc_j = inner.loc, e.loc
+        check = "bounds" in self.checks
+        name = var.name
+        tag = ("tile2d", d0, d1)
+
+        def ok(a: Any, dim: int) -> bool:
+            """``a`` is an index array of a signed type, every element in ``[0, dim)``."""
+            return (
+                type(a) is np.ndarray
+                and a.ndim > 0
+                and a.dtype.kind == "i"
+                and a.size > 0
+                and a.min() >= 0
+                and a.max() < dim
+            )
+
+        def ref2(fr: Frame) -> Any:
+            p = fr.get(var)
+            assert isinstance(p, PtrVal)
+            storage, off = p.mem, p.off
+            i = idx_i(fr)
+            if type(i) is np.ndarray and type(off) is np.int64 and off == 0:
+                # memo: id(i) -> (i, {id(j): (j, element index)}), for index arrays in bounds
+                memo = fr.cache.get(tag)
+                got = memo.get(id(i)) if memo is not None else None
+                if got is not None and got[0] is not i:
+                    got = None
+                if got is not None or ok(i, d0):  # ``i`` in bounds: no report to come first
+                    j = idx_j(fr)
+                    if got is not None:
+                        hit = got[1].get(id(j))
+                        if hit is not None and hit[0] is j:
+                            return storage, hit[1]
+                    if ok(j, d1):
+                        flat = np.multiply(i, d1, dtype=np.int64)
+                        if flat.shape == np.broadcast_shapes(flat.shape, j.shape):
+                            flat += j
+                        else:
+                            flat = flat + j
+                        flat.flags.writeable = False  # (remembered: nothing may change it)
+                        if memo is None:
+                            memo = fr.cache[tag] = {}
+                        if got is None:
+                            if len(memo) >= _MEMO_MAX:
+                                memo.clear()
+                            got = memo[id(i)] = (i, {})
+                        if len(got[1]) >= _MEMO_MAX:
+                            got[1].clear()
+                        got[1][id(j)] = (j, flat)
+                        return storage, flat
+                    off = _bound(fr, off, i, d0, d1, loc_i, check, name)
+                    return storage, _bound(fr, off, j, d1, 1, loc_j, check, name)
+            off = _bound(fr, off, i, d0, d1, loc_i, check, name)
+            return storage, _bound(fr, off, idx_j(fr), d1, 1, loc_j, check, name)
+
+        return ref2
 
     def array_ref(self, e: Expr) -> Ref:
         """``(storage, element offset)`` of an array or array element/row expression."""
@@ -238,31 +323,38 @@ class LvalueCompiler:
 
         def ref(fr: Frame) -> Any:
             storage, off = base(fr)
-            i = idx(fr)
-            if type(i) is not np.ndarray and type(off) is not np.ndarray:
-                k = int(i)  # a uniform index (an unrolled loop's counter): no lane arrays
-                if 0 <= k < dim:
-                    return storage, off + k * stride
-            i = np.asarray(i)
-            if i.dtype != np.int64:
-                i = i.astype(np.int64)
-            # two reductions decide; the lane mask only when some index is out of range
-            if i.size and (i.min() < 0 or i.max() >= dim):
-                bad = (i < 0) | (i >= dim)
-                if check:
-                    fr.batch.launch.fail_lanes(
-                        fr,
-                        bad,
-                        "out-of-bounds",
-                        f"index out of bounds for array `{name}` (dimension of {dim})",
-                        loc,
-                        name,
-                        i,
-                    )
-                i = np.where(bad, 0, i)
-            return storage, (off + i * stride) if stride != 1 else off + i
+            return storage, _bound(fr, off, idx(fr), dim, stride, loc, check, name)
 
         return ref
+
+
+def _bound(
+    fr: Frame, off: Any, i: Any, dim: int, stride: int, loc: Any, check: bool, name: str
+) -> Any:
+    """``off + i * stride`` for an index ``i`` of an array dimension of ``dim`` elements,
+    lanes out of bounds reported (``check``) and made 0."""
+    if type(i) is not np.ndarray and type(off) is not np.ndarray:
+        k = int(i)  # a uniform index (an unrolled loop's counter): no lane arrays
+        if 0 <= k < dim:
+            return off + k * stride
+    i = np.asarray(i)
+    if i.dtype != np.int64:
+        i = i.astype(np.int64)
+    # two reductions decide; the lane mask only when some index is out of range
+    if i.size and (i.min() < 0 or i.max() >= dim):
+        bad = (i < 0) | (i >= dim)
+        if check:
+            fr.batch.launch.fail_lanes(
+                fr,
+                bad,
+                "out-of-bounds",
+                f"index out of bounds for array `{name}` (dimension of {dim})",
+                loc,
+                name,
+                i,
+            )
+        i = np.where(bad, 0, i)
+    return (off + i * stride) if stride != 1 else off + i
 
 
 def _lead(t: Any) -> int:
