@@ -295,10 +295,11 @@ class LocalShadow(Shadow):
         if isinstance(rows, slice):
             self.pending.clear()
             self.pending_size = 0
+            if self.wrote:  # (else nothing was written since the last clearing: all zero)
+                self.w_own[...] = 0
             self.wrote = self.read_ = False
             for es in self.log.values():  # (the lists stay: making them anew after every
                 es.clear()  # barrier hashed each line's ``Loc``)
-            self.w_own[...] = 0
             if not self.r_clean:
                 self.r_own[...] = 0
                 self.r_clean = True

@@ -1,9 +1,10 @@
-"""The global race checker's cheaper set-up (sim/races_global.py): shadow arrays reused by the
+"""The race checkers' cheaper set-up (sim/races_global.py): shadow arrays reused by the
 next launch on the thread (``POOL``) and the lanes' packed records computed per group plus
 per local id (``_packed``) report exactly as fresh arrays and the work-item ids did: every
 report (kind, message, lines, work-items, element, count) and the arrays after the run, for
 kernels run several times in a row (later launches take the arrays an earlier one dirtied)
-and interleaved with other kernels, and for the seeded bugs."""
+and interleaved with other kernels, and for the seeded bugs; and a barrier after reads alone
+leaves local memory's writer records, all zero then, as they are (sim/races.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 import clpy_sim as sim
 from clpy_sim import SimulationError, plan, races, races_global
+from clpy_sim.races import LocalShadow
 from clpy_sim.races_global import GlobalShadow
 from clpy_sim.state import frame_wids
 from tests.test_sim_bugs import BUGS, L, N
@@ -107,3 +109,24 @@ def test_packed_records_are_the_work_item_ids(fresh: None, monkeypatch: Any) -> 
     for c in range(len(CASES)):
         _run(*CASES[c], "warn", monkeypatch)
     assert len(set(seen)) > 1
+
+
+def test_barrier_after_reads_only_finds_the_writers_cleared(fresh: None, monkeypatch: Any) -> None:
+    # a barrier of every group leaves the writer records as they are when nothing was
+    # written since the last one cleared them (LocalShadow.reset): they are all zero then
+    real = LocalShadow.reset
+    skipped = []
+
+    def reset(self: LocalShadow, rows: Any) -> None:
+        if isinstance(rows, slice) and self.read_ and not self.wrote:
+            assert not self.w_own.any()
+            skipped.append(rows)
+        real(self, rows)
+
+    monkeypatch.setattr(LocalShadow, "reset", reset)
+    for c in range(len(CASES)):
+        _run(*CASES[c], "warn", monkeypatch)
+    for buggy, fixed, _, make, _ in BUGS:
+        _bug_reports(buggy, make())
+        _bug_reports(fixed, make())
+    assert skipped
