@@ -358,6 +358,24 @@ class LocalMem(Memory):
     def where(self, fr: Frame, addr: Value, loc: Loc, write: bool) -> Where:
         c = self.count
         gs = fr.gslot
+        memo = None
+        if (
+            type(addr) is np.ndarray
+            and not addr.flags.writeable
+            and type(gs) is np.ndarray
+            and gs.ndim == 2
+            and gs.shape[1] != 1
+        ):
+            # a read-only index array (``lvalues._tile2d``'s remembered element indices) of a
+            # frame of any lanes: its flat ``Where`` is remembered by the frame while no
+            # checker watches (hotspot's ``t[ty][tx]`` of several tiles per trip)
+            if self.shadow is None or not fr.batch.watch:
+                memo = fr.cache.get(_FLAT_MEMO)
+                if memo is None:
+                    memo = fr.cache[_FLAT_MEMO] = {}
+                hit = memo.get((id(addr), c))
+                if hit is not None and hit[0] is addr and hit[1] is gs and hit[2] == fr.shape:
+                    return hit[3]
         if (
             type(addr) is not np.ndarray
             and type(gs) is np.ndarray
@@ -425,10 +443,17 @@ class LocalMem(Memory):
         flat = np.broadcast_to(
             np.asarray(gs, dtype=np.int64) * c + np.asarray(a, np.int64), fr.shape
         )
-        return Where("flat", fr.shape, idx=flat, local_count=c)
+        w = Where("flat", fr.shape, idx=flat, local_count=c)
+        if memo is not None and a is addr:  # (in bounds: nothing reported)
+            if len(memo) >= _FLAT_MEMO_MAX:
+                memo.clear()
+            memo[(id(addr), c)] = (addr, gs, fr.shape, w)
+        return w
 
 
 _ALL = slice(None)
+_FLAT_MEMO = "local-flat-where"  # ``Frame.cache`` key of ``LocalMem.where``'s memo
+_FLAT_MEMO_MAX = 16
 _WHERE_MEMO_MAX = 4096  # compiled local indices kept (``LocalMem._remember``)
 _INTP_MIN = 1024  # index arrays from this many lanes are made intp before a take
 _WHERES: dict[Any, Where] = {}  # ``LocalMem._wheres`` of every local memory
