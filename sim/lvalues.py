@@ -263,7 +263,8 @@ class LvalueCompiler:
                         if got is None:
                             if len(memo) >= _MEMO_MAX:
                                 memo.clear()
-                            got = memo[id(i)] = (i, {})
+                            byj: dict[int, tuple[Any, Any]] = {}
+                            got = memo[id(i)] = (i, byj)
                         if len(got[1]) >= _MEMO_MAX:
                             got[1].clear()
                         got[1][id(j)] = (j, flat)
