@@ -260,6 +260,10 @@ class LocalShadow(Shadow):
         self.mem = mem
         shape = (G, count)
         self.w_own = np.zeros(shape, _I32)
+        # the columns written since the writer records were last all zero (a barrier of
+        # every group clears only those: a tree reduction's later intervals write few)
+        self.wlo = count
+        self.whi = 0
         self.r_own = np.zeros(shape, _I32)
         self.init = np.zeros(shape, bool)
         # the accesses of the current interval, to name the line of a conflicting access
@@ -296,7 +300,12 @@ class LocalShadow(Shadow):
             self.pending.clear()
             self.pending_size = 0
             if self.wrote:  # (else nothing was written since the last clearing: all zero)
-                self.w_own[...] = 0
+                if self.wlo == 0 and self.whi == self.w_own.shape[1]:
+                    self.w_own[...] = 0
+                elif self.wlo < self.whi:
+                    self.w_own[:, self.wlo : self.whi] = 0
+                self.wlo = self.w_own.shape[1]
+                self.whi = 0
             self.wrote = self.read_ = False
             for es in self.log.values():  # (the lists stay: making them anew after every
                 es.clear()  # barrier hashed each line's ``Loc``)
@@ -488,10 +497,23 @@ class LocalShadow(Shadow):
     def _record_write(self, w: Any, me: np.ndarray) -> None:
         if self.races:
             self.wrote = True
+            self._written(w)
             w.put(self.w_own, me)  # (assignment broadcasts it over the frame's lanes)
         if self.uninit and not self.all_init:
             w.put(self.init, True)
             self.all_init = every_lane(self.init)
+
+    def _written(self, w: Any) -> None:
+        """Widen the written columns (``wlo``, ``whi``) by the elements of ``w``."""
+        count = self.w_own.shape[1]
+        lo, hi = 0, count
+        sl = w.sl
+        if w.kind == "slice" and type(sl) is slice and sl.step in (None, 1):
+            lo, hi, _ = sl.indices(count)
+        if lo < self.wlo:
+            self.wlo = lo
+        if hi > self.whi:
+            self.whi = hi
 
     # A trip-vectorized loop's accesses (sim/tripshadow.py): each checked against the records
     # as they were before the loop, then recorded, no report and no log entry
