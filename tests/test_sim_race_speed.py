@@ -139,3 +139,21 @@ def test_barrier_after_reads_only_finds_the_writers_cleared(fresh: None, monkeyp
         _bug_reports(buggy, make())
         _bug_reports(fixed, make())
     assert skipped and narrow
+
+
+def test_pool_reuses_arrays_of_the_launch_before_and_lets_others_go(fresh: None) -> None:
+    class Run:  # (a launch, as the pool sees it: compared by identity)
+        pass
+
+    first, second = Run(), Run()
+    a = races_global._take(first, 100)  # type: ignore[arg-type]
+    races_global._take(first, 50)  # type: ignore[arg-type]
+    a.w[3:9] = 7
+    a.wrote(3, 9)
+    a.r[[1, 90]] = 5
+    a.nidx[1] = 2
+    a.idx[1].append(np.array([1, 90]))
+    again = races_global._take(second, 100)  # type: ignore[arg-type]
+    assert again is a and not a.w.any() and not a.r.any()
+    races_global._take(second, 70)  # type: ignore[arg-type]  # (the 50 is let go)
+    assert not any(races_global._LOCAL.pool.free.values())
