@@ -11,11 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 # a ``take`` Where whose columns form a 2-D grid (``Where.grid``) reads and writes it as a
 # strided view instead of a gather/scatter; read when a Where is made (tests compare both)
 GRID = True
+# elements read / written from which the view is used (measured: a take of fewer elements is
+# as fast or faster, the view's own cost being a few microseconds)
+_GRID_READ_MIN = 65536
+_GRID_WRITE_MIN = 16384
+_ALL = slice(None)
 
 
 class Where:
@@ -64,10 +68,12 @@ class Where:
             return arr[self.rows, self.sl]
         if k == "take":
             src = arr if isinstance(self.rows, slice) else arr[self.rows]
-            if self.grid is not None:
-                if src is arr:
-                    src = arr[self.rows]
-                out = _grid_view(src, self.grid, False).reshape(src.shape[0], len(self.idx), *trail)
+            if (
+                self.grid is not None
+                and src.shape[0] * len(self.idx) >= _GRID_READ_MIN
+                and src.flags.c_contiguous
+            ):
+                out = _grid_view(src, self.grid).reshape(src.shape[0], len(self.idx), *trail)
                 return out if out.flags.owndata else out.copy()
             return src.take(self.idx, axis=1)  # (the method: np.take adds Python layers)
         if k == "col":
@@ -91,10 +97,16 @@ class Where:
             # column axis, without the flat indices (a new ``Where`` per trip of a loop whose
             # index moves, as in NW's anti-diagonals, computed them for every store)
             if self.grid is not None:
-                dst = _grid_view(arr[self.rows], self.grid, True)
-                vv = np.broadcast_to(v, (dst.shape[0], len(self.idx), *dst.shape[3:]))
-                dst[...] = vv.reshape(dst.shape)
-                return
+                base = arr if self.rows == _ALL else arr[self.rows]
+                if (
+                    base.shape[0] * len(self.idx) >= _GRID_WRITE_MIN
+                    and base.flags.c_contiguous
+                    and base.flags.writeable
+                ):
+                    dst = _grid_view(base, self.grid)
+                    vv = np.broadcast_to(v, (dst.shape[0], len(self.idx), *dst.shape[3:]))
+                    dst[...] = vv.reshape(dst.shape)
+                    return
             arr[self.rows, self.idx] = v
             return
         trail = arr.shape[2:] if self.local_count else arr.shape[1:]
@@ -129,18 +141,18 @@ class Where:
         return np.broadcast_to(rows + cols, self.shape)
 
 
-def _grid_view(
-    src: np.ndarray, grid: tuple[int, int, int, int, int], writeable: bool
-) -> np.ndarray:
-    """The elements ``src[:, first + sy * y + sx * x]`` as a ``(rows, ny, nx, ...)`` view
-    (``grid`` is in bounds of ``src``'s columns, its steps positive)."""
+def _grid_view(src: np.ndarray, grid: tuple[int, int, int, int, int]) -> np.ndarray:
+    """The elements ``src[:, first + sy * y + sx * x]`` as a ``(rows, ny, nx, ...)`` view of
+    C-contiguous ``src`` (``grid`` is in bounds of its columns, the steps positive; made with
+    ``np.ndarray``: ``as_strided`` costs ~20 us of Python per call)."""
     first, ny, nx, sy, sx = grid
     st = src.strides
-    return as_strided(
-        src[:, first:],
-        shape=(src.shape[0], ny, nx, *src.shape[2:]),
+    return np.ndarray(
+        (src.shape[0], ny, nx, *src.shape[2:]),
+        src.dtype,
+        buffer=src,
+        offset=first * st[1],
         strides=(st[0], sy * st[1], sx * st[1], *st[2:]),
-        writeable=writeable,
     )
 
 
