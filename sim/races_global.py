@@ -532,7 +532,8 @@ class _Pool:
     (a device-side enqueue's children run after their parent's batches; a nested launch in a
     batch is not pooled), so the shadows of an earlier launch are no longer used. Between
     launches a thread keeps its last launch's arrays (16 bytes per element of each buffer
-    it wrote); ``POOL = False`` allocates per shadow instead."""
+    it wrote), until ``clpy.clear_caches()`` (``release_pools``); ``POOL = False`` allocates
+    per shadow instead."""
 
     def __init__(self, launch: Launch, free: dict[int, list[_Arrays]]) -> None:
         self.launch = weakref.ref(launch)
@@ -541,6 +542,15 @@ class _Pool:
 
 
 _LOCAL = threading.local()
+_POOLS: weakref.WeakSet[_Pool] = weakref.WeakSet()  # every thread's pool (release_pools)
+
+
+def release_pools() -> None:
+    """Let every thread's pool go of the shadow arrays it keeps between launches (called by
+    ``clpy.clear_caches()``; arrays a running launch uses stay with its shadows)."""
+    for pool in list(_POOLS):
+        pool.free = {}
+        pool.used = []
 
 
 def _take(launch: Launch, count: int) -> _Arrays:
@@ -554,6 +564,7 @@ def _take(launch: Launch, count: int) -> _Arrays:
             for a in pool.used:
                 free.setdefault(a.w.size, []).append(a)
         pool = _LOCAL.pool = _Pool(launch, free)
+        _POOLS.add(pool)
     got = pool.free.get(count)
     if got:
         a = got.pop()

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import clpy
 import clpy_sim as sim
 from clpy_sim import SimulationError, plan, races, races_global
 from clpy_sim.races import LocalShadow
@@ -157,3 +158,28 @@ def test_pool_reuses_arrays_of_the_launch_before_and_lets_others_go(fresh: None)
     assert again is a and not a.w.any() and not a.r.any()
     races_global._take(second, 70)  # type: ignore[arg-type]  # (the 50 is let go)
     assert not any(races_global._LOCAL.pool.free.values())
+
+
+def test_clear_caches_lets_go_of_the_kept_shadows() -> None:
+    """A thread keeps its last checked launch's global shadow arrays for the next launch;
+    ``clpy.clear_caches()`` lets every thread's pool go of them."""
+    import gc
+    import weakref
+
+    from clpy_sim import races_global
+
+    @clpy.kernel
+    def bump(x: clpy.Global[clpy.float32]):
+        i = clpy.get_global_id(0)
+        x[i] = x[i] + 1.0
+
+    x = np.zeros(1 << 12, np.float32)
+    bump[x.size, 64](x, device="sim")
+    pools = list(races_global._POOLS)
+    kept = [weakref.ref(a.w) for p in pools for a in p.used]
+    assert kept, "the checked launch kept its shadows"
+    clpy.clear_caches()
+    gc.collect()
+    assert all(r() is None for r in kept)
+    bump[x.size, 64](x, device="sim")  # and the next launch still checks and computes
+    assert (x == 2).all()
