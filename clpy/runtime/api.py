@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,9 @@ def clear_caches(disk: bool = False) -> None:
     source/binary cache with ``disk=True``). The device selection is kept."""
     for clear in CACHE_HOOKS:
         clear()
+    sim = sys.modules.get("clpy_sim")  # loaded only once a launch used it (never imported here)
+    if sim is not None and hasattr(sim, "release_memory"):
+        sim.release_memory()  # the checkers' shadows kept between launches
     for k in list(KERNELS):
         k.kernel.clear_cache()
     PROGRAMS.clear()

@@ -46,16 +46,7 @@ def _sim_module() -> ModuleType:
             f"the package 'sim' imported from {where} has no launch(): not "
             "clpy's simulator, or a stale editable install (pip install -e .)"
         )
-    global _HOOKED
-    if not _HOOKED and hasattr(sim, "release_memory"):  # shadows kept between launches
-        from clpy.runtime.api import on_clear_caches
-
-        on_clear_caches(sim.release_memory)
-        _HOOKED = True
     return sim
-
-
-_HOOKED = False  # clear_caches() calls the simulator's release_memory
 
 
 class SimPlan:
