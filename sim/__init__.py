@@ -12,7 +12,7 @@ Users reach it as device ``"sim"`` and tune it with ``clpy.sim.config(...)``.
 from clpy_sim.config import CHECKS, SimConfig, config, current
 from clpy_sim.errors import Report, SimulationError, SimulationWarning
 from clpy_sim.launch import launch
-from clpy_sim.races_global import release_pools as release_memory
+from clpy_sim.shadow_pool import release_pools as release_memory
 
 SUPPORTS_NON_UNIFORM = True  # global sizes need not be multiples of the local size (CL 2.0)
 

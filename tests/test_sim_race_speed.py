@@ -1,4 +1,4 @@
-"""The race checkers' cheaper set-up (sim/races_global.py): shadow arrays reused by the
+"""The race checkers' cheaper set-up (sim/races_global.py, sim/shadow_pool.py): shadow arrays reused by the
 next launch on the thread (``POOL``) and the lanes' packed records computed per group plus
 per local id (``_packed``) report exactly as fresh arrays and the work-item ids did: every
 report (kind, message, lines, work-items, element, count) and the arrays after the run, for
@@ -17,7 +17,7 @@ import pytest
 
 import clpy
 import clpy_sim as sim
-from clpy_sim import SimulationError, plan, races, races_global
+from clpy_sim import SimulationError, plan, races, shadow_pool
 from clpy_sim.races import LocalShadow
 from clpy_sim.races_global import GlobalShadow
 from clpy_sim.state import frame_wids
@@ -29,7 +29,7 @@ from tests.test_sim_checker_speed import CASES, IDS, _run
 def fresh() -> Iterator[None]:
     plan._PLANS.clear()
     yield
-    races_global.POOL = True
+    shadow_pool.POOL = True
     races.MEMO = races.FAST = True
 
 
@@ -48,7 +48,7 @@ def test_reused_shadows_report_as_fresh_ones(
     races.MEMO = races.FAST = fast
     got = []
     for pool in (True, False):
-        races_global.POOL = pool
+        shadow_pool.POOL = pool
         got.append(_runs([case] * 3, on_error, monkeypatch))
     assert got[0] == got[1]
     assert got[0][0] == got[0][2]  # (the third launch took the arrays the second dirtied)
@@ -62,7 +62,7 @@ def test_interleaved_kernels_report_as_fresh_shadows(
     order = [c for c in range(len(CASES)) for _ in range(2)] + list(range(len(CASES)))[::-1]
     got = []
     for pool in (True, False):
-        races_global.POOL = pool
+        shadow_pool.POOL = pool
         got.append(_runs(order, "warn", monkeypatch))
     assert got[0] == got[1]
 
@@ -82,7 +82,7 @@ def test_seeded_bugs_report_as_with_fresh_shadows(fresh: None, fast: bool) -> No
     races.MEMO = races.FAST = fast
     got = []
     for pool in (True, False):
-        races_global.POOL = pool
+        shadow_pool.POOL = pool
         got.append(
             [_bug_reports(k, make()) for buggy, fixed, _, make, _ in BUGS for k in (buggy, fixed)]
         )
@@ -147,17 +147,17 @@ def test_pool_reuses_arrays_of_the_launch_before_and_lets_others_go(fresh: None)
         pass
 
     first, second = Run(), Run()
-    a = races_global._take(first, 100)  # type: ignore[arg-type]
-    races_global._take(first, 50)  # type: ignore[arg-type]
+    a = shadow_pool.take(first, 100)  # type: ignore[arg-type]
+    shadow_pool.take(first, 50)  # type: ignore[arg-type]
     a.w[3:9] = 7
     a.wrote(3, 9)
     a.r[[1, 90]] = 5
     a.nidx[1] = 2
     a.idx[1].append(np.array([1, 90]))
-    again = races_global._take(second, 100)  # type: ignore[arg-type]
+    again = shadow_pool.take(second, 100)  # type: ignore[arg-type]
     assert again is a and not a.w.any() and not a.r.any()
-    races_global._take(second, 70)  # type: ignore[arg-type]  # (the 50 is let go)
-    assert not any(races_global._LOCAL.pool.free.values())
+    shadow_pool.take(second, 70)  # type: ignore[arg-type]  # (the 50 is let go)
+    assert not any(shadow_pool._LOCAL.pool.free.values())
 
 
 def test_clear_caches_lets_go_of_the_kept_shadows() -> None:
@@ -166,8 +166,6 @@ def test_clear_caches_lets_go_of_the_kept_shadows() -> None:
     import gc
     import weakref
 
-    from clpy_sim import races_global
-
     @clpy.kernel
     def bump(x: clpy.Global[clpy.float32]):
         i = clpy.get_global_id(0)
@@ -175,7 +173,7 @@ def test_clear_caches_lets_go_of_the_kept_shadows() -> None:
 
     x = np.zeros(1 << 12, np.float32)
     bump[x.size, 64](x, device="sim")
-    pools = list(races_global._POOLS)
+    pools = list(shadow_pool._POOLS)
     kept = [weakref.ref(a.w) for p in pools for a in p.used]
     assert kept, "the checked launch kept its shadows"
     clpy.clear_caches()
