@@ -1,8 +1,8 @@
-"""The race checkers' cheaper set-up (sim/races_global.py, sim/shadow_pool.py): shadow arrays reused by the
-next launch on the thread (``POOL``) and the lanes' packed records computed per group plus
-per local id (``_packed``) report exactly as fresh arrays and the work-item ids did: every
-report (kind, message, lines, work-items, element, count) and the arrays after the run, for
-kernels run several times in a row (later launches take the arrays an earlier one dirtied)
+"""The race checkers' cheaper set-up (sim/races_global.py, sim/shadow_pool.py): shadow arrays
+reused by the next launch on the thread (``POOL``) and the lanes' packed records computed per
+group plus per local id (``_packed``) report exactly as fresh arrays and the work-item ids did:
+every report (kind, message, lines, work-items, element, count) and the arrays after the run,
+for kernels run several times in a row (later launches take the arrays an earlier one dirtied)
 and interleaved with other kernels, and for the seeded bugs; and a barrier after reads alone
 leaves local memory's writer records, all zero then, as they are, and a barrier after writes
 clears only the written columns (sim/races.py)."""
