@@ -20,6 +20,7 @@ import pytest
 import clpy
 from clpy import Global, float32, int32
 from clpy_sim import SimulationError, plan, races, tripvec
+from tests.test_sim_speed_tripvec import _same as same_with_and_without
 from tests.test_sim_speed_tripvec import (
     fresh_plans,
     memory_loops,
@@ -140,14 +141,8 @@ def _launch(k: Any, g: Any, loc: Any, *args: Any, **cfg: Any) -> Any:
 
 
 def _same(run: Callable[[], Any]) -> Any:
-    """``run()`` with trip vectorization and without (fresh plans): the same outcome."""
-    out = []
-    for on in (True, False):
-        tripvec.ENABLED = on
-        out.append(_outcome(run))
-    tripvec.ENABLED = True
-    assert out[0] == out[1]
-    return out[0]
+    """``run()`` with trip vectorization and without: the same result or reports."""
+    return same_with_and_without(run, _outcome)
 
 
 def test_no_finding(fresh_plans: list[bool]) -> None:

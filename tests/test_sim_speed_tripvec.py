@@ -128,12 +128,12 @@ def fresh_plans(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
     plan._PLANS.clear()
 
 
-def _same(run: Callable[[], Any]) -> Any:
-    """``run()`` with trip vectorization and without (fresh plans): the same outcome."""
+def _same(run: Callable[[], Any], outcome: Callable[[Any], Any] = _outcome) -> Any:
+    """``run()`` with trip vectorization and without (fresh plans): the same ``outcome``."""
     out = []
     for on in (True, False):
         tripvec.ENABLED = on
-        out.append(_outcome(run))
+        out.append(outcome(run))
     tripvec.ENABLED = True
     assert out[0] == out[1]
     return out[0]
