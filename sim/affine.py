@@ -122,10 +122,13 @@ def index_fn(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> Calla
 
 
 def _exact(
-    e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]], normal: Callable[[Frame], Value]
+    e: Expr,
+    expr: Callable[[Expr], Callable[[Frame], Value]],
+    normal: Callable[[Frame], Value],
+    arrays: bool = False,
 ) -> Callable[[Frame], Value] | None:
     """``index_fn``'s exact evaluator (falling back to ``normal``), or None where ``e`` is
-    not one it knows."""
+    not one it knows. With ``arrays`` a run comes back as ``value_fn`` wants it: an array."""
     if not (ENABLED and _int_type(e.type) and isinstance(e, (Binary, Cast))):
         return None  # a leaf alone gains nothing
     aff = compile_affine(e, expr) if GENERATE else _compile(e, expr)
@@ -152,7 +155,13 @@ def _exact(
                     last = first + step * (n - 1)
                     if lo <= first <= hi and lo <= last <= hi:
                         misses[0] = 0
-                        return Run(first, step, shape, n, dt)
+                        if not arrays:
+                            return Run(first, step, shape, n, dt)
+                        if n <= 1:
+                            step = 1  # (as ``Run`` makes it)
+                        a = ramp(dt, first, step, n).reshape(shape)
+                        fr.batch.note_run(a, first, step)
+                        return a
         misses[0] += 1
         return normal(fr)
 
@@ -163,44 +172,11 @@ def value_fn(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> Calla
     """The evaluator of an integer value assigned to a variable (``x = tx + 1``,
     ``y = m - tx``): like ``index_fn``, but a run comes back as an array (a view of the
     cached ramp, read-only, noted with its step), so that indices computed from the variable
-    later are exact too. Same values, dtype and shape as ``expr(e)``."""
+    later are exact too; ``index``'s evaluation and ``Run.array`` in one closure (NW's
+    ``x = tx + 1`` and ``y = m - tx + 1``, every trip of its tile loops). Same values, dtype
+    and shape as ``expr(e)``."""
     normal = expr(e)
-    if not (ENABLED and _int_type(e.type) and isinstance(e, (Binary, Cast))):
-        return normal
-    aff = compile_affine(e, expr) if GENERATE else _compile(e, expr)
-    if aff is None:
-        return normal
-    # ``index``'s evaluation and ``Run.array`` in one closure (NW's ``x = tx + 1`` and
-    # ``y = m - tx + 1``, every trip of its tile loops)
-    dt = ops.dtype_of(e.type)
-    sct = dt.type
-    lo, hi = _bounds(e.type)
-    misses = [0]
-
-    def value(fr: Frame) -> Value:
-        if misses[0] >= _GIVE_UP:
-            return normal(fr)
-        r = aff(fr)
-        if r is not None:
-            if type(r) is int:
-                if lo <= r <= hi:
-                    misses[0] = 0
-                    return sct(r)
-            else:
-                first, step, shape, n = r
-                if step:
-                    last = first + step * (n - 1)
-                    if lo <= first <= hi and lo <= last <= hi:
-                        misses[0] = 0
-                        if n <= 1:
-                            step = 1  # (as ``Run`` makes it)
-                        a = ramp(dt, first, step, n).reshape(shape)
-                        fr.batch.note_run(a, first, step)
-                        return a
-        misses[0] += 1
-        return normal(fr)
-
-    return value
+    return _exact(e, expr, normal, arrays=True) or normal
 
 
 def _compile(e: Expr, expr: Callable[[Expr], Callable[[Frame], Value]]) -> AffFn | None:
