@@ -17,8 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from clpy.ir.nodes import CallBuiltin
+from clpy.types.core import Type
 
 
 def c_call(call: CallBuiltin, args: Sequence[str]) -> str | None:
     """The C expression for ``call`` with argument expressions ``args``; None: not native."""
+    return None
+
+
+def c_cast(value: str, src: Type, dst: Type) -> str | None:
+    """The C expression converting ``value`` (C text of type ``src``) to ``dst`` the way the
+    NumPy engine's ``Cast`` does (sim/exprs.py, sim/ops.py), or None when not native."""
     return None
