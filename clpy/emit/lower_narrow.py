@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clpy.emit.lower_minmax import conditional, conditional_ok
 from clpy.ir.nodes import Assign, CallBuiltin, Cast, Const, Expr
 from clpy.types.core import ScalarType, VectorType, element_of
 
@@ -79,10 +80,16 @@ _WIDENING_OPS = frozenset({"+", "-", "*", "<<", ">>", "&", "|", "^"})  # int aft
 
 
 def lower_narrow_minmax(ex: ExprEmitter, call: CallBuiltin, tgt: Target) -> str:
-    """``min``/``max``/``clamp`` computed in the 32-bit integer type and converted back."""
+    """``min``/``max``/``clamp`` computed in the 32-bit integer type and converted back; of
+    32- and 64-bit integers, as conditional expressions where that is the same
+    (clpy/emit/lower_minmax.py), else the built-in."""
     t = call.type
     name = call.builtin.cl_name
     elem = element_of(t)
+    if elem.bits >= 32:
+        if conditional_ok(call):
+            return conditional(ex, call)
+        return f"{name}({', '.join(ex(a) for a in call.args)})"
     wide = "int" if elem.is_signed else "uint"
     if isinstance(t, VectorType):
         vec = f"{wide}{t.n}"

@@ -166,6 +166,10 @@ QUIRKS: tuple[Quirk, ...] = (
                 for f in ("min", "max", "clamp")
                 for t in ("char", "uchar", "short", "ushort")
             }
+            # and min/max of 32- and 64-bit integers as conditional expressions, as the
+            # originals' MIN/MAX macros: pathfinder's kernel 4% faster so (kernel_diag build
+            # clpy_minmax, sessions 6 and 8; lower_minmax.py). A performance choice.
+            | {f"{f}:{t}" for f in ("min", "max") for t in ("int", "uint", "long", "ulong")}
         ),
         # printf("%v4hlf", v) prints misplaced lanes and drops the text before it (H200).
         no_vector_printf=True,
