@@ -244,6 +244,7 @@ class CLPlan:
         temps: list[int] = []
         queue = self.queue
         pooled: list[tuple[Any, int]] = []
+        deferred = False  # registered uploads enqueued without a finish (Registered.upload)
         if pending:  # every argument checked: now copy NumPy arrays to the device
             pool = self._pool
             # one array for several parameters: one buffer (clpy/abi/aliasing.py)
@@ -263,7 +264,12 @@ class CLPlan:
                         buf = pool.take(host.nbytes)
                         pooled.append((buf, host.nbytes))
                         staging = self._staging(host)
-                        if staging is not None:
+                        if wait and type(staging) is Registered:
+                            # this call waits for the kernel, which the in-order queue runs
+                            # after the upload: one finish for the launch, not one per array
+                            staging.upload(buf, host, sync=False)
+                            deferred = True
+                        elif staging is not None:
                             staging.upload(buf, host)  # at the link's rate, via pinned memory
                         else:
                             # non-blocking when this call waits anyway; an async launch copies
@@ -291,6 +297,8 @@ class CLPlan:
                 for j in temps:  # don't keep temporary device copies alive in _last
                     cl_args[j] = None
         except cl.Error as e:
+            if deferred:
+                queue.finish()  # the caller's arrays are free to change once this raises
             self._give_back(pooled)
             raise self._launch_error(e, loc) from e
         if wait and not temps and self._resident(args):
@@ -315,11 +323,16 @@ class CLPlan:
                     )
                 for host, buf in copies:
                     staging = self._staging(host) if isinstance(buf, cl.Buffer) else None
-                    if staging is not None:
+                    if type(staging) is Registered:
+                        staging.download(host, buf, sync=False)  # finished below
+                        deferred = True
+                    elif staging is not None:
                         staging.download(host, buf)
                     else:
                         _copy_back(cl, queue, host, buf)
             finally:
+                if deferred:
+                    queue.finish()
                 self._give_back(pooled)
             return None
         events = [evt] + [
