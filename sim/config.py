@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 CHECKS = frozenset({"bounds", "races", "barriers", "uninit", "div_zero", "progress", "assert"})
+ENGINES = frozenset({"auto", "numpy", "native"})
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,11 @@ class SimConfig:
     ``split_lanes``: with every checker off, a launch with fewer batches than threads and at
     least twice this many work-items is cut into one batch per thread (of at least this many
     work-items each) instead of by ``max_lanes`` (``None``: ``CLPY_SIM_SPLIT_LANES`` or 0,
-    never; sim/parallel.py ``split``)."""
+    never; sim/parallel.py ``split``). ``engine``: ``"auto"`` runs a kernel on the native engine
+    (C compiled by the machine's compiler, docs/simulator.md "Native engine") when every checker
+    is off, ``atomic_order`` is ``"work-item"``, a C compiler works and the kernel is in its
+    subset, else on the NumPy engine; ``"native"`` raises where ``"auto"`` would fall back;
+    ``"numpy"`` never runs natively (``None``: ``CLPY_SIM_ENGINE`` or ``"auto"``)."""
 
     checks: frozenset[str] = CHECKS
     on_error: str = "raise"
@@ -56,6 +61,18 @@ class SimConfig:
     sample: int = 1
     max_memory: int | None = None
     split_lanes: int | None = None
+    engine: str | None = None
+
+    def engine_name(self) -> str:
+        """``engine``, else ``CLPY_SIM_ENGINE``, else ``"auto"`` (sim/native/runner.py)."""
+        if self.engine is not None:
+            return self.engine
+        env = os.environ.get("CLPY_SIM_ENGINE", "").strip().lower()
+        if not env:
+            return "auto"
+        if env not in ENGINES:
+            raise ValueError(f"CLPY_SIM_ENGINE must be one of {sorted(ENGINES)}, got {env!r}")
+        return env
 
     def on(self, check: str) -> bool:
         return check in self.checks
@@ -143,6 +160,7 @@ def config(
     sample: int | None = None,
     max_memory: int | None = None,
     split_lanes: int | None = None,
+    engine: str | None = None,
 ) -> _ConfigHandle:
     """Change simulator settings (see ``SimConfig``); ``checks=True``/``False`` turns every
     checker on/off, or name them: ``checks={"bounds", "races"}``. ``threads=1`` runs every
@@ -167,6 +185,10 @@ def config(
         if on_error not in ("raise", "warn"):
             raise ValueError(f"config(on_error=...) must be 'raise' or 'warn', got {on_error!r}")
         kw["on_error"] = on_error
+    if engine is not None:
+        if engine not in ENGINES:
+            raise ValueError(f"config(engine=...) must be one of {sorted(ENGINES)}, got {engine!r}")
+        kw["engine"] = engine
     if atomic_order is not None:
         if atomic_order not in ("work-item", "shuffled"):
             raise ValueError("config(atomic_order=...) must be 'work-item' or 'shuffled'")

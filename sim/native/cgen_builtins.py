@@ -1,0 +1,142 @@
+"""Calls in the native engine's generated C: work-item queries (from the group's ids and the
+work-item's local linear id ``wi``), fences, atomics whose result is unused, and the pure
+built-ins of sim/native/builtins.py (``c_call``)."""
+
+from __future__ import annotations
+
+from clpy.ir.nodes import CallBuiltin, CallFunc, Const, Expr
+from clpy.types.core import ScalarType
+from clpy_sim.native.cgen_expr import ExprGen
+from clpy_sim.native.ctypes_c import Unsupported, c_type, scalar_c
+
+_FENCES = frozenset({"mem_fence", "read_mem_fence", "write_mem_fence", "atomic_work_item_fence"})
+# read-modify-writes whose final memory does not depend on the order of the work-items
+_ORDER_FREE = {"add": "+", "sub": "-", "inc": "+", "dec": "-", "and": "&", "or": "|", "xor": "^"}
+
+
+def local_id(d: int, dims: int) -> str:
+    if d >= dims:
+        return "0"
+    if d == 0:
+        return "wi" if dims == 1 else "(wi % L0)"
+    if d == 1:
+        return "(wi / L0)" if dims == 2 else "((wi / L0) % L1)"
+    return "(wi / (L0 * L1))"
+
+
+class BuiltinGen(ExprGen):
+    """Built-in calls; the kernel generator (sim/native/cgen.py) supplies ``geom``."""
+
+    geom: object
+    uses_atomics: bool
+
+    def x_CallFunc(self, e: CallFunc) -> str:
+        return self.call_func(e)
+
+    def x_CallBuiltin(self, e: CallBuiltin) -> str:
+        return self.builtin(e)
+
+    def dim(self, e: CallBuiltin) -> int:
+        if not e.args:
+            return 0
+        a = e.args[0]
+        if not isinstance(a, Const):
+            raise Unsupported(f"{e.builtin.name} of a dimension that is not a constant", e.loc)
+        return int(a.value)
+
+    def builtin(self, e: CallBuiltin) -> str:
+        b = e.builtin
+        name = b.name
+        dims = self.geom.dims  # type: ignore[attr-defined]
+        if b.index or name == "get_work_dim":
+            ct = c_type(e.type, e.loc)
+            return f"(({ct})({self.query(e, dims)}))"
+        if name in _FENCES:
+            return "0"
+        if b.atomic is not None:
+            raise Unsupported(f"{name} with its result used", e.loc)
+        if b.collective is not None or b.uniform:
+            raise Unsupported(f"work-group function {name}", e.loc)
+        from clpy_sim.native.builtins import c_call
+
+        args = [self.expr(a) for a in e.args]
+        out = c_call(e, args)
+        if out is None:
+            raise Unsupported(f"built-in {name} ({e.overload})", e.loc)
+        return out
+
+    def query(self, e: CallBuiltin, dims: int) -> str:
+        name = e.builtin.name
+        if name == "get_work_dim":
+            return str(dims)
+        if name == "get_local_linear_id":
+            return "wi"
+        if name == "get_global_linear_id":
+            terms = []
+            stride = ""
+            for d in range(dims):
+                gid = f"(clpy_g[{d}] * L{d} + {local_id(d, dims)})"
+                terms.append(f"{gid}{stride}")
+                stride += f" * N[{d}]"
+            return "(" + " + ".join(terms) + ")"
+        d = self.dim(e)
+        if name == "get_local_id":
+            return local_id(d, dims)
+        if name == "get_group_id":
+            return f"clpy_g[{d}]" if d < dims else "0"
+        if name == "get_global_id":
+            if d >= dims:
+                return "0"
+            return f"(clpy_g[{d}] * L{d} + {local_id(d, dims)} + N[{6 + d}])"
+        if name in ("get_local_size", "get_enqueued_local_size"):
+            return f"L{d}" if d < dims else "1"
+        if name == "get_global_size":
+            return f"N[{d}]" if d < dims else "1"
+        if name == "get_num_groups":
+            return f"N[{3 + d}]" if d < dims else "1"
+        if name == "get_global_offset":
+            return f"N[{6 + d}]" if d < dims else "0"
+        raise Unsupported(f"work-item function {name}", e.loc)
+
+    def builtin_stmt(self, e: CallBuiltin) -> str | None:
+        """A call whose result is unused, as a C statement (None: as an expression)."""
+        b = e.builtin
+        spec = b.atomic
+        if spec is None:
+            if b.name in _FENCES:
+                return ";"
+            return None
+        if spec.op == "fence":
+            return ";"
+        sym = _ORDER_FREE.get(spec.op)
+        if sym is None and spec.op not in ("min", "max"):
+            raise Unsupported(f"{b.name} (its result depends on the order)", e.loc)
+        indexed = not spec.explicit and len(e.overload.params) == 2 + spec.nvals
+        p = self.ptr(e.args[0])
+        off = self.expr(e.args[1]) if indexed else None
+        rest = e.args[2 if indexed else 1 :]
+        elem = _pointee(e.args[0])
+        if not isinstance(elem, ScalarType) or not elem.is_int:
+            raise Unsupported(f"{b.name} on {elem} (its result depends on the order)", e.loc)
+        ct = scalar_c(elem, e.loc)
+        place = p.at(off if off is not None else "0")
+        if spec.op in ("inc", "dec"):
+            val = "1"
+        else:
+            val = f"({ct})({self.expr(rest[0])})"
+        self.uses_atomics = True
+        if sym is not None:
+            fn = {"+": "add", "-": "sub", "&": "and", "|": "or", "^": "xor"}[sym]
+            return f"__atomic_fetch_{fn}(&{place}, {val}, __ATOMIC_RELAXED);"
+        cmp = "<" if spec.op == "min" else ">"
+        return (
+            f"{{ {ct} *clpy_ap = &{place}; {ct} clpy_av = {val}; "
+            f"{ct} clpy_ao = __atomic_load_n(clpy_ap, __ATOMIC_RELAXED); "
+            f"while (clpy_av {cmp} clpy_ao && !__atomic_compare_exchange_n(clpy_ap, &clpy_ao, "
+            f"clpy_av, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {{}} }}"
+        )
+
+
+def _pointee(e: Expr) -> object:
+    t = e.type
+    return getattr(t, "elem", None)

@@ -1,0 +1,115 @@
+"""The machine's C compiler for the native engine: found once (``CC``, else ``cc``, ``gcc``,
+``clang``), sources compiled to shared libraries cached on disk by the hash of source,
+compiler and flags (``$CLPY_CACHE_DIR``/native, else the user's cache directory), loaded with
+ctypes."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from clpy_sim.native.ctypes_c import Unsupported
+
+HERE = Path(__file__).resolve().parent
+# IEEE float arithmetic as the NumPy engine's: no contraction into fma, no fast-math
+FLAGS = (
+    "-O2",
+    "-std=gnu11",
+    "-fPIC",
+    "-shared",
+    "-fwrapv",
+    "-fno-strict-aliasing",
+    "-ffp-contract=off",
+    "-fno-math-errno",
+    "-fsigned-char",
+    "-w",
+)
+_LOCK = threading.Lock()
+
+
+class CompileFailed(Exception):
+    """The C compiler rejected a generated source (a code generator bug)."""
+
+
+@functools.lru_cache(maxsize=8)
+def _find(cc_env: str | None) -> tuple[str, str] | str:
+    """``(path, version line)`` of a working C compiler, or why there is none."""
+    names = [cc_env] if cc_env else ["cc", "gcc", "clang"]
+    for name in names:
+        path = shutil.which(name) if not os.path.isabs(name) else name
+        if not path or not os.access(path, os.X_OK):
+            continue
+        try:
+            out = subprocess.run(
+                [path, "--version"], capture_output=True, text=True, timeout=30, check=False
+            )
+        except OSError:
+            continue
+        if out.returncode == 0:
+            return path, (out.stdout.splitlines() or [""])[0]
+    if cc_env:
+        return f"the C compiler CC={cc_env!r} was not found or does not run"
+    return "no C compiler found (cc, gcc or clang on PATH; or set CC)"
+
+
+def compiler() -> tuple[str, str]:
+    """The C compiler to use; raises ``Unsupported`` saying why there is none."""
+    found = _find(os.environ.get("CC") or None)
+    if isinstance(found, str):
+        raise Unsupported(found)
+    return found
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("CLPY_CACHE_DIR")
+    if base:
+        return Path(base) / "native"
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "clpy" / "native"
+
+
+def _headers() -> str:
+    return "".join((HERE / h).read_text() for h in ("prelude.h", "engine.h"))
+
+
+def build(source: str) -> ctypes.CDLL:
+    """Compile ``source`` (or take it from the cache) and load it."""
+    cc, version = compiler()
+    key = hashlib.sha256(
+        "\0".join((source, _headers(), cc, version, " ".join(FLAGS), sys.platform)).encode()
+    ).hexdigest()[:32]
+    d = cache_dir()
+    so = d / f"k{key}.so"
+    with _LOCK:
+        if not so.exists():
+            d.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=d) as tmp:
+                c = Path(tmp) / f"k{key}.c"
+                c.write_text(source)
+                out = Path(tmp) / "k.so"
+                r = subprocess.run(
+                    [cc, *FLAGS, "-I", str(HERE), "-o", str(out), str(c), "-lm"],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                if r.returncode != 0:
+                    (d / f"k{key}.c").write_text(source)
+                    raise CompileFailed(
+                        f"{cc} failed on the generated kernel (kept in {d / f'k{key}.c'}):\n"
+                        + r.stderr[-4000:]
+                    )
+                os.replace(out, so)
+        lib = ctypes.CDLL(str(so))
+    fn = lib.clpy_run
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+    return lib

@@ -1,0 +1,275 @@
+"""Launching a kernel on the native engine: the engine setting, the compiled kernels (cached per
+specialization and launch geometry), argument marshalling through the parameter ABI, and the
+work-groups run in chunks on a thread pool (nothing a group does can be seen by another group
+of the same launch in a race-free kernel, so any thread count gives the same results).
+
+``run(...)`` returns False when the launch must run on the NumPy engine (and records why:
+``why_not``); with ``engine="native"`` it raises ``NativeUnavailable`` instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import threading
+import weakref
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from clpy.abi import Buffer, LocalBuffer, Param
+from clpy.ir.nodes import Function
+from clpy.types.core import ScalarType, VectorType
+from clpy_sim.config import SimConfig
+from clpy_sim.native.cgen import Geometry, generate
+from clpy_sim.native.compiler import CompileFailed, build
+from clpy_sim.native.ctypes_c import Unsupported
+
+
+class NativeUnavailable(RuntimeError):
+    """``engine="native"`` and the launch cannot run on the native engine (the message says
+    why, with the construct's file:line:col where one is to blame)."""
+
+
+class _Compiled:
+    __slots__ = ("lib", "fn", "source", "atomics")
+
+    def __init__(self, lib: Any, source: str, atomics: bool) -> None:
+        self.lib = lib
+        self.fn = lib.clpy_run
+        self.source = source
+        self.atomics = atomics
+
+
+_LOCK = threading.Lock()
+# per kernel specialization: its compiled kernels by geometry, or why it cannot run natively
+_CACHE: weakref.WeakKeyDictionary[Function, dict[Geometry, _Compiled | str]] = (
+    weakref.WeakKeyDictionary()
+)
+_WHY: weakref.WeakKeyDictionary[Function, str | None] = weakref.WeakKeyDictionary()
+_WHY_NAME: dict[str, str | None] = {}
+
+
+def why_not(kernel: Any) -> str | None:
+    """Why the last launch of ``kernel`` (a ``clpy.kernel``, a specialization, a typed
+    ``Function`` or a kernel name) ran on the NumPy engine; None when it ran natively.
+
+    >>> clpy.sim.why_not(my_kernel)      # doctest: +SKIP
+    'print (kernel.py:12:5)'
+    """
+    fn = kernel if isinstance(kernel, Function) else getattr(kernel, "function", None)
+    if isinstance(fn, Function):
+        if fn in _WHY:
+            return _WHY[fn]
+        kernel = fn.name
+    name = kernel if isinstance(kernel, str) else getattr(kernel, "__name__", None)
+    if name is None:
+        name = getattr(kernel, "name", None)
+    if name is None or name not in _WHY_NAME:
+        return "not launched on the simulator yet"
+    return _WHY_NAME[name]
+
+
+def _record(fn: Function, why: str | None) -> None:
+    _WHY[fn] = why
+    _WHY_NAME[fn.name] = why
+
+
+def strict() -> bool:
+    return os.environ.get("CLPY_SIM_NATIVE_STRICT", "").strip() not in ("", "0")
+
+
+class _Binder:
+    """The native engine's side of the parameter ABI (``clpy.abi.SimBinder``)."""
+
+    def __init__(self) -> None:
+        self.local_counts: list[tuple[str, int]] = []
+        self.buffers: list[np.ndarray] = []
+
+    def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
+        elem = param.elem
+        if isinstance(elem, VectorType):
+            dt, lanes = elem.elem.dtype, (4 if elem.n == 3 else elem.n)
+        elif isinstance(elem, ScalarType):
+            dt, lanes = elem.dtype, 1
+        else:
+            raise Unsupported(f"a buffer of {elem}")
+        if array.dtype != dt or not array.flags.c_contiguous:
+            raise Unsupported(f"argument {param.name!r}: not a C-contiguous array of {dt}")
+        if not array.flags.writeable and param.written:
+            raise Unsupported(f"argument {param.name!r} is read-only")
+        self.buffers.append(array)
+        return ("buffer", array, array.size // lanes)
+
+    def local_buffer(self, param: LocalBuffer, count: int) -> Any:
+        self.local_counts.append((param.name, count))
+        return ("local", count)
+
+    def value(self, param: Param, value: Any) -> Any:
+        t = param.type
+        if isinstance(t, ScalarType):
+            return ("value", np.asarray(t.dtype.type(value)), 0)
+        if isinstance(t, VectorType):
+            v = np.zeros(4 if t.n == 3 else t.n, dtype=t.elem.dtype)
+            a = np.asarray(value, dtype=t.elem.dtype).reshape(-1)[: t.n]
+            v[: a.size] = a
+            return ("value", v, 0)
+        raise Unsupported(f"a parameter of type {t}")
+
+    def pipe(self, param: Param, pipe: Any) -> Any:
+        raise Unsupported("pipes")
+
+    def image(self, param: Param, image: Any) -> Any:
+        raise Unsupported("images")
+
+    def sampler(self, param: Param, spec: Any) -> Any:
+        raise Unsupported("samplers")
+
+
+def _overlap(bufs: list[np.ndarray]) -> bool:
+    spans = sorted((b.ctypes.data, b.ctypes.data + b.nbytes) for b in bufs if b.nbytes)
+    seen: set[tuple[int, int]] = set()
+    last_end = -1
+    for lo, hi in spans:
+        if (lo, hi) in seen:
+            continue  # one array passed twice: the same pointer
+        if lo < last_end:
+            return True
+        seen.add((lo, hi))
+        last_end = max(last_end, hi)
+    return False
+
+
+def _blocked(cfg: SimConfig) -> str | None:
+    if cfg.checks:
+        on = ", ".join(sorted(cfg.checks))
+        return f"checkers on ({on}); the native engine runs with every checker off"
+    if cfg.atomic_order != "work-item":
+        return f"atomic_order={cfg.atomic_order!r}"
+    return None
+
+
+def run(
+    fn: Function,
+    gs: tuple[int, ...],
+    ls: tuple[int, ...],
+    off: tuple[int, ...],
+    args: Sequence[Any],
+    params: Sequence[Param],
+    cfg: SimConfig,
+) -> bool:
+    """Launch ``fn`` natively; False: run it on the NumPy engine (why: ``why_not``)."""
+    mode = cfg.engine_name()
+    if mode == "numpy":
+        return False
+    try:
+        why = _blocked(cfg)
+        if why is not None:
+            raise Unsupported(why)
+        if any(g % n for g, n in zip(gs, ls)):
+            raise Unsupported("a global size that is not a multiple of the local size")
+        binder = _Binder()
+        bound = [p.bind_sim(binder, a) for p, a in zip(params, args)]
+        if _overlap(binder.buffers):
+            raise Unsupported("overlapping buffer arguments")
+        lsz = (*ls, 1, 1)[:3]
+        geom = Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), tuple(binder.local_counts))
+        compiled = _compiled(fn, geom)
+    except Unsupported as e:
+        _record(fn, e.args[0])
+        if mode == "native":
+            raise NativeUnavailable(
+                f"kernel {fn.name} cannot run on the native engine: {e.args[0]}"
+            ) from None
+        return False
+    _execute(compiled, fn, gs, ls, off, bound, cfg)
+    _record(fn, None)
+    return True
+
+
+def _compiled(fn: Function, geom: Geometry) -> _Compiled:
+    with _LOCK:
+        per = _CACHE.setdefault(fn, {})
+        got = per.get(geom)
+    if isinstance(got, str):
+        raise Unsupported(got)
+    if got is not None:
+        return got
+    try:
+        src, atomics = generate(fn, geom)
+        lib = build(src)
+        out: _Compiled | str = _Compiled(lib, src, atomics)
+    except Unsupported as e:
+        out = e.args[0]
+    except CompileFailed as e:
+        if strict():
+            raise
+        out = f"the C compiler failed on the generated source: {str(e)[:300]}"
+    with _LOCK:
+        per[geom] = out
+    if isinstance(out, str):
+        raise Unsupported(out)
+    return out
+
+
+def source(fn: Function, geom: Geometry) -> str:
+    """The generated C source of ``fn`` for ``geom`` (for reading and debugging)."""
+    return generate(fn, geom)[0]
+
+
+def _execute(
+    c: _Compiled,
+    fn: Function,
+    gs: tuple[int, ...],
+    ls: tuple[int, ...],
+    off: tuple[int, ...],
+    bound: list[Any],
+    cfg: SimConfig,
+) -> None:
+    n = len(bound)
+    ptrs = (ctypes.c_void_p * max(n, 1))()
+    geo = np.zeros(9 + n, dtype=np.int64)
+    g3 = (*gs, 1, 1)[:3]
+    l3 = (*ls, 1, 1)[:3]
+    o3 = (*off, 0, 0)[:3]
+    for d in range(3):
+        geo[d] = g3[d]
+        geo[3 + d] = g3[d] // l3[d]
+        geo[6 + d] = o3[d]
+    keep = []
+    for k, b in enumerate(bound):
+        if b[0] in ("buffer", "value"):
+            arr = b[1]
+            keep.append(arr)
+            ptrs[k] = arr.ctypes.data
+            geo[9 + k] = b[2]
+    total = int(geo[3] * geo[4] * geo[5])
+    wg = l3[0] * l3[1] * l3[2]
+    threads = cfg.thread_count()
+    geo_p = geo.ctypes.data
+    run = c.fn
+    # a chunk of groups per call: enough work to pay for a thread hand-over (~50 us)
+    chunks = min(total, threads * 4) if threads > 1 and total * wg >= 4096 else 1
+    if chunks <= 1:
+        st = run(ptrs, geo_p, 0, total)
+        _status(st, fn)
+        return
+    bounds = [total * i // chunks for i in range(chunks + 1)]
+    pool = _pool(threads)
+    futs = [pool.submit(run, ptrs, geo_p, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    for f in futs:
+        _status(f.result(), fn)
+    del keep
+
+
+def _status(st: int, fn: Function) -> None:
+    if st != 0:
+        raise RuntimeError(f"native engine: kernel {fn.name} returned status {st}")
+
+
+@functools.lru_cache(maxsize=4)
+def _pool(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="clpy-native")
