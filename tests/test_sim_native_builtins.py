@@ -1,0 +1,366 @@
+"""The native engine's C built-ins (sim/native/builtins.py, prelude.h) give the NumPy engine's
+bits: every built-in overload ``c_call`` implements (all scalar overloads, a vector width per
+element type, every width somewhere) runs over random and special inputs in a C harness compiled
+with the machine's C compiler and in a clpy kernel on the simulator, and the outputs are
+compared byte for byte. Cases with the same signature share one kernel and one C function.
+
+Run as a script for a large measurement: ``python tests/test_sim_native_builtins.py 1000000``
+prints the mismatches of every case (lanes compared and lanes different).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import clpy
+import clpy.types.catalog as C
+from clpy.builtins.registry import REGISTRY, Builtin, Overload
+from clpy.ir.nodes import NOWHERE, CallBuiltin
+from clpy.types.core import ScalarType, Type, VectorType, element_of
+from clpy_sim.native import builtins as NB
+from clpy_sim.native.builtins_c import c_type
+
+PRELUDE = Path(NB.__file__).with_name("prelude.h")
+FAMILIES = (
+    "math integer common integer/common relational geometric misc-vector conversions"
+).split()
+FLAGS = ["-std=c11", "-O1", "-fwrapv", "-ffp-contract=off", "-fsigned-char", "-fPIC", "-shared"]
+
+
+def compiler() -> str | None:
+    for cc in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cc and shutil.which(cc):
+            return cc
+    return None
+
+
+def _need_cc() -> str:
+    cc = compiler()
+    if cc is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(
+                "no C compiler (cc, gcc, clang) on a CI machine: the native engine needs one"
+            )
+        pytest.skip("no C compiler")
+    return cc
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+@dataclass(frozen=True)
+class Case:
+    builtin: Builtin
+    overload: Overload
+    expr: str  # the C text of c_call over the argument names x0, x1 ...
+
+
+def _family(b: Builtin) -> str:
+    return "conversions" if b.conversion is not None else b.family
+
+
+def _pick(b: Builtin, ovs: list[Overload], every: bool) -> list[Overload]:
+    """Scalar overloads, and for each element type one vector width (rotating, so every width
+    is tested for some type); ``every``: all of them."""
+    if every:
+        return ovs
+    out, k = [], 0
+    seen: set[ScalarType] = set()
+    for ov in ovs:
+        t = ov.ret if isinstance(ov.ret, VectorType) else ov.params[0]
+        if not isinstance(t, VectorType) and not any(isinstance(p, VectorType) for p in ov.params):
+            out.append(ov)
+            continue
+        e = element_of(t)
+        if e in seen:
+            continue
+        widths = [o for o in ovs if isinstance(o.ret, VectorType) and element_of(o.ret) is e]
+        widths = widths or [o for o in ovs if element_of(o.params[0]) is e]
+        out.append(widths[k % len(widths)])
+        seen.add(e)
+        k += 1
+    return out
+
+
+def _conversion_overloads(b: Builtin) -> list[Overload]:
+    """convert_T / as_T have a type rule, not overloads: every source of T's lane count
+    (as_T: byte size) among the native types."""
+    assert b.conversion is not None
+    dst = b.conversion.dest
+    out = []
+    for e in ("char uchar short ushort int uint long ulong float double").split():
+        s = getattr(C, {"int": "int_", "float": "float_"}.get(e, e))
+        for n in (1, 2, 3, 4, 8, 16):
+            t: Type = s if n == 1 else VectorType(s, n)
+            if b.conversion.reinterpret:
+                if t.size == dst.size and t is not dst:
+                    out.append(Overload((t,), dst))
+            elif n == (dst.n if isinstance(dst, VectorType) else 1):
+                out.append(Overload((t,), dst))
+    return out
+
+
+def cases(every: bool = False) -> list[Case]:
+    out = []
+    for b in REGISTRY.values():
+        if _family(b) not in FAMILIES:
+            continue
+        ovs = _conversion_overloads(b) if b.conversion is not None else list(b.overloads)
+        if b.conversion is not None and not every:
+            # a sample of the 636 conversion built-ins: scalar and 4-lane destinations
+            if isinstance(b.conversion.dest, VectorType) and b.conversion.dest.n != 4:
+                continue
+        for ov in _pick(b, ovs, every):
+            call = CallBuiltin(ov.ret, NOWHERE, b, ov, ())
+            expr = NB.c_call(call, [f"x{j}" for j in range(len(ov.params))])
+            if expr is not None:
+                out.append(Case(b, ov, expr))
+    return out
+
+
+# ----------------------------------------------------------------------------- inputs
+
+_F_SPECIAL = [
+    0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.0, 0.25, 2.0, -2.0, 10.0,
+    np.pi, -np.pi, np.pi / 2, 1e-3, 127.5, 128.0, -128.5, 255.5, 32767.5, 65535.5, 2.0**31,
+    -(2.0**31), 2.0**31 - 128, 2.0**32, 2.0**63, -(2.0**63), 2.0**64, 1e30, -1e30,
+    np.inf, -np.inf, np.nan, -np.nan,
+]  # fmt: skip
+
+
+def _float_special(dt: np.dtype[Any]) -> np.ndarray:
+    info = np.finfo(dt)
+    ut = np.dtype(f"uint{dt.itemsize * 8}")
+    m = info.nmant
+    bits = [
+        (1 << (dt.itemsize * 8 - 1)) - 1,  # NaN, max payload
+        ((1 << (dt.itemsize * 8 - 1 - m)) - 1) << m | 1,  # signalling NaN
+        ((1 << (dt.itemsize * 8 - 1 - m)) - 1) << m | (1 << (m - 1)) | 5,  # quiet, payload
+        1,  # smallest subnormal
+        (1 << m) - 1,  # largest subnormal
+    ]
+    extra = np.array(bits, dtype=ut).view(dt)
+    with np.errstate(all="ignore"):
+        vals = np.array(_F_SPECIAL + [info.max, -info.max, info.tiny, -info.tiny], dtype=dt)
+    return np.concatenate([vals, extra, -extra])
+
+
+def _int_special(dt: np.dtype[Any]) -> np.ndarray:
+    info = np.iinfo(dt)
+    bits = dt.itemsize * 8
+    v = [0, 1, 2, 3, bits - 1, bits, bits + 1, info.max, info.max - 1, info.min, info.min + 1]
+    v += [info.max // 2, info.max // 2 + 1, -1, -2, -bits, 0x55, 0xAA]
+    return np.array([x & ((1 << bits) - 1) for x in v], dtype=f"uint{bits}").view(dt)
+
+
+def _random(e: ScalarType, n: int, rng: np.random.Generator) -> np.ndarray:
+    dt = e.dtype
+    bits = rng.integers(0, 2**63, n, dtype=np.uint64) * 2 + rng.integers(0, 2, n, dtype=np.uint64)
+    raw = bits.astype(f"uint{dt.itemsize * 8}").view(dt)
+    if not e.is_float:
+        small = rng.integers(-300, 300, n).astype(dt)
+        return np.where(rng.random(n) < 0.3, small, raw)
+    with np.errstate(all="ignore"):
+        pick = rng.integers(0, 5, n)
+        uni = rng.uniform(-10, 10, n)
+        wide = rng.uniform(-1e4, 1e4, n)
+        ints = np.round(rng.uniform(-300, 300, n) * 2) / 2
+        unit = rng.uniform(-1.2, 1.2, n)
+        v = np.choose(pick, [raw.astype(np.float64), uni, wide, ints, unit]).astype(dt)
+        return np.where(pick == 0, raw, v)
+
+
+def inputs(params: tuple[Type, ...], n: int, seed: int) -> list[np.ndarray]:
+    """One array per parameter: ``n`` lanes (vectors: ``(n, 4 or width)``), the first lanes
+    every pair of specials of the first two parameters, the rest random."""
+    rng = np.random.default_rng(seed)
+    cols = []
+    for j, p in enumerate(params):
+        e = element_of(p)
+        sp = _float_special(e.dtype) if e.is_float else _int_special(e.dtype)
+        width = 4 if isinstance(p, VectorType) and p.n == 3 else lanes_of(p)
+        vals = _random(e, n * width, rng).reshape(n, width)
+        k = len(sp)
+        if j == 0:
+            m = min(n, k * k if len(params) > 1 else k)
+            vals[:m, 0] = np.tile(sp, k)[:m] if len(params) > 1 else sp[:m]
+        elif j == 1:
+            m = min(n, k * k)
+            vals[:m, 0] = np.repeat(sp, k)[:m]
+        cols.append(vals if isinstance(p, VectorType) else vals[:, 0].copy())
+    return cols
+
+
+def lanes_of(t: Type) -> int:
+    return t.n if isinstance(t, VectorType) else 1
+
+
+# ----------------------------------------------------------------------------- the two engines
+
+
+def _group(cs: list[Case]) -> dict[tuple[tuple[Type, ...], Type], list[Case]]:
+    groups: dict[tuple[tuple[Type, ...], Type], list[Case]] = defaultdict(list)
+    for c in cs:
+        groups[(c.overload.params, c.overload.ret)].append(c)
+    return groups
+
+
+def _kernel_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> str:
+    # vector types by their spelling (clpy.int8 is NumPy's name of char)
+    lines = [
+        "import clpy",
+        "from clpy.types.core import VectorType",
+        "import clpy.types.catalog as C",
+    ]
+    names = {t for (params, ret) in groups for t in (*params, ret)}
+    for t in sorted(names, key=str):
+        e = element_of(t)
+        spell = {"int": "int_", "float": "float_", "bool": "bool_"}.get(e.name, e.name)
+        v = f"VectorType(C.{spell}, {t.n})" if isinstance(t, VectorType) else f"C.{spell}"
+        lines.append(f"T_{t.cl_name} = {v}")
+    lines.append("")
+    for g, ((params, ret), cs) in enumerate(groups.items()):
+        ps = [f"a{j}: clpy.Global[T_{p.cl_name}]" for j, p in enumerate(params)]
+        ps += [f"o{m}: clpy.Global[T_{ret.cl_name}]" for m in range(len(cs))]
+        lines += ["@clpy.kernel", f"def k{g}({', '.join(ps)}):", "    i = clpy.get_global_id(0)"]
+        args = ", ".join(f"a{j}[i]" for j in range(len(params)))
+        lines += [f"    o{m}[i] = clpy.{c.builtin.name}({args})" for m, c in enumerate(cs)]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _c_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> str:
+    out = [f'#include "{PRELUDE}"', ""]
+    for g, ((params, ret), cs) in enumerate(groups.items()):
+        ps = [f"const char *a{j}" for j in range(len(params))]
+        ps += [f"char *o{m}" for m in range(len(cs))]
+        out.append(f"void h{g}({', '.join(ps)}, long n) {{")
+        out.append("    for (long i = 0; i < n; ++i) {")
+        for j, p in enumerate(params):
+            t = c_type(p)
+            out.append(f"        {t} x{j}; memcpy(&x{j}, a{j} + i * {p.size}, {p.size});")
+        rt = c_type(ret)
+        for m, c in enumerate(cs):
+            out.append(
+                f"        {{ {rt} r = {c.expr}; memcpy(o{m} + i * {ret.size}, &r, {ret.size}); }}"
+            )
+        out += ["    }", "}", ""]
+    return "\n".join(out)
+
+
+def _compile(cc: str, src: str, workdir: Path) -> ctypes.CDLL:
+    key = hashlib.sha256((src + PRELUDE.read_text() + cc).encode()).hexdigest()[:16]
+    lib = workdir / f"h{key}.so"
+    if not lib.exists():
+        c = workdir / f"h{key}.c"
+        c.write_text(src)
+        subprocess.run([cc, *FLAGS, "-o", str(lib), str(c), "-lm"], check=True)
+    return ctypes.CDLL(str(lib))
+
+
+def _load_kernels(src: str, workdir: Path) -> dict[str, Any]:
+    path = workdir / f"kernels_{hashlib.sha256(src.encode()).hexdigest()[:16]}.py"
+    path.write_text(src)
+    mod = types.ModuleType(f"native_builtins_{path.stem}")
+    mod.__file__ = str(path)
+    sys.modules[mod.__name__] = mod
+    try:
+        exec(compile(src, str(path), "exec"), mod.__dict__)
+    finally:
+        sys.modules.pop(mod.__name__, None)
+    return mod.__dict__
+
+
+@dataclass
+class Result:
+    case: Case
+    lanes: int
+    bad: int
+    example: str
+
+
+def run(cs: list[Case], n: int, workdir: Path, seed: int = 1) -> list[Result]:
+    """Each case over ``n`` lanes on the simulator and in C; the lanes that differ."""
+    cc = compiler()
+    assert cc is not None
+    groups = _group(cs)
+    lib = _compile(cc, _c_source(groups), workdir)
+    kernels = _load_kernels(_kernel_source(groups), workdir)
+    results = []
+    for g, ((params, ret), gcs) in enumerate(groups.items()):
+        ins = inputs(params, n, seed + g)
+        width = 4 if isinstance(ret, VectorType) and ret.n == 3 else lanes_of(ret)
+        shape = (n, width) if isinstance(ret, VectorType) else (n,)
+        dt = element_of(ret).dtype
+        sim_out = [np.zeros(shape, dt) for _ in gcs]
+        c_out = [np.zeros(shape, dt) for _ in gcs]
+        with clpy.sim.config(checks=False):
+            kernels[f"k{g}"][(n,), (64,)](*ins, *sim_out, device="sim")
+        ptrs = [ctypes.c_void_p(a.ctypes.data) for a in (*ins, *c_out)]
+        getattr(lib, f"h{g}")(*ptrs, ctypes.c_long(n))
+        keep = lanes_of(ret)
+        for c, s, o in zip(gcs, sim_out, c_out):
+            sv = s.reshape(n, -1)[:, :keep]
+            ov = o.reshape(n, -1)[:, :keep]
+            ut = np.dtype(f"uint{dt.itemsize * 8}")
+            diff = np.flatnonzero((sv.view(ut) != ov.view(ut)).any(axis=1))
+            ex = ""
+            if diff.size:
+                i = diff[0]
+                args = ", ".join(repr(a[i].tolist()) for a in ins)
+                ex = f"({args}) -> sim {sv[i].tolist()} C {ov[i].tolist()}"
+            results.append(Result(c, n, int(diff.size), ex))
+    return results
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+@pytest.fixture(scope="module")
+def workdir() -> Any:
+    with tempfile.TemporaryDirectory(prefix="clpy_native_builtins_") as d:
+        yield Path(d)
+
+
+def test_every_case_matches_numpy_engine(workdir: Path) -> None:
+    _need_cc()
+    cs = cases()
+    assert len(cs) > 300
+    bad = [r for r in run(cs, 4096, workdir) if r.bad]
+    lines = [
+        f"{r.case.builtin.name}{r.case.overload}: {r.bad} lanes, e.g. {r.example}" for r in bad
+    ]
+    assert not bad, "\n".join(lines[:40])
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 16
+    every = "--every" in sys.argv
+    names = [a for a in sys.argv[2:] if not a.startswith("--")]
+    cs = [c for c in cases(every) if not names or c.builtin.name in names]
+    with tempfile.TemporaryDirectory(prefix="clpy_native_builtins_") as d:
+        rs = run(cs, n, Path(d))
+    for r in rs:
+        if r.bad:
+            print(f"{r.case.builtin.name}{r.case.overload}: {r.bad}/{r.lanes} e.g. {r.example}")
+    print(
+        f"{len(rs)} cases, {sum(r.lanes for r in rs)} lanes, {sum(1 for r in rs if r.bad)} differ"
+    )
+
+
+if __name__ == "__main__":
+    main()
