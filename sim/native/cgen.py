@@ -39,6 +39,7 @@ from clpy.ir.nodes import (
     Print,
     Return,
     Stmt,
+    Swizzle,
     Var,
     VarRef,
     While,
@@ -425,6 +426,16 @@ class KernelGen(BuiltinGen):
         if isinstance(t, (PointerType, ArrayType)):
             raise Unsupported("assignment of a pointer element or array", s.loc)
         ct = c_type(t, s.loc)
+        if isinstance(tgt, Swizzle) and len(tgt.lanes) > 1:
+            if s.op is not None:
+                raise Unsupported("compound assignment to a swizzle", s.loc)
+            val = self.expr(s.value)
+            if s.value.type != t:
+                val = self.convert(val, s.value.type, t, s.value)
+            place = self.lvalue(tgt.base)
+            sets = " ".join(f"{place}[{k}] = clpy_sv[{i}];" for i, k in enumerate(tgt.lanes))
+            self.w(f"{{ {ct} clpy_sv = {val}; {sets} }}")
+            return
         if s.op is None:
             val = self.expr(s.value)
             if s.value.type != t:

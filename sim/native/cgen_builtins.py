@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from clpy.ir.nodes import CallBuiltin, CallFunc, Const, Expr
 from clpy.types.core import ScalarType
-from clpy_sim.native.cgen_expr import ExprGen
+from clpy_sim.native.cgen_expr import ExprGen, Ptr
 from clpy_sim.native.ctypes_c import Unsupported, c_type, scalar_c
 
 _FENCES = frozenset({"mem_fence", "read_mem_fence", "write_mem_fence", "atomic_work_item_fence"})
@@ -55,6 +55,11 @@ class BuiltinGen(ExprGen):
             return "0"
         if b.atomic is not None:
             raise Unsupported(f"{name} with its result used", e.loc)
+        va = b.vector_access
+        if va is not None:
+            if va.half or va.store:
+                raise Unsupported(f"{name}", e.loc)
+            return self.vload(e, va.lanes, va.stride)
         if b.collective is not None or b.uniform:
             raise Unsupported(f"work-group function {name}", e.loc)
         from clpy_sim.native.builtins import c_call
@@ -105,6 +110,9 @@ class BuiltinGen(ExprGen):
         if spec is None:
             if b.name in _FENCES:
                 return ";"
+            va = b.vector_access
+            if va is not None and va.store and not va.half:
+                return self.vstore(e, va.lanes, va.stride)
             return None
         if spec.op == "fence":
             return ";"
@@ -135,6 +143,33 @@ class BuiltinGen(ExprGen):
             f"while (clpy_av {cmp} clpy_ao && !__atomic_compare_exchange_n(clpy_ap, &clpy_ao, "
             f"clpy_av, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {{}} }}"
         )
+
+    def _base(self, off: Expr, stride: int, p: Ptr) -> str:
+        b = f"(int64_t)({self.expr(off)}) * {stride}"
+        return b if p.off == "0" else f"({b} + {p.off})"
+
+    def vload(self, e: CallBuiltin, n: int, stride: int) -> str:
+        """``vloadN(offset, p)``: element by element, each index checked as a load is."""
+        p = self.ptr(e.args[1])
+        base = self._base(e.args[0], stride, p)
+        items = [f"{p.base}[clpy_ix({base} + {k}, {p.count})]" for k in range(n)]
+        if n == 1:
+            return items[0]
+        ct = c_type(e.type, e.loc)
+        if n == 3:
+            items.append("0")
+        return f"(({ct}){{{', '.join(items)}}})"
+
+    def vstore(self, e: CallBuiltin, n: int, stride: int) -> str:
+        data, off, pe = e.args
+        p = self.ptr(pe)
+        base = self._base(off, stride, p)
+        ct = c_type(data.type, e.loc)
+        out = [f"{{ {ct} clpy_vs = {self.expr(data)}; int64_t clpy_vb = {base};"]
+        for k in range(n):
+            el = "clpy_vs" if n == 1 else f"clpy_vs[{k}]"
+            out.append(f"{p.base}[clpy_ix(clpy_vb + {k}, {p.count})] = {el};")
+        return " ".join(out) + " }"
 
 
 def _pointee(e: Expr) -> object:
