@@ -134,6 +134,9 @@ class ExprGen:
 
     def ptr(self, e: Expr) -> Ptr:
         """A pointer-typed expression."""
+        if isinstance(e, VarRef) and isinstance(e.type, ArrayType) or isinstance(e, Index):
+            a = self.array(e)  # an array (or a row of one) as a pointer to its first element
+            return Ptr(a.base, str(a.count), a.off)
         if isinstance(e, VarRef):
             return self.var_ptr(e.var, e.loc)
         if isinstance(e, Cast):
