@@ -32,13 +32,15 @@ from clpy.builtins.registry import REGISTRY, Builtin, Overload
 from clpy.ir.nodes import NOWHERE, CallBuiltin
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 from clpy_sim.native import builtins as NB
+from clpy_sim.native import compiler as NC
 from clpy_sim.native.builtins_c import c_type
 
 PRELUDE = Path(NB.__file__).with_name("prelude.h")
 FAMILIES = (
     "math integer common integer/common relational geometric misc-vector conversions"
 ).split()
-FLAGS = ["-std=c11", "-O1", "-fwrapv", "-ffp-contract=off", "-fsigned-char", "-fPIC", "-shared"]
+# the native engine's flags (sim/native/compiler.py), warnings on
+FLAGS = [f for f in NC.FLAGS if f != "-w"]
 
 
 def compiler() -> str | None:
@@ -308,7 +310,7 @@ def run(cs: list[Case], n: int, workdir: Path, seed: int = 1) -> list[Result]:
         dt = element_of(ret).dtype
         sim_out = [np.zeros(shape, dt) for _ in gcs]
         c_out = [np.zeros(shape, dt) for _ in gcs]
-        with clpy.sim.config(checks=False):
+        with clpy.sim.config(checks=False, engine="numpy"):
             kernels[f"k{g}"][(n,), (64,)](*ins, *sim_out, device="sim")
         ptrs = [ctypes.c_void_p(a.ctypes.data) for a in (*ins, *c_out)]
         getattr(lib, f"h{g}")(*ptrs, ctypes.c_long(n))
@@ -321,10 +323,19 @@ def run(cs: list[Case], n: int, workdir: Path, seed: int = 1) -> list[Result]:
             ex = ""
             if diff.size:
                 i = diff[0]
-                args = ", ".join(repr(a[i].tolist()) for a in ins)
-                ex = f"({args}) -> sim {sv[i].tolist()} C {ov[i].tolist()}"
+                args = ", ".join(_show(a[i]) for a in ins)
+                ex = f"({args}) -> sim {_show(sv[i])} C {_show(ov[i])}"
             results.append(Result(c, n, int(diff.size), ex))
     return results
+
+
+def _show(v: np.ndarray) -> str:
+    """Values with the bits of floats (NaN payloads)."""
+    a = np.atleast_1d(v)
+    if a.dtype.kind != "f":
+        return str(a.tolist())
+    ut = np.dtype(f"uint{a.dtype.itemsize * 8}")
+    return "[" + ", ".join(f"{x!r}={b:#x}" for x, b in zip(a.tolist(), a.view(ut).tolist())) + "]"
 
 
 # ----------------------------------------------------------------------------- tests

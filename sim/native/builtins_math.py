@@ -131,7 +131,9 @@ def _wide(name: str) -> LaneGen:
     def gen(pe: list[ScalarType], re: ScalarType, a: list[str]) -> str | None:
         if not re.is_float or not libm_agrees(name):
             return None
-        xs = ", ".join(f"(double)({x})" if p.is_float else x for p, x in zip(pe, a))
+        xs = ", ".join(
+            (f"clpy_wf({x})" if p.bits == 32 else x) if p.is_float else x for p, x in zip(pe, a)
+        )
         call = f"clpy_m_{name}({xs})"
         return call if re.bits == 64 else f"(float){call}"
 

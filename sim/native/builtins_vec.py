@@ -47,8 +47,8 @@ def relational(name: str, params: Sequence[Type], ret: Type, args: list[str]) ->
     f = "f" if e.bits == 32 else "d"
     if isinstance(ret, VectorType):
         rt = c_scalar(ret.elem)
-        return lanewise(ret, params, args, lambda a: f"({rt})-({cond(a, f)})")
-    return bound(params, args, lambda a: f"(int)({cond(a, f)})")
+        return lanewise(ret, params, args, lambda a: f"({rt})-(({cond(a, f)}) != 0)")
+    return bound(params, args, lambda a: f"(int)(({cond(a, f)}) != 0)")
 
 
 def _msb(t: ScalarType, x: str) -> str:
@@ -88,10 +88,11 @@ def _lanes_of(t: Type, x: str) -> list[str]:
 
 
 def _sum(terms: list[str]) -> str:
-    # NumPy's sum over the component axis of (n, groups, items) arrays: left to right
-    s = terms[0]
-    for t in terms[1:]:
-        s = f"({s} + {t})"
+    # NumPy's sum over the component axis: +0.0 then each term, left to right (first NaN
+    # operand wins, as in its SIMD add)
+    s = "0.0"
+    for t in terms:
+        s = f"clpy_add_d({s}, {t})"
     return s
 
 
@@ -103,29 +104,32 @@ def geometric(name: str) -> Callable[[Sequence[Type], Type, list[str]], str | No
         if not e.is_float:
             return None
         rt = c_scalar(element_of(ret))
-        d = "(double)"
+        w = "clpy_wf" if e.bits == 32 else ""  # widened as NumPy's cast (sNaN quieted)
         if name == "cross":
             assert isinstance(ret, VectorType)
             rv = c_type(ret)
 
             def body(a: list[str]) -> str:
                 x, y = _lanes_of(params[0], a[0]), _lanes_of(params[1], a[1])
-                c = [
-                    f"{x[1]} * {y[2]} - {x[2]} * {y[1]}",
-                    f"{x[2]} * {y[0]} - {x[0]} * {y[2]}",
-                    f"{x[0]} * {y[1]} - {x[1]} * {y[0]}",
-                ]
+                f = "f" if e.bits == 32 else "d"
+
+                def det(i: int, j: int) -> str:
+                    return (
+                        f"clpy_sub_{f}(clpy_mul_{f}({x[i]}, {y[j]}), clpy_mul_{f}({x[j]}, {y[i]}))"
+                    )
+
+                c = [det(1, 2), det(2, 0), det(0, 1)]
                 return f"({rv}){{{', '.join(c + ['0'] * (ret.n - 3))}}}"
 
             return bound(params, args, body)
 
         def body(a: list[str]) -> str:
-            x = [f"{d}{v}" for v in _lanes_of(params[0], a[0])]
+            x = [f"{w}({v})" for v in _lanes_of(params[0], a[0])]
             if name in ("dot", "distance", "fast_distance"):
-                y = [f"{d}{v}" for v in _lanes_of(params[1], a[1])]
+                y = [f"{w}({v})" for v in _lanes_of(params[1], a[1])]
                 if name == "dot":
-                    return f"({rt}){_sum([f'{p} * {q}' for p, q in zip(x, y)])}"
-                x = [f"({p} - {q})" for p, q in zip(x, y)]
+                    return f"({rt}){_sum([f'clpy_mul_d({p}, {q})' for p, q in zip(x, y)])}"
+                x = [f"clpy_sub_d({p}, {q})" for p, q in zip(x, y)]
             return f"({rt})sqrt({_sum([f'{p} * {p}' for p in x])})"
 
         if name in ("normalize", "fast_normalize"):
@@ -133,9 +137,9 @@ def geometric(name: str) -> Callable[[Sequence[Type], Type, list[str]], str | No
             nn = f"clpy_n{k}"
 
             def norm(a: list[str]) -> str:
-                x = [f"{d}{v}" for v in _lanes_of(params[0], a[0])]
+                x = [f"{w}({v})" for v in _lanes_of(params[0], a[0])]
                 n2 = f"double {nn} = sqrt({_sum([f'{p} * {p}' for p in x])})"
-                lanes = [f"({rt})({nn} == 0 ? {p} : {p} / {nn})" for p in x]
+                lanes = [f"({rt})({nn} == 0 ? {p} : clpy_div_d({p}, {nn}))" for p in x]
                 if not isinstance(ret, VectorType):
                     return f"{n2}; {lanes[0]}"
                 return f"{n2}; ({c_type(ret)}){{{', '.join(lanes)}}}"

@@ -76,6 +76,8 @@ static inline double clpy_m_sinpi(double x) {
 }
 static inline double clpy_m_cospi(double x) {
     if (isinf(x)) return clpy_qnan();
+    /* cos(pi * |NaN|): the NaN positive (a compiler folds cos(fabs(r)) to cos(r)) */
+    if (x != x) return clpy_bitsd(clpy_dbits(x + x) & 0x7fffffffffffffffull);
     double r = fabs(clpy_m_reduce2(x));
     if (r == 0.0) return 1.0;
     if (r == 1.0) return -1.0;
@@ -187,13 +189,13 @@ static inline ulong clpy_mad_sat_ulong(ulong a, ulong b, ulong c) {
 
 /* ------------------------------------------------------------------------ float built-ins
  * Functions NumPy computes in the argument's own precision (not through double). */
-static inline float clpy_mad_f(float a, float b, float c) { return a * b + c; }
-static inline double clpy_mad_d(double a, double b, double c) { return a * b + c; }
+static inline float clpy_mad_f(float a, float b, float c) { return clpy_add_f(clpy_mul_f(a, b), c); }
+static inline double clpy_mad_d(double a, double b, double c) { return clpy_add_d(clpy_mul_d(a, b), c); }
 /* sim/fpexact.py fma: the correctly rounded value (the C library's fma is correctly
  * rounded too) where a*b + c in double is finite; NumPy's a*b + c otherwise, except that finite
  * a, b with an infinite c give c in double precision */
 static inline float clpy_fma_f(float a, float b, float c) {
-    double s = (double)a * (double)b + (double)c;
+    double s = clpy_add_d(clpy_mul_d(clpy_wf(a), clpy_wf(b)), clpy_wf(c));
     return isfinite(s) ? fmaf(a, b, c) : (float)s;
 }
 static inline double clpy_fma_d(double a, double b, double c) {
@@ -201,10 +203,14 @@ static inline double clpy_fma_d(double a, double b, double c) {
         if (isfinite(c)) return fma(a, b, c);
         if (isinf(c)) return c;
     }
-    return a * b + c;
+    return clpy_add_d(clpy_mul_d(a, b), c);
 }
-static inline float clpy_mix_f(float x, float y, float a) { return x + (y - x) * a; }
-static inline double clpy_mix_d(double x, double y, double a) { return x + (y - x) * a; }
+static inline float clpy_mix_f(float x, float y, float a) {
+    return clpy_add_f(x, clpy_mul_f(clpy_sub_f(y, x), a));
+}
+static inline double clpy_mix_d(double x, double y, double a) {
+    return clpy_add_d(x, clpy_mul_d(clpy_sub_d(y, x), a));
+}
 
 /* binary math in double (sim/builtins/math.py) */
 static inline double clpy_m_atan2(double y, double x) { return atan2(y, x); }
@@ -261,7 +267,7 @@ static inline int clpy_m_ilogb(double x) {
 }
 /* common.py _smoothstep: np.clip keeps NaN and -0 */
 static inline double clpy_m_smoothstep(double e0, double e1, double x) {
-    double t = (x - e0) / (e1 - e0);
+    double t = clpy_div_d(clpy_sub_d(x, e0), clpy_sub_d(e1, e0));
     t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
     return t * t * (3.0 - 2.0 * t);
 }
@@ -380,6 +386,21 @@ static inline uint64_t clpy_dbits(double x) { uint64_t u; memcpy(&u, &x, 8); ret
 static inline float clpy_bitsf(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
 static inline double clpy_bitsd(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
 
+/* + - * / where two NaNs meet: NumPy's SIMD loops give the first operand's NaN (quieted),
+ * while a C compiler may swap the operands of a commutative operation. One NaN, or none:
+ * the plain operation. */
+#define CLPY_ORDERED(T, S)                                                                   \
+    static inline T clpy_add_##S(T a, T b) { return a != a ? a + a : a + b; }                \
+    static inline T clpy_sub_##S(T a, T b) { return a != a ? a + a : a - b; }                \
+    static inline T clpy_mul_##S(T a, T b) { return a != a ? a + a : a * b; }                \
+    static inline T clpy_div_##S(T a, T b) { return a != a ? a + a : a / b; }
+CLPY_ORDERED(float, f)
+CLPY_ORDERED(double, d)
+#undef CLPY_ORDERED
+/* a float widened to double as NumPy's cast does it: a signalling NaN quieted (the compiler
+ * may drop a conversion it sees as exact, e.g. (float)copysign((double)x, ...)) */
+static inline double clpy_wf(float x) { return x != x ? (double)(x + x) : (double)x; }
+
 /* NumPy's positive quiet NaN (np.nan), which the NumPy engine produces where it writes
  * np.where(..., np.nan, ...) and where NumPy's loops return their own NaN. */
 static inline double clpy_qnan(void) { return clpy_bitsd(0x7ff8000000000000ull); }
@@ -462,6 +483,8 @@ static inline double clpy_m_sinpi(double x) {
 }
 static inline double clpy_m_cospi(double x) {
     if (isinf(x)) return clpy_qnan();
+    /* cos(pi * |NaN|): the NaN positive (a compiler folds cos(fabs(r)) to cos(r)) */
+    if (x != x) return clpy_bitsd(clpy_dbits(x + x) & 0x7fffffffffffffffull);
     double r = fabs(clpy_m_reduce2(x));
     if (r == 0.0) return 1.0;
     if (r == 1.0) return -1.0;
@@ -573,13 +596,13 @@ static inline ulong clpy_mad_sat_ulong(ulong a, ulong b, ulong c) {
 
 /* ------------------------------------------------------------------------ float built-ins
  * Functions NumPy computes in the argument's own precision (not through double). */
-static inline float clpy_mad_f(float a, float b, float c) { return a * b + c; }
-static inline double clpy_mad_d(double a, double b, double c) { return a * b + c; }
+static inline float clpy_mad_f(float a, float b, float c) { return clpy_add_f(clpy_mul_f(a, b), c); }
+static inline double clpy_mad_d(double a, double b, double c) { return clpy_add_d(clpy_mul_d(a, b), c); }
 /* sim/fpexact.py fma: the correctly rounded value (the C library's fma is correctly
  * rounded too) where a*b + c in double is finite; NumPy's a*b + c otherwise, except that finite
  * a, b with an infinite c give c in double precision */
 static inline float clpy_fma_f(float a, float b, float c) {
-    double s = (double)a * (double)b + (double)c;
+    double s = clpy_add_d(clpy_mul_d(clpy_wf(a), clpy_wf(b)), clpy_wf(c));
     return isfinite(s) ? fmaf(a, b, c) : (float)s;
 }
 static inline double clpy_fma_d(double a, double b, double c) {
@@ -587,10 +610,14 @@ static inline double clpy_fma_d(double a, double b, double c) {
         if (isfinite(c)) return fma(a, b, c);
         if (isinf(c)) return c;
     }
-    return a * b + c;
+    return clpy_add_d(clpy_mul_d(a, b), c);
 }
-static inline float clpy_mix_f(float x, float y, float a) { return x + (y - x) * a; }
-static inline double clpy_mix_d(double x, double y, double a) { return x + (y - x) * a; }
+static inline float clpy_mix_f(float x, float y, float a) {
+    return clpy_add_f(x, clpy_mul_f(clpy_sub_f(y, x), a));
+}
+static inline double clpy_mix_d(double x, double y, double a) {
+    return clpy_add_d(x, clpy_mul_d(clpy_sub_d(y, x), a));
+}
 
 /* binary math in double (sim/builtins/math.py) */
 static inline double clpy_m_atan2(double y, double x) { return atan2(y, x); }
@@ -647,7 +674,7 @@ static inline int clpy_m_ilogb(double x) {
 }
 /* common.py _smoothstep: np.clip keeps NaN and -0 */
 static inline double clpy_m_smoothstep(double e0, double e1, double x) {
-    double t = (x - e0) / (e1 - e0);
+    double t = clpy_div_d(clpy_sub_d(x, e0), clpy_sub_d(e1, e0));
     t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
     return t * t * (3.0 - 2.0 * t);
 }
