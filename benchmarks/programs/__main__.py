@@ -44,6 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="sim mode: simulator threads (an int or 'all'), if clpy.sim.config has it",
     )
+    ap.add_argument(
+        "--engine",
+        choices=("default", "compare"),
+        default="default",
+        help="sim mode: 'compare' times the NumPy engine and the native engine, checks off "
+        "(outputs compared byte for byte), instead of the default engine with checks off and on",
+    )
     ap.add_argument("--platform", default="nvidia", help="gpu mode: OpenCL platform substring")
     ap.add_argument(
         "--numpy-reps",
@@ -75,7 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.programs import sim_mode
 
         return sim_mode.run(
-            names, a.size or "bench", a.repeat or 5, a.device, a.threads, a.seed, a.out, a.tag
+            names,
+            a.size or "bench",
+            a.repeat or 5,
+            a.device,
+            a.threads,
+            a.seed,
+            a.out,
+            a.tag,
+            engine=a.engine,
         )
     from benchmarks.programs import gpu_mode
 
