@@ -177,7 +177,8 @@ def run_compare(
         inp = m.make_inputs(size, seed)
         ref = m.numpy_reference(inp)
         r: dict[str, Any] = {"program": name, "kind": m.KIND}
-        r["pocl"] = timed(m, "PoCL", ref, repeat, functools.partial(m.run_clpy, inp, dev, resident=True))
+        pocl_run = functools.partial(m.run_clpy, inp, dev, resident=True)
+        r["pocl"] = timed(m, "PoCL", ref, repeat, pocl_run)
         sim_run = functools.partial(m.run_clpy, inp, "sim", resident=True)
         outs = {}
         for eng in ("numpy", "native"):
