@@ -211,13 +211,23 @@ class ExprGen:
                 a, b = self.ptr(e.left), self.ptr(e.right)
                 return f"(({a.off}) - ({b.off}))"
             raise Unsupported("pointer arithmetic as a value", e.loc)
-        return self.binop(e.op, t, self.expr(e.left), self.expr(e.right), e, e.right.type)
+        return self.binop(
+            e.op, t, self.expr(e.left), self.expr(e.right), e, e.right.type, e.left.type
+        )
 
-    def binop(self, op: str, t: Type, a: str, b: str, e: Expr, bt: Type) -> str:
+    def binop(
+        self, op: str, t: Type, a: str, b: str, e: Expr, bt: Type, at: Type | None = None
+    ) -> str:
         """``a op b`` computed as the NumPy engine's ``ops.binary(op, t, a, b)``."""
         if not isinstance(t, (ScalarType, VectorType)):
             raise Unsupported(f"operator {op} on {t}", e.loc)
         if isinstance(t, VectorType):
+            # (a scalar operand: GCC broadcasts it; a cast of a scalar to a vector is an error)
+            el = scalar_c(t.elem, e.loc)
+            if at is not None and not isinstance(at, VectorType):
+                a = f"({el})({a})"
+            if not isinstance(bt, VectorType):
+                b = f"({el})({b})"
             return self.vec_binop(op, t, a, b, e)
         ct = scalar_c(t, e.loc)
         if t.is_float:
@@ -251,12 +261,12 @@ class ExprGen:
         ct = c_type(t, e.loc)
         if t.elem.is_float:
             if op in ("+", "-", "*", "/"):
-                return f"(({ct})({a}) {op} ({ct})({b}))"
+                return f"(({ct})(({a}) {op} ({b})))"
             raise Unsupported(f"vector operator {op}", e.loc)
         if op in ("&", "|", "^", "+", "-", "*"):
-            return f"(({ct})({a}) {op} ({ct})({b}))"
+            return f"(({ct})(({a}) {op} ({b})))"
         if op in ("<<", ">>"):
-            return f"(({ct})({a}) {op} (({ct})({b}) & {t.elem.bits - 1}))"
+            return f"(({ct})(({a}) {op} (({b}) & {t.elem.bits - 1})))"
         raise Unsupported(f"vector operator {op}", e.loc)
 
     def x_Unary(self, e: Unary) -> str:
