@@ -31,6 +31,7 @@ import clpy.types.catalog as C
 from clpy.builtins.registry import REGISTRY, Builtin, Overload
 from clpy.ir.nodes import NOWHERE, CallBuiltin
 from clpy.types.core import ScalarType, Type, VectorType, element_of
+from clpy_sim import ops
 from clpy_sim.native import builtins as NB
 from clpy_sim.native import compiler as NC
 from clpy_sim.native.builtins_c import c_type
@@ -66,9 +67,31 @@ def _need_cc() -> str:
 
 @dataclass(frozen=True)
 class Case:
-    builtin: Builtin
+    builtin: Builtin | None  # None: a conversion by assignment (a Cast node, c_cast)
     overload: Overload
-    expr: str  # the C text of c_call over the argument names x0, x1 ...
+    expr: str  # the C text of c_call (c_cast) over the argument names x0, x1 ...
+
+    @property
+    def name(self) -> str:
+        return self.builtin.name if self.builtin is not None else "cast"
+
+
+_NATIVE = [
+    getattr(C, n)
+    for n in "bool_ char uchar short ushort int_ uint long ulong float_ double".split()
+]
+
+
+def cast_cases() -> list[Case]:
+    """Every scalar conversion an assignment makes (``o[i] = a[i]``: a ``Cast`` node)."""
+    out = []
+    for src in _NATIVE:
+        for dst in _NATIVE:
+            if src is not dst:
+                expr = NB.c_cast("x0", src, dst)
+                assert expr is not None, (src, dst)
+                out.append(Case(None, Overload((src,), dst), expr))
+    return out
 
 
 def _family(b: Builtin) -> str:
@@ -131,7 +154,7 @@ def cases(every: bool = False) -> list[Case]:
             expr = NB.c_call(call, [f"x{j}" for j in range(len(ov.params))])
             if expr is not None:
                 out.append(Case(b, ov, expr))
-    return out
+    return out + cast_cases()
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -193,6 +216,9 @@ def inputs(params: tuple[Type, ...], n: int, seed: int) -> list[np.ndarray]:
     cols = []
     for j, p in enumerate(params):
         e = element_of(p)
+        if e.is_bool:
+            cols.append(rng.integers(0, 2, n).astype(np.bool_))
+            continue
         sp = _float_special(e.dtype) if e.is_float else _int_special(e.dtype)
         width = 4 if isinstance(p, VectorType) and p.n == 3 else lanes_of(p)
         vals = _random(e, n * width, rng).reshape(n, width)
@@ -240,7 +266,10 @@ def _kernel_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> s
         ps += [f"o{m}: clpy.Global[T_{ret.cl_name}]" for m in range(len(cs))]
         lines += ["@clpy.kernel", f"def k{g}({', '.join(ps)}):", "    i = clpy.get_global_id(0)"]
         args = ", ".join(f"a{j}[i]" for j in range(len(params)))
-        lines += [f"    o{m}[i] = clpy.{c.builtin.name}({args})" for m, c in enumerate(cs)]
+        lines += [
+            f"    o{m}[i] = clpy.{c.name}({args})" if c.builtin else f"    o{m}[i] = {args}"
+            for m, c in enumerate(cs)
+        ]
         lines.append("")
     return "\n".join(lines)
 
@@ -338,6 +367,50 @@ def _show(v: np.ndarray) -> str:
     return "[" + ", ".join(f"{x!r}={b:#x}" for x, b in zip(a.tolist(), a.view(ut).tolist())) + "]"
 
 
+def vector_casts() -> list[Case]:
+    """Scalar to vector (broadcast) and vector to vector of as many lanes: the ``Cast`` forms
+    a kernel cannot write by assignment, checked against sim/ops.py ``convert`` directly."""
+    out = []
+    for k, src in enumerate(_NATIVE[1:]):
+        for j, dst in enumerate(_NATIVE[1:]):
+            n = (2, 3, 4, 8, 16)[(k + j) % 5]
+            for s, d in ((src, VectorType(dst, n)), (VectorType(src, n), VectorType(dst, n))):
+                if s is not d:
+                    expr = NB.c_cast("x0", s, d)
+                    assert expr is not None, (s, d)
+                    out.append(Case(None, Overload((s,), d), expr))
+    return out
+
+
+def run_casts(cs: list[Case], n: int, workdir: Path, seed: int = 7) -> list[Result]:
+    """``cs`` in C and through the NumPy engine's ``ops.convert`` (component axis first)."""
+    cc = compiler()
+    assert cc is not None
+    groups = _group(cs)
+    lib = _compile(cc, _c_source(groups), workdir)
+    results = []
+    for g, ((params, ret), gcs) in enumerate(groups.items()):
+        (x,) = inputs(params, n, seed + g)
+        lanes = x.T[: lanes_of(params[0]), None, :] if x.ndim == 2 else x[None, :]
+        with np.errstate(all="ignore"):
+            ref = np.asarray(ops.convert(lanes, params[0], ret))  # (lanes, 1, n)
+        ref = np.broadcast_to(ref, (lanes_of(ret), 1, n))[:, 0, :].T
+        width = 4 if isinstance(ret, VectorType) and ret.n == 3 else lanes_of(ret)
+        dt = element_of(ret).dtype
+        got = np.zeros((n, width), dt)
+        getattr(lib, f"h{g}")(
+            ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(got.ctypes.data), ctypes.c_long(n)
+        )
+        ut = np.dtype(f"uint{dt.itemsize * 8}")
+        bad = (ref.view(ut) != got[:, : lanes_of(ret)].view(ut)).any(axis=1)
+        ex = ""
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            ex = f"({_show(x[i])}) -> sim {_show(ref[i])} C {_show(got[i])}"
+        results.append(Result(gcs[0], n, int(bad.sum()), ex))
+    return results
+
+
 # ----------------------------------------------------------------------------- tests
 
 
@@ -352,22 +425,57 @@ def test_every_case_matches_numpy_engine(workdir: Path) -> None:
     cs = cases()
     assert len(cs) > 300
     bad = [r for r in run(cs, 4096, workdir) if r.bad]
-    lines = [
-        f"{r.case.builtin.name}{r.case.overload}: {r.bad} lanes, e.g. {r.example}" for r in bad
-    ]
+    lines = [f"{r.case.name}{r.case.overload}: {r.bad} lanes, e.g. {r.example}" for r in bad]
     assert not bad, "\n".join(lines[:40])
+
+
+def test_vector_casts_match_ops_convert(workdir: Path) -> None:
+    _need_cc()
+    bad = [r for r in run_casts(vector_casts(), 4096, workdir) if r.bad]
+    assert not bad, "\n".join(f"{r.case.overload}: {r.bad} lanes, e.g. {r.example}" for r in bad)
+
+
+# deliberately wrong C for some cases: each must be caught
+_WRONG = {
+    ("hadd", "(int, int) -> int"): "((x0 + x1) >> 1)",  # overflows where hadd does not
+    ("fmin", "(float, float) -> float"): "fminf(x0, x1)",  # C's fmin: another zero and NaN
+    ("clz", "(uchar) -> uchar"): "(uchar)__builtin_clz(x0 | 1)",
+    ("convert_int_sat_rte", "(float) -> int"): "(int)rintf(x0)",  # no saturation, NaN UB
+    ("fma", "(double, double, double) -> double"): "(x0 * x1 + x2)",  # two roundings
+    ("sin", "(float) -> float"): "sinf(x0)",  # float's own routine, not double's
+    ("select", "(uint4, uint4, int4) -> uint4"): (  # c != 0 instead of its top bit
+        "({ uint4 r; for (int k = 0; k < 4; k++) r[k] = x2[k] != 0 ? x1[k] : x0[k]; r; })"
+    ),
+    ("cast", "(float) -> uint"): "(uint)(long)x0",  # wraps instead of saturating
+}
+
+
+def test_wrong_implementations_are_caught(workdir: Path) -> None:
+    _need_cc()
+    pool = {(c.name, str(c.overload)): c for c in cases(every=True)}
+    for key in _WRONG:
+        if key not in pool:
+            b = REGISTRY[key[0]]
+            assert b.conversion is not None
+            ov = next(o for o in _conversion_overloads(b) if str(o) == key[1])
+            pool[key] = Case(b, ov, "")
+    wrong = [Case(pool[k].builtin, pool[k].overload, expr) for k, expr in _WRONG.items()]
+    caught = {(r.case.name, str(r.case.overload)): r.bad for r in run(wrong, 4096, workdir)}
+    assert all(caught[k] > 0 for k in _WRONG), caught
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 16
     every = "--every" in sys.argv
     names = [a for a in sys.argv[2:] if not a.startswith("--")]
-    cs = [c for c in cases(every) if not names or c.builtin.name in names]
+    cs = [c for c in cases(every) if not names or c.name in names]
     with tempfile.TemporaryDirectory(prefix="clpy_native_builtins_") as d:
         rs = run(cs, n, Path(d))
+        if not names or "cast" in names:
+            rs += run_casts(vector_casts(), n, Path(d))
     for r in rs:
         if r.bad:
-            print(f"{r.case.builtin.name}{r.case.overload}: {r.bad}/{r.lanes} e.g. {r.example}")
+            print(f"{r.case.name}{r.case.overload}: {r.bad}/{r.lanes} e.g. {r.example}")
     print(
         f"{len(rs)} cases, {sum(r.lanes for r in rs)} lanes, {sum(1 for r in rs if r.bad)} differ"
     )
