@@ -1,6 +1,6 @@
 """NumPy arguments through registered host memory (CLPY_STAGING=register,
 clpy/runtime/registered.py): USE_HOST_PTR buffers over each array's page-aligned interior,
-kept per queue, synced by maps; the ends by plain copies. Forced on PoCL here (a CPU device
+kept per queue, synced by maps; the ends through pinned slots. Forced on PoCL here (a CPU device
 normally copies directly): values, unaligned ends, host changes between launches, reuse,
 read-only inputs, the byte bound and clear_caches."""
 
@@ -166,3 +166,42 @@ def test_default_pipeline_by_vendor() -> None:
 
     assert transfers.default_pipeline(Dev("NVIDIA CUDA")) == "register"
     assert transfers.default_pipeline(Dev("Portable Computing Language")) == "pair"
+
+
+@clpy.kernel
+def add_rows(
+    a: Global[float32], b: Global[float32], c: Global[float32], d: Global[float32], n: int32
+):
+    i = clpy.get_global_id(0)
+    if i < n:
+        b[i] = a[i] + b[i]
+        d[i] = c[i] * 2.0
+
+
+def test_ends_through_pinned_slots_and_one_finish(reg: Any, monkeypatch: Any) -> None:
+    """A waiting launch enqueues its registered uploads and downloads without a finish each
+    (``sync=False``) and finishes once; the unaligned ends go through pinned slots, and a
+    download's ends reach the array at that finish. With 3 slots, the fourth end of the
+    launch finishes the queue first (every slot in flight)."""
+    monkeypatch.setattr(registered, "ENDS_SLOTS", 3)
+    n = (1 << 19) + 3  # 2 MiB + 12 bytes of float32
+    arrays = [np.arange(n + 9, dtype=np.float32)[k : k + n] * (k + 1) for k in (1, 2, 3, 5)]
+    a, b, c, d = (x.copy() if k else x for k, x in enumerate(arrays))
+    a0, b0, c0 = a.copy(), b.copy(), c.copy()
+    finishes = []
+    real = registered.Registered.finish
+
+    def counted(self: Any) -> None:
+        finishes.append(self._used)
+        real(self)
+
+    monkeypatch.setattr(registered.Registered, "finish", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        add_rows[n](a, b, c, d, np.int32(n), device=reg)
+    np.testing.assert_array_equal(b, a0 + b0)  # the ends too: first and last elements
+    np.testing.assert_array_equal(d, c0 * 2)
+    np.testing.assert_array_equal(a, a0)
+    assert finishes and finishes[0] == 3 and finishes[-1] <= 3, finishes
+    t = _table(reg)
+    assert t._used == 0 and not t._landing

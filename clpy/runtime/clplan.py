@@ -244,7 +244,9 @@ class CLPlan:
         temps: list[int] = []
         queue = self.queue
         pooled: list[tuple[Any, int]] = []
-        deferred = False  # registered uploads enqueued without a finish (Registered.upload)
+        # the registered transfers enqueued without a finish (Registered.upload/download
+        # sync=False), finished once by the launch
+        deferred: Registered | None = None
         if pending:  # every argument checked: now copy NumPy arrays to the device
             pool = self._pool
             # one array for several parameters: one buffer (clpy/abi/aliasing.py)
@@ -268,7 +270,7 @@ class CLPlan:
                             # this call waits for the kernel, which the in-order queue runs
                             # after the upload: one finish for the launch, not one per array
                             staging.upload(buf, host, sync=False)
-                            deferred = True
+                            deferred = staging
                         elif staging is not None:
                             staging.upload(buf, host)  # at the link's rate, via pinned memory
                         else:
@@ -297,8 +299,8 @@ class CLPlan:
                 for j in temps:  # don't keep temporary device copies alive in _last
                     cl_args[j] = None
         except cl.Error as e:
-            if deferred:
-                queue.finish()  # the caller's arrays are free to change once this raises
+            if deferred is not None:
+                deferred.finish()  # the caller's arrays are free to change once this raises
             self._give_back(pooled)
             raise self._launch_error(e, loc) from e
         if wait and not temps and self._resident(args):
@@ -325,14 +327,14 @@ class CLPlan:
                     staging = self._staging(host) if isinstance(buf, cl.Buffer) else None
                     if type(staging) is Registered:
                         staging.download(host, buf, sync=False)  # finished below
-                        deferred = True
+                        deferred = staging
                     elif staging is not None:
                         staging.download(host, buf)
                     else:
                         _copy_back(cl, queue, host, buf)
             finally:
-                if deferred:
-                    queue.finish()
+                if deferred is not None:
+                    deferred.finish()
                 self._give_back(pooled)
             return None
         events = [evt] + [

@@ -16,7 +16,8 @@ the ring 0.58), 34.8 and 29.5 at 16 MiB (0.76; the pair 0.26).
 How. For a contiguous array of at least ``REGISTER_MIN`` bytes, the page-aligned interior of
 its memory (NumPy's large arrays start 16 bytes past a page, so the interior leaves out less
 than a page at each end) becomes a ``USE_HOST_PTR`` buffer, kept per queue and address in a
-least-recently-used table of at most ``REGISTER_BYTES``; the ends go by plain copies. The
+least-recently-used table of at most ``REGISTER_BYTES``; the ends go through pinned slots of
+a page (``ENDS_SLOTS``; a copy from pageable memory made NVIDIA's driver wait). The
 OpenCL API's way to keep such a buffer in step with its host memory is the map:
 
 - upload: map the buffer for ``CL_MAP_WRITE_INVALIDATE_REGION`` and unmap it (the host changed
@@ -56,6 +57,7 @@ import numpy as np
 PAGE = 1 << 12
 REGISTER_MIN = 1 << 20  # interior bytes below this go the fallback's way
 REGISTER_BYTES = 4 << 30  # the most host memory kept registered per queue
+ENDS_SLOTS = 64  # pinned pages for the ends of the arrays in flight (Registered._ends)
 
 
 class Registered:
@@ -73,6 +75,11 @@ class Registered:
         # re-entrant: a finalizer (an array freed by the garbage collector) may run on a thread
         # that already holds it
         self.lock = threading.RLock()
+        # pinned slots for the ends of arrays (``_ends``): the mapped memory (None: not made
+        # yet, False: none to be had), how many are in flight, and the downloaded ones
+        self._pinned: np.ndarray | bool | None = None
+        self._used = 0
+        self._landing: list[tuple[np.ndarray, np.ndarray]] = []
 
     @staticmethod
     def interior(flat: np.ndarray) -> tuple[int, int] | None:
@@ -162,7 +169,7 @@ class Registered:
             cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
             self._ends(flat, dst, offset, lo, hi, upload=True)
             if sync:
-                q.finish()  # every byte on the device: the caller's array may change on return
+                self.finish()  # every byte on the device: the caller's array may change now
 
     def download(self, host: np.ndarray, src: Any, offset: int = 0, sync: bool = True) -> None:
         """Device buffer ``src`` from byte ``offset`` into ``host`` (blocking; with
@@ -181,23 +188,78 @@ class Registered:
             self._ends(flat, src, offset, lo, hi, upload=False)
             self._map(buf, cl.map_flags.READ, hi - lo, blocking=sync)
             if sync:
-                q.finish()
+                self.finish()
 
     def _ends(
         self, flat: np.ndarray, dev: Any, offset: int, lo: int, hi: int, upload: bool
     ) -> None:
-        """Enqueue the plain copies of the bytes before ``lo`` and from ``hi`` on (less than a
-        page each), to device buffer ``dev`` or from it."""
+        """Enqueue the copies of the bytes before ``lo`` and from ``hi`` on (less than a page
+        each), to device buffer ``dev`` or from it, through pinned slots of a page: a copy from
+        or into pageable memory made NVIDIA's driver wait for the queue, 0.2 ms per end
+        (scripts/gpu_launch_profile.py, session 8). A download's ends reach ``flat`` in
+        ``finish``."""
         for a, b in ((0, lo), (hi, flat.size)):
             if a < b:
-                if upload:
+                slot = self._slot(b - a)
+                if slot is None:  # no pinned memory here: plain copies
+                    if upload:
+                        self._cl.enqueue_copy(
+                            self.queue, dev, flat[a:b], dst_offset=offset + a, is_blocking=False
+                        )
+                    else:
+                        self._cl.enqueue_copy(
+                            self.queue, flat[a:b], dev, src_offset=offset + a, is_blocking=False
+                        )
+                elif upload:
+                    slot[:] = flat[a:b]
                     self._cl.enqueue_copy(
-                        self.queue, dev, flat[a:b], dst_offset=offset + a, is_blocking=False
+                        self.queue, dev, slot, dst_offset=offset + a, is_blocking=False
                     )
                 else:
                     self._cl.enqueue_copy(
-                        self.queue, flat[a:b], dev, src_offset=offset + a, is_blocking=False
+                        self.queue, slot, dev, src_offset=offset + a, is_blocking=False
                     )
+                    self._landing.append((flat[a:b], slot))
+
+    def _slot(self, n: int) -> np.ndarray | None:
+        """A free pinned slot of ``n`` (at most a page) bytes, or None without pinned memory;
+        when every slot is in flight, the queue is finished first."""
+        if self._pinned is None:
+            cl = self._cl
+            try:
+                buf = cl.Buffer(
+                    self.queue.context,
+                    cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+                    ENDS_SLOTS * PAGE,
+                )
+                self._pinned, _ = cl.enqueue_map_buffer(
+                    self.queue,
+                    buf,
+                    cl.map_flags.READ | cl.map_flags.WRITE,
+                    0,
+                    (ENDS_SLOTS * PAGE,),
+                    np.uint8,
+                )  # mapped for good (the array keeps the buffer)
+            except cl.Error:
+                self._pinned = False
+        if self._pinned is False:
+            return None
+        if self._used == ENDS_SLOTS:
+            self.finish()
+        at = self._used * PAGE
+        self._used += 1
+        return self._pinned[at : at + n]  # type: ignore[index]
+
+    def finish(self) -> None:
+        """Finish the queue, then move the downloaded ends from their pinned slots into the
+        arrays; every slot is free again. A launch that enqueued with ``sync=False`` calls
+        this once at its end."""
+        with self.lock:
+            self.queue.finish()
+            for part, slot in self._landing:
+                part[:] = slot
+            self._landing.clear()
+            self._used = 0
 
     def _fallback_upload(self, dst: Any, host: np.ndarray, offset: int) -> None:
         if self.fallback is not None:
