@@ -169,6 +169,7 @@ class KernelGen(BuiltinGen):
         self.params: dict[Var, tuple[str, Any]] = {}
         self.stack_bytes = 0
         self.uses_atomics = False
+        self.atomic_sites: list[tuple[str, bool]] = []
 
     # ------------------------------------------------------------------ names and storage
 
@@ -769,6 +770,16 @@ class KernelGen(BuiltinGen):
         self.targets.pop()
         self.masks.pop()
 
+    def check_atomics(self) -> None:
+        """An atomic whose result is used must be the only one on its memory (cgen_builtins
+        ``atomic_value``), and memories must be told apart by name."""
+        used = [b for b, u in self.atomic_sites if u]
+        if not used:
+            return
+        bases = [b for b, _ in self.atomic_sites]
+        if len(used) > 1 or bases.count(used[0]) > 1 or any("." in b for b in bases):
+            raise Unsupported("an atomic whose result is used, with other atomics on its memory")
+
     def static_ptr(self, a: Expr) -> Ptr | None:
         """The pointer ``a`` when it is the same for every work-item of every call (a kernel
         buffer, a local array, an alias of one)."""
@@ -849,6 +860,7 @@ class KernelGen(BuiltinGen):
         else:
             self.emit_region(body)
         self.targets.pop()
+        self.check_atomics()
         body_lines = w.lines
         L0, L1, L2 = g.local
         head.append('#include "prelude.h"')
@@ -949,10 +961,11 @@ def _has_calls(e: Any) -> bool:
 
 
 def generate(fn: Function, geom: Geometry) -> tuple[str, bool]:
-    """The C source of kernel ``fn`` for ``geom`` and whether it uses atomics; raises
-    ``Unsupported`` naming the first construct the native engine does not run."""
+    """The C source of kernel ``fn`` for ``geom`` and whether its groups must run in order on
+    one thread; raises ``Unsupported`` naming the first construct the native engine does not
+    run."""
     first = KernelGen(fn, geom, None)
     first.kernel()
     second = KernelGen(fn, geom, first.info)
     src = second.kernel()
-    return src, second.uses_atomics
+    return src, second.ordered

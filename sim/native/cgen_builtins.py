@@ -29,6 +29,7 @@ class BuiltinGen(ExprGen):
 
     geom: object
     uses_atomics: bool
+    ordered: bool = False  # groups must run in order on one thread (atomic_value)
 
     def x_CallFunc(self, e: CallFunc) -> str:
         return self.call_func(e)
@@ -54,7 +55,7 @@ class BuiltinGen(ExprGen):
         if name in _FENCES:
             return "0"
         if b.atomic is not None:
-            raise Unsupported(f"{name} with its result used", e.loc)
+            return self.atomic_value(e)
         va = b.vector_access
         if va is not None:
             if va.half or va.store:
@@ -128,6 +129,7 @@ class BuiltinGen(ExprGen):
             raise Unsupported(f"{b.name} on {elem} (its result depends on the order)", e.loc)
         ct = scalar_c(elem, e.loc)
         place = p.at(off if off is not None else "0")
+        self.atomic_sites.append((p.base, False))  # type: ignore[attr-defined]
         if spec.op in ("inc", "dec"):
             val = "1"
         else:
@@ -142,6 +144,55 @@ class BuiltinGen(ExprGen):
             f"{ct} clpy_ao = __atomic_load_n(clpy_ap, __ATOMIC_RELAXED); "
             f"while (clpy_av {cmp} clpy_ao && !__atomic_compare_exchange_n(clpy_ap, &clpy_ao, "
             f"clpy_av, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {{}} }}"
+        )
+
+    def atomic_value(self, e: CallBuiltin) -> str:
+        """An atomic whose result is used: exact when the work-items run it in the NumPy
+        engine's order (group-major, then local id), one at a time. So: one such call in the
+        kernel, reached at most once per work-item (in no loop, no device function), no other
+        atomic on its memory; the launch then runs its groups in order on one thread."""
+        b = e.builtin
+        spec = b.atomic
+        assert spec is not None
+        why = f"{b.name} with its result used"
+        if spec.op == "fence":
+            return "0"
+        loops = self.group_loops or any(t.kind != "func" for t in self.targets)  # type: ignore[attr-defined]
+        if self.in_func is not None or loops:  # type: ignore[attr-defined]
+            raise Unsupported(f"{why} in a loop or device function", e.loc)
+        elem = _pointee(e.args[0])
+        if not isinstance(elem, ScalarType) or not elem.is_int:
+            raise Unsupported(f"{why} on {elem}", e.loc)
+        if spec.op not in (*_ORDER_FREE, "min", "max", "xchg", "cmpxchg", "load"):
+            raise Unsupported(f"{b.name}", e.loc)
+        indexed = not spec.explicit and len(e.overload.params) == 2 + spec.nvals
+        p = self.ptr(e.args[0])
+        rest = e.args[2 if indexed else 1 :]
+        place = p.at(self.expr(e.args[1]) if indexed else "0")
+        ct = scalar_c(elem, e.loc)
+        self.atomic_sites.append((p.base, True))  # type: ignore[attr-defined]
+        self.ordered = True
+        r = "__ATOMIC_RELAXED"
+        vals = [f"({ct})({self.expr(a)})" for a in rest[: spec.nvals]]
+        op = spec.op
+        if op == "load":
+            return f"__atomic_load_n(&{place}, {r})"
+        if op in ("inc", "dec"):
+            return f"__atomic_fetch_{'add' if op == 'inc' else 'sub'}(&{place}, ({ct})1, {r})"
+        if op in _ORDER_FREE:
+            fn = {"+": "add", "-": "sub", "&": "and", "|": "or", "^": "xor"}[_ORDER_FREE[op]]
+            return f"__atomic_fetch_{fn}(&{place}, {vals[0]}, {r})"
+        if op == "xchg":
+            return f"__atomic_exchange_n(&{place}, {vals[0]}, {r})"
+        if op == "cmpxchg":
+            return (
+                f"({{ {ct} clpy_ae = {vals[0]}; __atomic_compare_exchange_n(&{place}, "
+                f"&clpy_ae, {vals[1]}, 0, {r}, {r}); clpy_ae; }})"
+            )
+        cmp = "<" if op == "min" else ">"
+        return (
+            f"({{ {ct} *clpy_ap = &{place}; {ct} clpy_av = {vals[0]}; "
+            f"{ct} clpy_ao = *clpy_ap; if (clpy_av {cmp} clpy_ao) *clpy_ap = clpy_av; clpy_ao; }})"
         )
 
     def _base(self, off: Expr, stride: int, p: Ptr) -> str:

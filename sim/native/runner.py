@@ -35,13 +35,13 @@ class NativeUnavailable(RuntimeError):
 
 
 class _Compiled:
-    __slots__ = ("lib", "fn", "source", "atomics")
+    __slots__ = ("lib", "fn", "source", "ordered")
 
-    def __init__(self, lib: Any, source: str, atomics: bool) -> None:
+    def __init__(self, lib: Any, source: str, ordered: bool) -> None:
         self.lib = lib
         self.fn = lib.clpy_run
         self.source = source
-        self.atomics = atomics
+        self.ordered = ordered  # groups in order on one thread (atomics whose result is used)
 
 
 _LOCK = threading.Lock()
@@ -199,9 +199,9 @@ def _compiled(fn: Function, geom: Geometry) -> _Compiled:
     if got is not None:
         return got
     try:
-        src, atomics = generate(fn, geom)
+        src, ordered = generate(fn, geom)
         lib = build(src)
-        out: _Compiled | str = _Compiled(lib, src, atomics)
+        out: _Compiled | str = _Compiled(lib, src, ordered)
     except Unsupported as e:
         out = e.args[0]
     except CompileFailed as e:
@@ -248,7 +248,7 @@ def _execute(
             geo[9 + k] = b[2]
     total = int(geo[3] * geo[4] * geo[5])
     wg = l3[0] * l3[1] * l3[2]
-    threads = cfg.thread_count()
+    threads = 1 if c.ordered else cfg.thread_count()
     geo_p = geo.ctypes.data
     run = c.fn
     # a chunk of groups per call: enough work to pay for a thread hand-over (~50 us)
