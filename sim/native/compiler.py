@@ -32,6 +32,9 @@ FLAGS = (
     "-fsigned-char",
     "-w",
 )
+# the host's instructions (fma, AVX): an fma built-in is one instruction, not libm's software
+# fma; results are the same bits (no contraction, no reassociation)
+NATIVE = ("-march=native",)
 _LOCK = threading.Lock()
 
 
@@ -76,6 +79,36 @@ def cache_dir() -> Path:
     return Path(xdg) / "clpy" / "native"
 
 
+@functools.cache
+def _flags(cc: str) -> tuple[str, ...]:
+    """FLAGS plus NATIVE where the compiler takes it."""
+    try:
+        r = subprocess.run(
+            [cc, *NATIVE, "-x", "c", "-fsyntax-only", "-"],
+            input="int x;\n",
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except OSError:
+        return FLAGS
+    return (*FLAGS, *NATIVE) if r.returncode == 0 else FLAGS
+
+
+@functools.cache
+def _host() -> str:
+    """What -march=native depends on: the CPU's model and flags (Linux), else the machine."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = [x for x in f if x.startswith(("model name", "flags"))][:2]
+        return "".join(lines)
+    except OSError:
+        return platform.machine() + platform.processor()
+
+
 def _headers() -> str:
     return "".join((HERE / h).read_text() for h in ("prelude.h", "engine.h"))
 
@@ -83,8 +116,11 @@ def _headers() -> str:
 def build(source: str) -> ctypes.CDLL:
     """Compile ``source`` (or take it from the cache) and load it."""
     cc, version = compiler()
+    flags = _flags(cc)
     key = hashlib.sha256(
-        "\0".join((source, _headers(), cc, version, " ".join(FLAGS), sys.platform)).encode()
+        "\0".join(
+            (source, _headers(), cc, version, " ".join(flags), sys.platform, _host())
+        ).encode()
     ).hexdigest()[:32]
     d = cache_dir()
     so = d / f"k{key}.so"
@@ -96,7 +132,7 @@ def build(source: str) -> ctypes.CDLL:
                 c.write_text(source)
                 out = Path(tmp) / "k.so"
                 r = subprocess.run(
-                    [cc, *FLAGS, "-I", str(HERE), "-o", str(out), str(c), "-lm"],
+                    [cc, *flags, "-I", str(HERE), "-o", str(out), str(c), "-lm"],
                     capture_output=True,
                     text=True,
                     check=False,
@@ -111,5 +147,10 @@ def build(source: str) -> ctypes.CDLL:
         lib = ctypes.CDLL(str(so))
     fn = lib.clpy_run
     fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+    fn.argtypes = [
+        ctypes.POINTER(ctypes.c_void_p),
+        ctypes.POINTER(ctypes.c_int64),
+        ctypes.c_int64,
+        ctypes.c_int64,
+    ]
     return lib

@@ -13,6 +13,7 @@ import ctypes
 import functools
 import os
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,13 +36,14 @@ class NativeUnavailable(RuntimeError):
 
 
 class _Compiled:
-    __slots__ = ("lib", "fn", "source", "ordered")
+    __slots__ = ("lib", "fn", "source", "ordered", "per_group")
 
     def __init__(self, lib: Any, source: str, ordered: bool) -> None:
         self.lib = lib
         self.fn = lib.clpy_run
         self.source = source
         self.ordered = ordered  # groups in order on one thread (atomics whose result is used)
+        self.per_group = 1.0  # seconds per group of the last launch run on one thread
 
 
 _LOCK = threading.Lock()
@@ -87,7 +89,8 @@ class _Binder:
 
     def __init__(self) -> None:
         self.local_counts: list[tuple[str, int]] = []
-        self.buffers: list[np.ndarray] = []
+        self.spans: list[tuple[int, int]] = []
+        self.keep: list[np.ndarray] = []  # the values' arrays, alive until the launch ends
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
         elem = param.elem
@@ -101,8 +104,9 @@ class _Binder:
             raise Unsupported(f"argument {param.name!r}: not a C-contiguous array of {dt}")
         if not array.flags.writeable and param.written:
             raise Unsupported(f"argument {param.name!r} is read-only")
-        self.buffers.append(array)
-        return ("buffer", array, array.size // lanes)
+        ptr = array.ctypes.data
+        self.spans.append((ptr, ptr + array.nbytes))
+        return ("buffer", ptr, array.size // lanes)
 
     def local_buffer(self, param: LocalBuffer, count: int) -> Any:
         self.local_counts.append((param.name, count))
@@ -111,13 +115,15 @@ class _Binder:
     def value(self, param: Param, value: Any) -> Any:
         t = param.type
         if isinstance(t, ScalarType):
-            return ("value", np.asarray(t.dtype.type(value)), 0)
-        if isinstance(t, VectorType):
+            v = np.asarray(t.dtype.type(value))
+        elif isinstance(t, VectorType):
             v = np.zeros(4 if t.n == 3 else t.n, dtype=t.elem.dtype)
             a = np.asarray(value, dtype=t.elem.dtype).reshape(-1)[: t.n]
             v[: a.size] = a
-            return ("value", v, 0)
-        raise Unsupported(f"a parameter of type {t}")
+        else:
+            raise Unsupported(f"a parameter of type {t}")
+        self.keep.append(v)
+        return ("value", v.ctypes.data, 0)
 
     def pipe(self, param: Param, pipe: Any) -> Any:
         raise Unsupported("pipes")
@@ -129,16 +135,18 @@ class _Binder:
         raise Unsupported("samplers")
 
 
-def _overlap(bufs: list[np.ndarray]) -> bool:
-    spans = sorted((b.ctypes.data, b.ctypes.data + b.nbytes) for b in bufs if b.nbytes)
-    seen: set[tuple[int, int]] = set()
+def _overlap(spans: list[tuple[int, int]]) -> bool:
+    """Whether two of the buffers' byte ranges overlap (one array passed twice does not)."""
+    if len(spans) < 2:
+        return False
     last_end = -1
-    for lo, hi in spans:
-        if (lo, hi) in seen:
+    prev = None
+    for lo, hi in sorted(spans):
+        if (lo, hi) == prev or lo == hi:
             continue  # one array passed twice: the same pointer
         if lo < last_end:
             return True
-        seen.add((lo, hi))
+        prev = (lo, hi)
         last_end = max(last_end, hi)
     return False
 
@@ -173,7 +181,7 @@ def run(
             raise Unsupported("a global size that is not a multiple of the local size")
         binder = _Binder()
         bound = [p.bind_sim(binder, a) for p, a in zip(params, args)]
-        if _overlap(binder.buffers):
+        if _overlap(binder.spans):
             raise Unsupported("overlapping buffer arguments")
         lsz = (*ls, 1, 1)[:3]
         geom = Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), tuple(binder.local_counts))
@@ -230,39 +238,30 @@ def _execute(
     cfg: SimConfig,
 ) -> None:
     n = len(bound)
-    ptrs = (ctypes.c_void_p * max(n, 1))()
-    geo = np.zeros(9 + n, dtype=np.int64)
+    ptrs = (ctypes.c_void_p * max(n, 1))(*[b[1] if b[0] != "local" else None for b in bound])
     g3 = (*gs, 1, 1)[:3]
     l3 = (*ls, 1, 1)[:3]
     o3 = (*off, 0, 0)[:3]
-    for d in range(3):
-        geo[d] = g3[d]
-        geo[3 + d] = g3[d] // l3[d]
-        geo[6 + d] = o3[d]
-    keep = []
-    for k, b in enumerate(bound):
-        if b[0] in ("buffer", "value"):
-            arr = b[1]
-            keep.append(arr)
-            ptrs[k] = arr.ctypes.data
-            geo[9 + k] = b[2]
-    total = int(geo[3] * geo[4] * geo[5])
-    wg = l3[0] * l3[1] * l3[2]
+    ng = [g3[0] // l3[0], g3[1] // l3[1], g3[2] // l3[2]]
+    geo = (ctypes.c_int64 * (9 + n))(*g3, *ng, *o3, *[b[2] for b in bound])
+    total = ng[0] * ng[1] * ng[2]
     threads = 1 if c.ordered else cfg.thread_count()
-    geo_p = geo.ctypes.data
     run = c.fn
-    # a chunk of groups per call: enough work to pay for a thread hand-over (~50 us)
-    chunks = min(total, threads * 4) if threads > 1 and total * wg >= 4096 else 1
-    if chunks <= 1:
-        st = run(ptrs, geo_p, 0, total)
-        _status(st, fn)
+    # threads only where the launch is long enough to pay for the hand-overs (~30 us each):
+    # the time per group measured on the launches before
+    if threads > 1 and total > 1 and c.per_group * total > 5e-4:
+        chunks = min(total, threads)
+        bounds = [total * i // chunks for i in range(chunks + 1)]
+        pool = _pool(threads)
+        t0 = time.perf_counter()
+        futs = [pool.submit(run, ptrs, geo, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        for f in futs:
+            _status(f.result(), fn)
+        c.per_group = (time.perf_counter() - t0) * chunks / total
         return
-    bounds = [total * i // chunks for i in range(chunks + 1)]
-    pool = _pool(threads)
-    futs = [pool.submit(run, ptrs, geo_p, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    for f in futs:
-        _status(f.result(), fn)
-    del keep
+    t0 = time.perf_counter()
+    _status(run(ptrs, geo, 0, total), fn)
+    c.per_group = (time.perf_counter() - t0) / total
 
 
 def _status(st: int, fn: Function) -> None:
