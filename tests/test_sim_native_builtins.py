@@ -322,6 +322,7 @@ class Result:
     lanes: int
     bad: int
     example: str
+    nan_choice: int = 0  # lanes whose two NaN inputs give NaNs of different bits (not pinned)
 
 
 def run(cs: list[Case], n: int, workdir: Path, seed: int = 1) -> list[Result]:
@@ -344,18 +345,35 @@ def run(cs: list[Case], n: int, workdir: Path, seed: int = 1) -> list[Result]:
         ptrs = [ctypes.c_void_p(a.ctypes.data) for a in (*ins, *c_out)]
         getattr(lib, f"h{g}")(*ptrs, ctypes.c_long(n))
         keep = lanes_of(ret)
+        nans = sum(
+            np.isnan(a.reshape(n, -1)[:, : lanes_of(p)]).sum(axis=1)
+            for a, p in zip(ins, params)
+            if element_of(p).is_float
+        )
         for c, s, o in zip(gcs, sim_out, c_out):
             sv = s.reshape(n, -1)[:, :keep]
             ov = o.reshape(n, -1)[:, :keep]
             ut = np.dtype(f"uint{dt.itemsize * 8}")
-            diff = np.flatnonzero((sv.view(ut) != ov.view(ut)).any(axis=1))
+            differ = sv.view(ut) != ov.view(ut)
+            # where two NaNs meet in + - * /, the NumPy engine's NaN is the first operand's in
+            # NumPy's SIMD loops but may be the second in others (in place, other sizes)
+            choice = np.zeros(n, bool)
+            if dt.kind == "f" and c.builtin is not None and c.builtin.name in _NAN_CHOICE:
+                choice = (nans >= 2) & ~(differ & ~(np.isnan(sv) & np.isnan(ov))).any(axis=1)
+            diff = np.flatnonzero(differ.any(axis=1) & ~choice)
             ex = ""
             if diff.size:
                 i = diff[0]
                 args = ", ".join(_show(a[i]) for a in ins)
                 ex = f"({args}) -> sim {_show(sv[i])} C {_show(ov[i])}"
-            results.append(Result(c, n, int(diff.size), ex))
+            results.append(
+                Result(c, n, int(diff.size), ex, int((choice & differ.any(axis=1)).sum()))
+            )
     return results
+
+
+# built-ins doing + - * / on two arguments that may both be NaN
+_NAN_CHOICE = frozenset("mix mad fma dot cross distance fast_distance smoothstep".split())
 
 
 def _show(v: np.ndarray) -> str:
@@ -479,6 +497,7 @@ def main() -> None:
     print(
         f"{len(rs)} cases, {sum(r.lanes for r in rs)} lanes, {sum(1 for r in rs if r.bad)} differ"
     )
+    print(f"lanes where two NaN inputs gave NaNs of other bits: {sum(r.nan_choice for r in rs)}")
 
 
 if __name__ == "__main__":

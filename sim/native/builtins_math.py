@@ -10,8 +10,9 @@ run time on the CPU: on x86-64 with AVX2 (the machine this was measured on) thes
 libm, but with AVX512 NumPy has its own or SVML routines for most of them, which differ in
 the last bit. ``libm_agrees(name)`` compares NumPy with the C library on a few thousand
 arguments once per process (ctypes), and the function is native only where every one agrees.
-tanh (NumPy's own AVX2 routine here), lgamma and tgamma (CPython's ``math``), rootn (long
-double) are never native; neither is anything of half.
+tanh (NumPy's own AVX2 routine here), lgamma and tgamma (CPython's ``math``) are never native;
+neither is anything of half. rootn runs in long double through ``powl``, as NumPy's longdouble
+``power`` does (no SIMD routine on any CPU).
 """
 
 from __future__ import annotations
@@ -173,7 +174,7 @@ _WIDE_NAMES = (
     "acos acosh acospi asin asinh asinpi atan atanh atanpi cbrt ceil cos cosh cospi erfc erf "
     "exp exp2 exp10 expm1 fabs floor log log2 log10 log1p logb rint round rsqrt sin sinh sinpi "
     "sqrt tan tanpi trunc atan2 atan2pi copysign fdim fmod hypot maxmag minmag pow powr "
-    "remainder fmax fmin pown degrees radians sign smoothstep"
+    "remainder fmax fmin pown rootn degrees radians sign smoothstep"
 ).split()
 _FAST_NAMES = "cos exp exp2 exp10 log log2 log10 recip rsqrt sin sqrt tan divide powr".split()
 

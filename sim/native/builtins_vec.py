@@ -170,7 +170,8 @@ def shuffle(params: Sequence[Type], ret: Type, args: list[str]) -> str | None:
     m = n * len(xs)
 
     def lane(a: list[str]) -> str:
-        k = f"(({a[-1]}) % {m})"
+        # an int index: GCC 12 -O2 miscompiled y[k - n] with a ulong k (wrong lanes read)
+        k = f"((int)(({a[-1]}) % {m}))"
         if len(xs) == 1:
             return f"{a[0]}[{k}]"
         return f"({k} < {n} ? {a[0]}[{k}] : {a[1]}[{k} - {n}])"

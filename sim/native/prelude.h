@@ -322,6 +322,18 @@ CLPY_I2F(double, d, nextafter, long, long, 9223372036854775808.0)
 CLPY_I2F(double, d, nextafter, ulong, ulong, 18446744073709551616.0)
 #undef CLPY_I2F
 
+/* math.py _rootn: |x| to the power 1/n in long double (NumPy's longdouble power is the C
+ * library's powl), rounded to double, then the sign and zero rules */
+static inline double clpy_m_rootn(double x, int n) {
+    if (n == 0) return clpy_qnan();
+    bool odd = (n & 1) != 0;
+    if (x == 0 && n < 0) return odd ? copysign(INFINITY, x) : INFINITY;
+    if (x == 0 && n > 0) return odd ? x : 0.0;
+    double mag = (double)powl(fabsl((long double)x), 1.0L / (long double)n);
+    if (x < 0) return odd ? -mag : clpy_qnan();
+    return mag;
+}
+
 #endif
 _Static_assert(sizeof(long) == 8, "clpy prelude: OpenCL long is 64-bit");
 _Static_assert(sizeof(bool) == 1, "clpy prelude: the simulator's bool is one byte (NumPy bool_)");
@@ -728,5 +740,17 @@ CLPY_I2F(float, f, nextafterf, ulong, ulong, 18446744073709551616.0)
 CLPY_I2F(double, d, nextafter, long, long, 9223372036854775808.0)
 CLPY_I2F(double, d, nextafter, ulong, ulong, 18446744073709551616.0)
 #undef CLPY_I2F
+
+/* math.py _rootn: |x| to the power 1/n in long double (NumPy's longdouble power is the C
+ * library's powl), rounded to double, then the sign and zero rules */
+static inline double clpy_m_rootn(double x, int n) {
+    if (n == 0) return clpy_qnan();
+    bool odd = (n & 1) != 0;
+    if (x == 0 && n < 0) return odd ? copysign(INFINITY, x) : INFINITY;
+    if (x == 0 && n > 0) return odd ? x : 0.0;
+    double mag = (double)powl(fabsl((long double)x), 1.0L / (long double)n);
+    if (x < 0) return odd ? -mag : clpy_qnan();
+    return mag;
+}
 
 #endif
