@@ -84,6 +84,38 @@ def k_tiles(x: Global[float32], out: Global[float32], steps: int32):
 
 
 @clpy.kernel
+def k_uniform(x: Global[int32], out: Global[int32], n: int32):
+    t = clpy.local_array(int32, 64)
+    lid = clpy.get_local_id(0)
+    gid = clpy.get_global_id(0)
+    grp = clpy.get_group_id(0)
+    cnt = 64 if grp % 3 != 1 else n
+    df = 1
+    while df * 2 <= cnt:  # uniform: once per group
+        df *= 2
+    w = 1
+    while w * 2 <= cnt:  # uniform condition, a per-work-item body: runs per work-item
+        w *= 2
+        out[gid] += 1
+    t[lid] = x[gid]
+    clpy.barrier()
+    i = 2
+    while i <= df:
+        if (lid + 1) % i == 0 and lid < df:
+            t[lid] = t[lid] + t[lid - i // 2]
+        clpy.barrier()
+        i *= 2
+    if grp % 2 == 0:  # uniform condition around a barrier
+        t[lid] += 1
+        clpy.barrier()
+    for k in range(n % 5):
+        if lid == k:
+            return
+        clpy.barrier()
+    out[gid] += t[63 - lid] + df * 1000 + w
+
+
+@clpy.kernel
 def k_hist(data: Global[uint32], hist: Global[uint32]):
     h = clpy.local_array(uint32, 16)
     lid = clpy.get_local_id(0)
@@ -133,6 +165,8 @@ BASIC = [
         (k_basic, (1000,), (50,), BASIC),
         (k_tiles, (256,), (BS,), [RNG.uniform(-1, 1, 256).astype(np.float32),
                                   np.zeros(256, np.float32), np.int32(5)]),
+        (k_uniform, (640,), (64,), [RNG.integers(-99, 99, 640).astype(np.int32),
+                                    np.zeros(640, np.int32), np.int32(21)]),
         (k_hist, (4096,), (64,), [RNG.integers(0, 2**32, 4096).astype(np.uint32),
                                   np.zeros(16, np.uint32)]),
     ],

@@ -48,6 +48,7 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Ty
 from clpy_sim.native.cgen_builtins import BuiltinGen
 from clpy_sim.native.cgen_expr import ArrayRef, Ptr
 from clpy_sim.native.ctypes_c import Unsupported, c_type, ptr_struct
+from clpy_sim.native.uniform import Uniformity
 
 _C_WORDS = frozenset(
     """auto break case char const continue default do double else enum extern float for goto
@@ -169,6 +170,8 @@ class KernelGen(BuiltinGen):
         self.params: dict[Var, tuple[str, Any]] = {}
         self.stack_bytes = 0
         self.uses_atomics = False
+        self.uni_vars: set[Var] = set()  # group-uniform scalars (sim/native/uniform.py)
+        self.uni: Uniformity | None = None
         self.atomic_sites: list[tuple[str, bool]] = []
 
     # ------------------------------------------------------------------ names and storage
@@ -193,7 +196,7 @@ class KernelGen(BuiltinGen):
 
     def note(self, v: Var, declare_top: bool = False) -> None:
         """Record a reference of ``v`` in the current region (pass 1)."""
-        if self.in_func is not None:
+        if self.in_func is not None or v in self.uni_vars:
             return
         inf = self.info.setdefault(v, _Info())
         if inf.first_is_top_declare is None:
@@ -259,12 +262,18 @@ class KernelGen(BuiltinGen):
     # ------------------------------------------------------------------ ExprGen hooks
 
     def var(self, v: Var, loc: Any) -> str:
-        self.note(v)
         p = self.params.get(v)
         if p is not None and p[0] == "value":
             return p[1]  # type: ignore[no-any-return]
+        self.note(v)
         if self.in_func is not None:
             return self.cname(v)
+        if v in self.uni_vars:
+            name = self.cname(v)
+            if v not in self.declared:
+                self.declared.add(v)
+                self.group_decls.append(f"{c_type(v.type, loc)} {name} = 0;")
+            return name
         self.declare_var(v, loc)
         name = self.cname(v)
         return f"{name}[wi]" if self.is_group(v) else name
@@ -579,6 +588,8 @@ class KernelGen(BuiltinGen):
         if tgt.kind == "c":
             self.w(f"{kind};")
             return
+        if tgt.kind == "uniform":
+            raise Unsupported(f"{kind} out of a loop run once per group", s.loc)
         self.group_jump(tgt.level if kind == "break" else tgt.cont_level)
 
     def group_jump(self, level: int) -> None:
@@ -594,8 +605,15 @@ class KernelGen(BuiltinGen):
 
     def group_block(self, stmts: Sequence[Stmt]) -> None:
         run: list[Stmt] = []
+        uni = self.uni
         for s in stmts:
-            if _stmt_barrier(s, self.memo):
+            if uni is not None and not _stmt_barrier(s, self.memo) and uni.stmt(s):
+                if run:
+                    self.emit_region(run)
+                    run = []
+                self.w("/* once per group */")
+                self.wi_stmt(s)  # (uniform variables are scalars: no work-item index)
+            elif _stmt_barrier(s, self.memo):
                 if run:
                     self.emit_region(run)
                     run = []
@@ -668,6 +686,18 @@ class KernelGen(BuiltinGen):
 
     def group_if(self, s: If) -> None:
         w = self.w
+        if self.uni is not None and self.uni.expr(s.cond):
+            w(f"if ({self.cond(s.cond)}) {{")
+            w.ind += 1
+            self.group_block(s.body)
+            w.ind -= 1
+            if s.orelse:
+                w("} else {")
+                w.ind += 1
+                self.group_block(s.orelse)
+                w.ind -= 1
+            w("}")
+            return
         mt, mf = self.new_mask(), self.new_mask()
         par = self.cur_mask()
         self.open_region()
@@ -717,6 +747,10 @@ class KernelGen(BuiltinGen):
         w("}")
 
     def group_while(self, s: While) -> None:
+        if self.uni is not None and self.uni.loop(s):
+            self.w(f"while ({self.cond(s.cond)}) {{")
+            self.uniform_body(s.body)
+            return
         self.group_loop(s, lambda: self.cond(s.cond), s.body, None)
 
     def group_for(self, s: For) -> None:
@@ -724,6 +758,21 @@ class KernelGen(BuiltinGen):
         t = v.type
         if not isinstance(t, ScalarType) or not t.is_int:
             raise Unsupported("a for loop over a non-integer", s.loc)
+        if self.uni is not None and self.uni.loop(s):
+            w = self.w
+            stop, step = self.fresh("stop"), self.fresh("step")
+            w("{")
+            w.ind += 1
+            self.assign_expr(v, s.start, s.loc)
+            w(f"const {c_type(s.stop.type, s.loc)} {stop} = {self.expr(s.stop)};")
+            w(f"const {c_type(s.step.type, s.loc)} {step} = {self.expr(s.step)};")
+            x = self.var(v, s.loc)
+            inc = self.binop("+", t, x, step, s, s.step.type)
+            w(f"for (; {self.for_test(s, x, stop, step)}; {x} = ({c_type(t, s.loc)})({inc})) {{")
+            self.uniform_body(s.body)
+            w.ind -= 1
+            w("}")
+            return
         stop, step = self.fresh("stop"), self.fresh("step")
         st, pt = c_type(s.stop.type, s.loc), c_type(s.step.type, s.loc)
         self.group_array(st, stop, self.geom.wg, 8)
@@ -743,6 +792,18 @@ class KernelGen(BuiltinGen):
             self.w(f"{x} = ({c_type(t, s.loc)})({inc});")
 
         self.group_loop(s, cond, s.body, incr)
+
+    def uniform_body(self, body: Sequence[Stmt]) -> None:
+        """The body of a loop run once per group (its trips the same in every work-item)."""
+        w = self.w
+        w.ind += 1
+        self.group_loops += 1  # (a region inside runs once per trip)
+        self.targets.append(_Target("uniform"))
+        self.group_block(body)
+        self.targets.pop()
+        self.group_loops -= 1
+        w.ind -= 1
+        w("}")
 
     def inline(self, e: CallFunc, res: Var | None, loc: Loc) -> None:
         """A device function with a barrier, inlined at its call statement."""
@@ -807,6 +868,8 @@ class KernelGen(BuiltinGen):
         self.region_locals: dict[int, list[Var]] = {}
         if self.info_in is not None:
             for v, inf in self.info_in.items():
+                if v in self.uni_vars:
+                    continue
                 if not self.is_group(v) and not (
                     isinstance(v.type, ArrayType) and v.type.space is AddressSpace.LOCAL
                 ):
@@ -847,6 +910,9 @@ class KernelGen(BuiltinGen):
             else:
                 self.params[p] = ("buffer", ptr)
         barriers = contains_barrier(fn.body, self.memo)
+        if barriers:
+            self.uni = Uniformity(fn, lambda s: _stmt_barrier(s, self.memo))
+            self.uni_vars = self.uni.vars
         w = self.w
         w.ind = 2
         if barriers:

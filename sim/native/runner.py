@@ -110,7 +110,7 @@ class _Binder:
 
     def local_buffer(self, param: LocalBuffer, count: int) -> Any:
         self.local_counts.append((param.name, count))
-        return ("local", count)
+        return ("local", None, count)
 
     def value(self, param: Param, value: Any) -> Any:
         t = param.type
@@ -216,6 +216,10 @@ def _compiled(fn: Function, geom: Geometry) -> _Compiled:
         if strict():
             raise
         out = f"the C compiler failed on the generated source: {str(e)[:300]}"
+    except Exception as e:  # a code generator bug: the NumPy engine runs the kernel
+        if strict():
+            raise
+        out = f"internal error of the native engine's code generator: {type(e).__name__}: {e}"
     with _LOCK:
         per[geom] = out
     if isinstance(out, str):

@@ -1,0 +1,202 @@
+"""Group-uniform variables of a kernel for the native engine: scalars whose every assignment
+gives the same value in every work-item of a work-group (computed from constants, scalar
+parameters, work-group queries and other uniform variables, under control flow whose
+conditions are themselves uniform). The code generator keeps each in one C scalar per group,
+computes its statements once per group between the work-item loops, and runs control flow
+on uniform conditions once per group without activity masks (sim/native/cgen.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from clpy.ir.nodes import (
+    Assign,
+    Binary,
+    Break,
+    CallBuiltin,
+    Cast,
+    Compare,
+    Const,
+    Continue,
+    Declare,
+    Expr,
+    For,
+    Function,
+    If,
+    Logical,
+    NamedConst,
+    Return,
+    Select,
+    Stmt,
+    Unary,
+    Var,
+    VarRef,
+    While,
+)
+from clpy.types.core import ScalarType
+
+# work-item queries with one value per work-group
+GROUP_QUERIES = frozenset(
+    {
+        "get_group_id",
+        "get_local_size",
+        "get_enqueued_local_size",
+        "get_num_groups",
+        "get_global_size",
+        "get_global_offset",
+        "get_work_dim",
+    }
+)
+
+
+class Uniformity:
+    """``vars``: the uniform variables of kernel ``fn`` (its own body; device functions'
+    variables are never uniform)."""
+
+    def __init__(self, fn: Function, barrier: Callable[[Stmt], bool]) -> None:
+        self.barrier = barrier  # whether a statement contains a barrier
+        self.params = frozenset(
+            p for p in fn.params if isinstance(p.type, ScalarType) and p not in _assigned(fn.body)
+        )
+        cands = {v for v in _targets(fn.body) if isinstance(v.type, ScalarType)}
+        cands -= set(fn.params)
+        self.vars: set[Var] = set(cands)
+        while True:
+            bad: set[Var] = set()
+            self._scan(fn.body, True, bad)
+            if not bad & self.vars:
+                break
+            self.vars -= bad
+
+    def expr(self, e: Expr) -> bool:
+        """Whether ``e`` has one value per work-group (and no effects)."""
+        if isinstance(e, (Const, NamedConst)):
+            return isinstance(e.type, ScalarType)
+        if isinstance(e, VarRef):
+            return e.var in self.vars or e.var in self.params
+        if isinstance(e, (Binary, Compare, Logical)):
+            return isinstance(e.type, ScalarType) and self.expr(e.left) and self.expr(e.right)
+        if isinstance(e, Unary):
+            return isinstance(e.type, ScalarType) and self.expr(e.operand)
+        if isinstance(e, Cast):
+            return isinstance(e.type, ScalarType) and self.expr(e.value)
+        if isinstance(e, Select):
+            return (
+                isinstance(e.type, ScalarType)
+                and self.expr(e.cond)
+                and self.expr(e.if_true)
+                and self.expr(e.if_false)
+            )
+        if isinstance(e, CallBuiltin):
+            return (
+                e.builtin.index
+                and e.builtin.name in GROUP_QUERIES
+                and all(isinstance(a, Const) for a in e.args)
+            ) or e.builtin.name == "get_work_dim"
+        return False
+
+    def for_bounds(self, s: For) -> bool:
+        return self.expr(s.start) and self.expr(s.stop) and self.expr(s.step)
+
+    def stmt(self, s: Stmt) -> bool:
+        """Whether ``s`` (barrier-free) can run once per group: it assigns only uniform
+        variables uniform values, under uniform conditions, with no jumps."""
+        if isinstance(s, Declare):
+            return s.var in self.vars and (s.init is None or self.expr(s.init))
+        if isinstance(s, Assign):
+            return isinstance(s.target, VarRef) and s.target.var in self.vars and self.expr(s.value)
+        if isinstance(s, If):
+            return self.expr(s.cond) and all(self.stmt(x) for x in (*s.body, *s.orelse))
+        if isinstance(s, While):
+            return self.expr(s.cond) and all(self.stmt(x) for x in s.body)
+        if isinstance(s, For):
+            return s.var in self.vars and self.for_bounds(s) and all(self.stmt(x) for x in s.body)
+        return False
+
+    def loop(self, s: For | While) -> bool:
+        """A loop whose trips are the same in every work-item: uniform condition (a For: a
+        uniform variable and bounds) and no break or continue of its own."""
+        if isinstance(s, For):
+            ok = s.var in self.vars and self.for_bounds(s)
+        else:
+            ok = self.expr(s.cond)
+        return ok and not _jumps(s.body)
+
+    def _scan(self, stmts: Sequence[Stmt], ctx: bool, bad: set[Var]) -> None:
+        for s in stmts:
+            if isinstance(s, (If, While, For)) and not self.barrier(s) and not self.stmt(s):
+                # runs per work-item in a region: what it assigns is not one scalar per group
+                bad |= _targets([s])
+                continue
+            if isinstance(s, Declare):
+                if not ctx or (s.init is not None and not self.expr(s.init)):
+                    bad.add(s.var)
+            elif isinstance(s, Assign):
+                if isinstance(s.target, VarRef) and (not ctx or not self.expr(s.value)):
+                    bad.add(s.target.var)
+            elif isinstance(s, If):
+                c = ctx and self.expr(s.cond)
+                self._scan(s.body, c, bad)
+                self._scan(s.orelse, c, bad)
+            elif isinstance(s, While):
+                self._scan(s.body, ctx and self.loop(s), bad)
+            elif isinstance(s, For):
+                c = ctx and self.loop(s)
+                if not c:
+                    bad.add(s.var)
+                self._scan(s.body, c, bad)
+
+
+def _jumps(stmts: Sequence[Stmt]) -> bool:
+    """A break or continue of this loop (not of a nested one), or a return, in ``stmts``."""
+    for s in stmts:
+        if isinstance(s, (Break, Continue, Return)):
+            return True
+        if isinstance(s, If) and (_jumps(s.body) or _jumps(s.orelse)):
+            return True
+        if isinstance(s, (For, While)) and _returns(s.body):
+            return True
+    return False
+
+
+def _returns(stmts: Sequence[Stmt]) -> bool:
+    for s in stmts:
+        if isinstance(s, Return):
+            return True
+        if isinstance(s, If) and (_returns(s.body) or _returns(s.orelse)):
+            return True
+        if isinstance(s, (For, While)) and _returns(s.body):
+            return True
+    return False
+
+
+def _targets(stmts: Sequence[Stmt]) -> set[Var]:
+    out: set[Var] = set()
+    for s in stmts:
+        if isinstance(s, Declare):
+            out.add(s.var)
+        elif isinstance(s, Assign) and isinstance(s.target, VarRef):
+            out.add(s.target.var)
+        elif isinstance(s, For):
+            out.add(s.var)
+            out |= _targets(s.body)
+        elif isinstance(s, While):
+            out |= _targets(s.body)
+        elif isinstance(s, If):
+            out |= _targets(s.body) | _targets(s.orelse)
+    return out
+
+
+def _assigned(stmts: Sequence[Stmt]) -> set[Var]:
+    out: set[Var] = set()
+    for s in stmts:
+        if isinstance(s, Assign) and isinstance(s.target, VarRef):
+            out.add(s.target.var)
+        elif isinstance(s, For):
+            out.add(s.var)
+            out |= _assigned(s.body)
+        elif isinstance(s, While):
+            out |= _assigned(s.body)
+        elif isinstance(s, If):
+            out |= _assigned(s.body) | _assigned(s.orelse)
+    return out
