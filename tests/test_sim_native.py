@@ -104,6 +104,8 @@ def k_uniform(x: Global[int32], out: Global[int32], n: int32):
         if (lid + 1) % i == 0 and lid < df:
             t[lid] = t[lid] + t[lid - i // 2]
         clpy.barrier()
+        if i == 16 and grp % 2 == 1:
+            break  # (uniform: the group's loop ends)
         i *= 2
     if grp % 2 == 0:  # uniform condition around a barrier
         t[lid] += 1

@@ -589,7 +589,10 @@ class KernelGen(BuiltinGen):
             self.w(f"{kind};")
             return
         if tgt.kind == "uniform":
-            raise Unsupported(f"{kind} out of a loop run once per group", s.loc)
+            if self.region != -1:
+                raise Unsupported(f"{kind} out of a loop run once per group", s.loc)
+            self.w(f"{kind};")  # (at group level, in the loop's own C loop)
+            return
         self.group_jump(tgt.level if kind == "break" else tgt.cont_level)
 
     def group_jump(self, level: int) -> None:
@@ -606,8 +609,10 @@ class KernelGen(BuiltinGen):
     def group_block(self, stmts: Sequence[Stmt]) -> None:
         run: list[Stmt] = []
         uni = self.uni
+        inner = next((t for t in reversed(self.targets) if t.kind != "func"), None)
+        jumps = inner is not None and inner.kind == "uniform"
         for s in stmts:
-            if uni is not None and not _stmt_barrier(s, self.memo) and uni.stmt(s):
+            if uni is not None and not _stmt_barrier(s, self.memo) and uni.stmt(s, jumps):
                 if run:
                     self.emit_region(run)
                     run = []

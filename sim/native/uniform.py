@@ -98,15 +98,18 @@ class Uniformity:
     def for_bounds(self, s: For) -> bool:
         return self.expr(s.start) and self.expr(s.stop) and self.expr(s.step)
 
-    def stmt(self, s: Stmt) -> bool:
+    def stmt(self, s: Stmt, jumps: bool = False) -> bool:
         """Whether ``s`` (barrier-free) can run once per group: it assigns only uniform
-        variables uniform values, under uniform conditions, with no jumps."""
+        variables uniform values, under uniform conditions, with no jumps (``jumps``: a break
+        or continue of the innermost loop, which runs once per group, is one too)."""
+        if isinstance(s, (Break, Continue)):
+            return jumps
         if isinstance(s, Declare):
             return s.var in self.vars and (s.init is None or self.expr(s.init))
         if isinstance(s, Assign):
             return isinstance(s.target, VarRef) and s.target.var in self.vars and self.expr(s.value)
         if isinstance(s, If):
-            return self.expr(s.cond) and all(self.stmt(x) for x in (*s.body, *s.orelse))
+            return self.expr(s.cond) and all(self.stmt(x, jumps) for x in (*s.body, *s.orelse))
         if isinstance(s, While):
             return self.expr(s.cond) and all(self.stmt(x) for x in s.body)
         if isinstance(s, For):
@@ -120,7 +123,23 @@ class Uniformity:
             ok = s.var in self.vars and self.for_bounds(s)
         else:
             ok = self.expr(s.cond)
-        return ok and not _jumps(s.body)
+        return ok and not self._jumps(s.body)
+
+    def _jumps(self, stmts: Sequence[Stmt]) -> bool:
+        """A return, or a break or continue of this loop (not of a nested one) that not every
+        work-item of the group takes together: not under uniform conditions only."""
+        for s in stmts:
+            if isinstance(s, (Break, Continue, Return)):
+                return True
+            if isinstance(s, If):
+                if self.expr(s.cond) and not self.barrier(s):
+                    if all(self.stmt(x, True) for x in (*s.body, *s.orelse)):
+                        continue  # (run once per group: its jumps are the group's)
+                if self._jumps(s.body) or self._jumps(s.orelse):
+                    return True
+            if isinstance(s, (For, While)) and _returns(s.body):
+                return True
+        return False
 
     def _scan(self, stmts: Sequence[Stmt], ctx: bool, bad: set[Var]) -> None:
         for s in stmts:
@@ -145,18 +164,6 @@ class Uniformity:
                 if not c:
                     bad.add(s.var)
                 self._scan(s.body, c, bad)
-
-
-def _jumps(stmts: Sequence[Stmt]) -> bool:
-    """A break or continue of this loop (not of a nested one), or a return, in ``stmts``."""
-    for s in stmts:
-        if isinstance(s, (Break, Continue, Return)):
-            return True
-        if isinstance(s, If) and (_jumps(s.body) or _jumps(s.orelse)):
-            return True
-        if isinstance(s, (For, While)) and _returns(s.body):
-            return True
-    return False
 
 
 def _returns(stmts: Sequence[Stmt]) -> bool:
