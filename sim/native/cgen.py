@@ -48,7 +48,7 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Ty
 from clpy_sim.native.cgen_builtins import BuiltinGen
 from clpy_sim.native.cgen_expr import ArrayRef, Ptr
 from clpy_sim.native.ctypes_c import Unsupported, c_type, ptr_struct
-from clpy_sim.native.uniform import Uniformity
+from clpy_sim.native.uniform import Uniformity, refs, rematerializable
 
 _C_WORDS = frozenset(
     """auto break case char const continue default do double else enum extern float for goto
@@ -172,6 +172,7 @@ class KernelGen(BuiltinGen):
         self.uses_atomics = False
         self.uni_vars: set[Var] = set()  # group-uniform scalars (sim/native/uniform.py)
         self.uni: Uniformity | None = None
+        self.remat: dict[Var, Expr] = {}  # recomputed at each region's start (uniform.py)
         self.atomic_sites: list[tuple[str, bool]] = []
 
     # ------------------------------------------------------------------ names and storage
@@ -267,6 +268,8 @@ class KernelGen(BuiltinGen):
             return p[1]  # type: ignore[no-any-return]
         self.note(v)
         if self.in_func is not None:
+            return self.cname(v)
+        if v in self.remat:
             return self.cname(v)
         if v in self.uni_vars:
             name = self.cname(v)
@@ -388,6 +391,8 @@ class KernelGen(BuiltinGen):
     def s_Declare(self, s: Declare) -> None:
         v = s.var
         self.note(v, declare_top=True)
+        if v in self.remat and self.in_func is None:
+            return  # (computed at the start of each region that reads it)
         t = v.type
         if isinstance(t, ArrayType):
             if t.space is AddressSpace.LOCAL:
@@ -636,6 +641,21 @@ class KernelGen(BuiltinGen):
         w.ind += 1
         if self.masks:
             w(f"if (!{self.masks[-1]}[wi]) continue;")
+        if self.info_in is not None and self.remat:
+            need: set[Var] = set()
+            todo = [v for v in self.remat if self.region in self.info_in.get(v, _Info()).regions]
+            while todo:
+                v = todo.pop()
+                if v not in need:
+                    need.add(v)
+                    todo.extend(x for x in refs(self.remat[v]) if x in self.remat)
+            for v in self.remat:  # (declaration order: what one reads comes before it)
+                if v in need:
+                    init = self.remat[v]
+                    val = self.expr(init)
+                    if init.type != v.type:
+                        val = self.convert(val, init.type, v.type, init)
+                    w(f"const {c_type(v.type, v.loc)} {self.cname(v)} = {val};")
         if self.info_in is not None:
             for v in self.region_locals.get(self.region, []):
                 t = v.type
@@ -870,10 +890,14 @@ class KernelGen(BuiltinGen):
     def kernel(self) -> str:
         fn, g = self.fn, self.geom
         self.declared = set()
+        if contains_barrier(fn.body, self.memo):
+            self.uni = Uniformity(fn, lambda s: _stmt_barrier(s, self.memo))
+            self.uni_vars = self.uni.vars
+            self.remat = rematerializable(fn, self.uni)
         self.region_locals: dict[int, list[Var]] = {}
         if self.info_in is not None:
             for v, inf in self.info_in.items():
-                if v in self.uni_vars:
+                if v in self.uni_vars or v in self.remat:
                     continue
                 if not self.is_group(v) and not (
                     isinstance(v.type, ArrayType) and v.type.space is AddressSpace.LOCAL
@@ -915,9 +939,6 @@ class KernelGen(BuiltinGen):
             else:
                 self.params[p] = ("buffer", ptr)
         barriers = contains_barrier(fn.body, self.memo)
-        if barriers:
-            self.uni = Uniformity(fn, lambda s: _stmt_barrier(s, self.memo))
-            self.uni_vars = self.uni.vars
         w = self.w
         w.ind = 2
         if barriers:

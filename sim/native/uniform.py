@@ -207,3 +207,69 @@ def _assigned(stmts: Sequence[Stmt]) -> set[Var]:
         elif isinstance(s, If):
             out |= _assigned(s.body) | _assigned(s.orelse)
     return out
+
+
+def rematerializable(fn: Function, uni: Uniformity) -> dict[Var, Expr]:
+    """Variables a region can recompute instead of keeping one value per work-item: declared
+    once at the kernel's top level, never assigned again, from constants, parameters,
+    work-item queries, uniform variables assigned once at top level and other such variables
+    (``tx = get_local_id(0)``, ``index = cols * (by + ty) + tx``). In declaration order."""
+    assigned = _assigned(fn.body)
+    once = {
+        s.var
+        for s in fn.body
+        if isinstance(s, Declare) and s.var not in assigned and s.init is not None
+    }
+    out: dict[Var, Expr] = {}
+
+    def pure(e: Expr) -> bool:
+        if isinstance(e, (Const, NamedConst)):
+            return isinstance(e.type, ScalarType)
+        if isinstance(e, VarRef):
+            v = e.var
+            return v in out or v in uni.params or (v in uni.vars and v in once)
+        if isinstance(e, (Binary, Compare, Logical)):
+            return isinstance(e.type, ScalarType) and pure(e.left) and pure(e.right)
+        if isinstance(e, Unary):
+            return isinstance(e.type, ScalarType) and pure(e.operand)
+        if isinstance(e, Cast):
+            return isinstance(e.type, ScalarType) and pure(e.value)
+        if isinstance(e, Select):
+            return (
+                isinstance(e.type, ScalarType)
+                and pure(e.cond)
+                and pure(e.if_true)
+                and pure(e.if_false)
+            )
+        if isinstance(e, CallBuiltin):
+            return e.builtin.index and all(isinstance(a, Const) for a in e.args)
+        return False
+
+    for s in fn.body:
+        if (
+            isinstance(s, Declare)
+            and s.var in once
+            and s.var not in uni.vars
+            and isinstance(s.var.type, ScalarType)
+            and s.init is not None
+            and pure(s.init)
+        ):
+            out[s.var] = s.init
+    return out
+
+
+def refs(e: Expr) -> set[Var]:
+    """The variables ``e`` reads."""
+    out: set[Var] = set()
+    stack: list[object] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, VarRef):
+            out.add(x.var)
+        elif isinstance(x, Expr):
+            for v in vars(x).values():
+                if isinstance(v, Expr):
+                    stack.append(v)
+                elif isinstance(v, tuple):
+                    stack.extend(y for y in v if isinstance(y, Expr))
+    return out
