@@ -29,6 +29,9 @@ FLAGS = (
     "-fno-strict-aliasing",
     "-ffp-contract=off",
     "-fno-math-errno",
+    # NaNs keep their bits as NumPy leaves them: no x / -1.0 -> -x or x * 1.0 -> x folding
+    # (a negation flips a NaN's sign bit; the multiply or divide keeps it)
+    "-fsignaling-nans",
     "-fsigned-char",
     "-w",
 )
