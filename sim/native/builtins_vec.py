@@ -103,51 +103,71 @@ def geometric(name: str) -> Callable[[Sequence[Type], Type, list[str]], str | No
         e = element_of(params[0])
         if not e.is_float:
             return None
-        rt = c_scalar(element_of(ret))
-        w = "clpy_wf" if e.bits == 32 else ""  # widened as NumPy's cast (sNaN quieted)
         if name == "cross":
-            assert isinstance(ret, VectorType)
-            rv = c_type(ret)
-
-            def body(a: list[str]) -> str:
-                x, y = _lanes_of(params[0], a[0]), _lanes_of(params[1], a[1])
-                f = "f" if e.bits == 32 else "d"
-
-                def det(i: int, j: int) -> str:
-                    return (
-                        f"clpy_sub_{f}(clpy_mul_{f}({x[i]}, {y[j]}), clpy_mul_{f}({x[j]}, {y[i]}))"
-                    )
-
-                c = [det(1, 2), det(2, 0), det(0, 1)]
-                return f"({rv}){{{', '.join(c + ['0'] * (ret.n - 3))}}}"
-
-            return bound(params, args, body)
-
-        def body(a: list[str]) -> str:
-            x = [f"{w}({v})" for v in _lanes_of(params[0], a[0])]
-            if name in ("dot", "distance", "fast_distance"):
-                y = [f"{w}({v})" for v in _lanes_of(params[1], a[1])]
-                if name == "dot":
-                    return f"({rt}){_sum([f'clpy_mul_d({p}, {q})' for p, q in zip(x, y)])}"
-                x = [f"clpy_sub_d({p}, {q})" for p, q in zip(x, y)]
-            return f"({rt})sqrt({_sum([f'{p} * {p}' for p in x])})"
-
+            return _cross(params, ret, args)
         if name in ("normalize", "fast_normalize"):
-            k = fresh(args)
-            nn = f"clpy_n{k}"
-
-            def norm(a: list[str]) -> str:
-                x = [f"{w}({v})" for v in _lanes_of(params[0], a[0])]
-                n2 = f"double {nn} = sqrt({_sum([f'{p} * {p}' for p in x])})"
-                lanes = [f"({rt})({nn} == 0 ? {p} : clpy_div_d({p}, {nn}))" for p in x]
-                if not isinstance(ret, VectorType):
-                    return f"{n2}; {lanes[0]}"
-                return f"{n2}; ({c_type(ret)}){{{', '.join(lanes)}}}"
-
-            return _block(params, args, norm)
-        return bound(params, args, body)
+            return _normalize(params, ret, args)
+        return _metric(name, params, ret, args)
 
     return gen
+
+
+def _wide(t: Type, x: str) -> list[str]:
+    """The lanes of ``x`` (of type ``t``) in double as NumPy widens them (sNaN quieted)."""
+    w = "clpy_wf" if element_of(t).bits == 32 else ""
+    return [f"{w}({v})" for v in _lanes_of(t, x)]
+
+
+def _cross(params: Sequence[Type], ret: Type, args: list[str]) -> str:
+    assert isinstance(ret, VectorType)
+    f = "f" if ret.elem.bits == 32 else "d"
+
+    def body(a: list[str]) -> str:
+        x, y = _lanes_of(params[0], a[0]), _lanes_of(params[1], a[1])
+
+        def det(i: int, j: int) -> str:
+            return f"clpy_sub_{f}(clpy_mul_{f}({x[i]}, {y[j]}), clpy_mul_{f}({x[j]}, {y[i]}))"
+
+        c = [det(1, 2), det(2, 0), det(0, 1)]
+        return f"({c_type(ret)}){{{', '.join(c + ['0'] * (ret.n - 3))}}}"
+
+    return bound(params, args, body)
+
+
+def _metric(name: str, params: Sequence[Type], ret: Type, args: list[str]) -> str:
+    rt = _cs(element_of(ret))
+
+    def body(a: list[str]) -> str:
+        x = _wide(params[0], a[0])
+        if name in ("dot", "distance", "fast_distance"):
+            y = _wide(params[1], a[1])
+            if name == "dot":
+                return f"({rt}){_sum([f'clpy_mul_d({p}, {q})' for p, q in zip(x, y)])}"
+            x = [f"clpy_sub_d({p}, {q})" for p, q in zip(x, y)]
+        return f"({rt})sqrt({_sum([f'{p} * {p}' for p in x])})"
+
+    return bound(params, args, body)
+
+
+def _normalize(params: Sequence[Type], ret: Type, args: list[str]) -> str:
+    rt = _cs(element_of(ret))
+    nn = f"clpy_n{fresh(args)}"
+
+    def body(a: list[str]) -> str:
+        x = _wide(params[0], a[0])
+        n2 = f"double {nn} = sqrt({_sum([f'{p} * {p}' for p in x])})"
+        lanes = [f"({rt})({nn} == 0 ? {p} : clpy_div_d({p}, {nn}))" for p in x]
+        if not isinstance(ret, VectorType):
+            return f"{n2}; {lanes[0]}"
+        return f"{n2}; ({c_type(ret)}){{{', '.join(lanes)}}}"
+
+    return _block(params, args, body)
+
+
+def _cs(t: ScalarType) -> str:
+    name = c_scalar(t)
+    assert name is not None
+    return name
 
 
 def _block(params: Sequence[Type], args: list[str], body: Callable[[list[str]], str]) -> str:
@@ -186,7 +206,7 @@ _ROUND = {None: "trunc", "rtz": "trunc", "rte": "clpy_m_rint", "rtp": "ceil", "r
 
 def _convert_lane(se: ScalarType, de: ScalarType, x: str, sat: bool, mode: str | None) -> str:
     """conversions.py convert_value on one lane."""
-    dt = c_scalar(de)
+    dt = _cs(de)
     if de.is_float:
         if se.is_float:
             if se.bits <= de.bits or mode in (None, "rte"):
