@@ -47,7 +47,7 @@ from clpy.ir.nodes import (
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy_sim.native.cgen_builtins import BuiltinGen
 from clpy_sim.native.cgen_expr import ArrayRef, Ptr
-from clpy_sim.native.ctypes_c import Unsupported, c_type, ptr_struct
+from clpy_sim.native.ctypes_c import Geometry, Unsupported, c_type, ptr_struct
 from clpy_sim.native.uniform import Uniformity, refs, rematerializable
 
 _C_WORDS = frozenset(
@@ -59,20 +59,6 @@ _C_WORDS = frozenset(
 )
 BARRIERS = frozenset({"barrier", "work_group_barrier"})
 MAX_STACK = 1 << 20  # bytes of per-group arrays a group may keep (on the thread's stack)
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """What the C source is specialized for: dimensions, work-group size, and the element
-    count of each ``Local[T]`` parameter (by parameter name)."""
-
-    dims: int
-    local: tuple[int, int, int]
-    local_counts: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def wg(self) -> int:
-        return self.local[0] * self.local[1] * self.local[2]
 
 
 @dataclass
@@ -265,7 +251,7 @@ class KernelGen(BuiltinGen):
     def var(self, v: Var, loc: Any) -> str:
         p = self.params.get(v)
         if p is not None and p[0] == "value":
-            return p[1]  # type: ignore[no-any-return]
+            return p[1]
         self.note(v)
         if self.in_func is not None:
             return self.cname(v)
@@ -287,7 +273,7 @@ class KernelGen(BuiltinGen):
             return a
         p = self.params.get(v)
         if p is not None and p[0] == "buffer":
-            return p[1]  # type: ignore[no-any-return]
+            return p[1]
         s = self.var(v, loc)
         return Ptr(f"{s}.b", f"{s}.n", f"{s}.o")
 
@@ -476,7 +462,8 @@ class KernelGen(BuiltinGen):
         val = self.expr(s.value)
         self.w(f"{{ {ct} *clpy_t = &{place};")
         if s.op in ("<<", ">>") and wt is not t:
-            val = f"((int64_t)({val}) & {t.bits - 1})"  # type: ignore[union-attr]
+            assert isinstance(t, ScalarType)
+            val = f"((int64_t)({val}) & {t.bits - 1})"
             op = self.binop(s.op, t, "*clpy_t", val, s.value, vt)
         else:
             op = self.binop(s.op, wt, f"({c_type(wt, s.loc)})*clpy_t", val, s.value, vt)
@@ -699,9 +686,12 @@ class KernelGen(BuiltinGen):
             assert isinstance(e, CallFunc)
             if isinstance(s, Assign) and not (isinstance(s.target, VarRef) and s.op is None):
                 raise Unsupported("the result of a function with a barrier stored in memory", s.loc)
-            res = (
-                s.var if isinstance(s, Declare) else s.target.var if isinstance(s, Assign) else None
-            )  # type: ignore[attr-defined]
+            res: Var | None = None
+            if isinstance(s, Declare):
+                res = s.var
+            elif isinstance(s, Assign):
+                assert isinstance(s.target, VarRef)
+                res = s.target.var
             self.inline(e, res, s.loc)
         else:
             raise Unsupported(f"a barrier inside {type(s).__name__}", s.loc)
@@ -874,7 +864,7 @@ class KernelGen(BuiltinGen):
                 return self.aliases[a.var]
             p = self.params.get(a.var)
             if p is not None and p[0] == "buffer":
-                return p[1]  # type: ignore[no-any-return]
+                return p[1]
             return None
         if isinstance(a, Cast) and isinstance(a.value, VarRef):
             t = a.value.type
@@ -986,6 +976,8 @@ class KernelGen(BuiltinGen):
 class _ParamValue(Expr):
     """A kernel parameter's value (the entry ``Declare`` of a parameter the body assigns)."""
 
+    c: str
+
     def __init__(self, t: Type, loc: Loc, c: str) -> None:
         object.__setattr__(self, "type", t)
         object.__setattr__(self, "loc", loc)
@@ -993,6 +985,10 @@ class _ParamValue(Expr):
 
 
 class _ParamPtr(Expr):
+    """A kernel buffer parameter's pointer (the entry ``Declare`` of one the body assigns)."""
+
+    p: Ptr
+
     def __init__(self, t: Type, loc: Loc, p: Ptr) -> None:
         object.__setattr__(self, "type", t)
         object.__setattr__(self, "loc", loc)

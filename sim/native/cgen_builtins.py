@@ -7,7 +7,7 @@ from __future__ import annotations
 from clpy.ir.nodes import CallBuiltin, CallFunc, Const, Expr
 from clpy.types.core import ScalarType
 from clpy_sim.native.cgen_expr import ExprGen, Ptr
-from clpy_sim.native.ctypes_c import Unsupported, c_type, scalar_c
+from clpy_sim.native.ctypes_c import Geometry, Unsupported, c_type, scalar_c
 
 _FENCES = frozenset({"mem_fence", "read_mem_fence", "write_mem_fence", "atomic_work_item_fence"})
 # read-modify-writes whose final memory does not depend on the order of the work-items
@@ -27,7 +27,7 @@ def local_id(d: int, dims: int) -> str:
 class BuiltinGen(ExprGen):
     """Built-in calls; the kernel generator (sim/native/cgen.py) supplies ``geom``."""
 
-    geom: object
+    geom: Geometry
     uses_atomics: bool
     ordered: bool = False  # groups must run in order on one thread (atomic_value)
 
@@ -48,7 +48,7 @@ class BuiltinGen(ExprGen):
     def builtin(self, e: CallBuiltin) -> str:
         b = e.builtin
         name = b.name
-        dims = self.geom.dims  # type: ignore[attr-defined]
+        dims = self.geom.dims
         if b.index or name == "get_work_dim":
             ct = c_type(e.type, e.loc)
             return f"(({ct})({self.query(e, dims)}))"

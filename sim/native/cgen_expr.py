@@ -24,6 +24,7 @@ from clpy.ir.nodes import (
     Logical,
     NamedConst,
     Select,
+    Stmt,
     Swizzle,
     Unary,
     Var,
@@ -158,11 +159,11 @@ class ExprGen:
             k = f"(int64_t)({self.expr(e.left)})"
             return Ptr(p.base, p.count, k if p.off == "0" else f"({p.off} + {k})")
         if isinstance(e, Select):
-            a, b = self.ptr(e.if_true), self.ptr(e.if_false)
-            if a.base != b.base or a.count != b.count:
+            pt, pf = self.ptr(e.if_true), self.ptr(e.if_false)
+            if pt.base != pf.base or pt.count != pf.count:
                 raise Unsupported("a choice between pointers into different memories", e.loc)
             c = self.cond(e.cond)
-            return Ptr(a.base, a.count, f"({c} ? {a.off} : {b.off})")
+            return Ptr(pt.base, pt.count, f"({c} ? {pt.off} : {pf.off})")
         raise Unsupported(f"pointer expression {type(e).__name__}", e.loc)
 
     def array(self, e: Expr) -> ArrayRef:
@@ -216,7 +217,7 @@ class ExprGen:
         )
 
     def binop(
-        self, op: str, t: Type, a: str, b: str, e: Expr, bt: Type, at: Type | None = None
+        self, op: str, t: Type, a: str, b: str, e: Expr | Stmt, bt: Type, at: Type | None = None
     ) -> str:
         """``a op b`` computed as the NumPy engine's ``ops.binary(op, t, a, b)``."""
         if not isinstance(t, (ScalarType, VectorType)):
@@ -257,7 +258,7 @@ class ExprGen:
             return f"clpy_{_DIV[op]}_{ct}(({ct})({a}), ({ct})({b}))"
         raise Unsupported(f"operator {op}", e.loc)
 
-    def vec_binop(self, op: str, t: VectorType, a: str, b: str, e: Expr) -> str:
+    def vec_binop(self, op: str, t: VectorType, a: str, b: str, e: Expr | Stmt) -> str:
         ct = c_type(t, e.loc)
         if t.elem.is_float:
             if op in ("+", "-", "*", "/"):
@@ -295,8 +296,8 @@ class ExprGen:
         lt, rt = e.left.type, e.right.type
         if isinstance(lt, PointerType) or isinstance(rt, PointerType):
             if isinstance(lt, PointerType) and isinstance(rt, PointerType):
-                a, b = self.ptr(e.left), self.ptr(e.right)
-                return f"(({a.off}) {e.op} ({b.off}))"
+                pa, pb = self.ptr(e.left), self.ptr(e.right)
+                return f"(({pa.off}) {e.op} ({pb.off}))"
             raise Unsupported("pointer compared with a non-pointer", e.loc)
         if isinstance(e.type, VectorType):
             ct = c_type(e.type, e.loc)

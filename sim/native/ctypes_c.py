@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from clpy.ir.nodes import Loc
 from clpy.types.core import OpaqueType, PointerType, ScalarType, Type, VectorType
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """What the C source is specialized for: dimensions, work-group size, and the element
+    count of each ``Local[T]`` parameter (by parameter name)."""
+
+    dims: int
+    local: tuple[int, int, int]
+    local_counts: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def wg(self) -> int:
+        return self.local[0] * self.local[1] * self.local[2]
 
 
 class Unsupported(Exception):
