@@ -30,7 +30,7 @@ import clpy
 import clpy.types.catalog as C
 from clpy.builtins.registry import REGISTRY, Builtin, Overload
 from clpy.ir.nodes import NOWHERE, CallBuiltin
-from clpy.types.core import ScalarType, Type, VectorType, element_of
+from clpy.types.core import PointerType, ScalarType, Type, VectorType, element_of
 from clpy_sim import ops
 from clpy_sim.native import builtins as NB
 from clpy_sim.native import compiler as NC
@@ -139,6 +139,20 @@ def _conversion_overloads(b: Builtin) -> list[Overload]:
     return out
 
 
+def _arg(j: int, p: Type) -> str:
+    """The harness's name of argument ``j``: ``y``, an lvalue, for the pointer a built-in
+    writes through (builtins.c_call's convention), else ``x<j>``."""
+    return "y" if isinstance(p, PointerType) else f"x{j}"
+
+
+def _values(params: tuple[Type, ...]) -> tuple[Type, ...]:
+    return tuple(p for p in params if not isinstance(p, PointerType))
+
+
+def _pointee(params: tuple[Type, ...]) -> Type | None:
+    return params[-1].elem if params and isinstance(params[-1], PointerType) else None
+
+
 def cases(every: bool = False) -> list[Case]:
     out = []
     for b in REGISTRY.values():
@@ -151,7 +165,7 @@ def cases(every: bool = False) -> list[Case]:
                 continue
         for ov in _pick(b, ovs, every):
             call = CallBuiltin(ov.ret, NOWHERE, b, ov, ())
-            expr = NB.c_call(call, [f"x{j}" for j in range(len(ov.params))])
+            expr = NB.c_call(call, [_arg(j, p) for j, p in enumerate(ov.params)])
             if expr is not None:
                 out.append(Case(b, ov, expr))
     return out + cast_cases()
@@ -254,7 +268,8 @@ def _kernel_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> s
         "from clpy.types.core import VectorType",
         "import clpy.types.catalog as C",
     ]
-    names = {t for (params, ret) in groups for t in (*params, ret)}
+    names = {t for (params, ret) in groups for t in (*_values(params), ret)}
+    names |= {t for (params, ret) in groups if (t := _pointee(params)) is not None}
     for t in sorted(names, key=str):
         e = element_of(t)
         spell = {"int": "int_", "float": "float_", "bool": "bool_"}.get(e.name, e.name)
@@ -262,14 +277,20 @@ def _kernel_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> s
         lines.append(f"T_{t.cl_name} = {v}")
     lines.append("")
     for g, ((params, ret), cs) in enumerate(groups.items()):
-        ps = [f"a{j}: clpy.Global[T_{p.cl_name}]" for j, p in enumerate(params)]
+        vals, pt = _values(params), _pointee(params)
+        ps = [f"a{j}: clpy.Global[T_{p.cl_name}]" for j, p in enumerate(vals)]
         ps += [f"o{m}: clpy.Global[T_{ret.cl_name}]" for m in range(len(cs))]
+        if pt is not None:
+            ps += [f"q{m}: clpy.Global[T_{pt.cl_name}]" for m in range(len(cs))]
         lines += ["@clpy.kernel", f"def k{g}({', '.join(ps)}):", "    i = clpy.get_global_id(0)"]
-        args = ", ".join(f"a{j}[i]" for j in range(len(params)))
-        lines += [
-            f"    o{m}[i] = clpy.{c.name}({args})" if c.builtin else f"    o{m}[i] = {args}"
-            for m, c in enumerate(cs)
-        ]
+        args = ", ".join(f"a{j}[i]" for j in range(len(vals)))
+        for m, c in enumerate(cs):
+            more = f", q{m} + i" if pt is not None else ""
+            lines.append(
+                f"    o{m}[i] = clpy.{c.name}({args}{more})"
+                if c.builtin
+                else f"    o{m}[i] = {args}"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -277,18 +298,23 @@ def _kernel_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> s
 def _c_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> str:
     out = [f'#include "{PRELUDE}"', ""]
     for g, ((params, ret), cs) in enumerate(groups.items()):
-        ps = [f"const char *a{j}" for j in range(len(params))]
+        vals, pt = _values(params), _pointee(params)
+        ps = [f"const char *a{j}" for j in range(len(vals))]
         ps += [f"char *o{m}" for m in range(len(cs))]
+        ps += [f"char *q{m}" for m in range(len(cs) if pt is not None else 0)]
         out.append(f"void h{g}({', '.join(ps)}, long n) {{")
         out.append("    for (long i = 0; i < n; ++i) {")
-        for j, p in enumerate(params):
+        for j, p in enumerate(vals):
             t = c_type(p)
             out.append(f"        {t} x{j}; memcpy(&x{j}, a{j} + i * {p.size}, {p.size});")
         rt = c_type(ret)
         for m, c in enumerate(cs):
-            out.append(
-                f"        {{ {rt} r = {c.expr}; memcpy(o{m} + i * {ret.size}, &r, {ret.size}); }}"
-            )
+            store = f"memcpy(o{m} + i * {ret.size}, &r, {ret.size});"
+            if pt is not None:
+                store += f" memcpy(q{m} + i * {pt.size}, &y, {pt.size});"
+                out.append(f"        {{ {c_type(pt)} y; {rt} r = {c.expr}; {store} }}")
+            else:
+                out.append(f"        {{ {rt} r = {c.expr}; {store} }}")
         out += ["    }", "}", ""]
     return "\n".join(out)
 
@@ -334,27 +360,31 @@ def run(cs: list[Case], n: int, workdir: Path, seed: int = 1) -> list[Result]:
     kernels = _load_kernels(_kernel_source(groups), workdir)
     results = []
     for g, ((params, ret), gcs) in enumerate(groups.items()):
-        ins = inputs(params, n, seed + g)
-        width = 4 if isinstance(ret, VectorType) and ret.n == 3 else lanes_of(ret)
-        shape = (n, width) if isinstance(ret, VectorType) else (n,)
+        vals, pt = _values(params), _pointee(params)
+        ins = inputs(vals, n, seed + g)
         dt = element_of(ret).dtype
-        sim_out = [np.zeros(shape, dt) for _ in gcs]
-        c_out = [np.zeros(shape, dt) for _ in gcs]
+        sim_out = [_zeros(ret, n) for _ in gcs]
+        c_out = [_zeros(ret, n) for _ in gcs]
+        sim_q = [_zeros(pt, n) for _ in gcs] if pt is not None else []
+        c_q = [_zeros(pt, n) for _ in gcs] if pt is not None else []
         with clpy.sim.config(checks=False, engine="numpy"):
-            kernels[f"k{g}"][(n,), (64,)](*ins, *sim_out, device="sim")
-        ptrs = [ctypes.c_void_p(a.ctypes.data) for a in (*ins, *c_out)]
+            kernels[f"k{g}"][(n,), (64,)](*ins, *sim_out, *sim_q, device="sim")
+        ptrs = [ctypes.c_void_p(a.ctypes.data) for a in (*ins, *c_out, *c_q)]
         getattr(lib, f"h{g}")(*ptrs, ctypes.c_long(n))
         keep = lanes_of(ret)
         nans = sum(
             np.isnan(a.reshape(n, -1)[:, : lanes_of(p)]).sum(axis=1)
-            for a, p in zip(ins, params)
+            for a, p in zip(ins, vals)
             if element_of(p).is_float
         )
-        for c, s, o in zip(gcs, sim_out, c_out):
+        for m, (c, s, o) in enumerate(zip(gcs, sim_out, c_out)):
             sv = s.reshape(n, -1)[:, :keep]
             ov = o.reshape(n, -1)[:, :keep]
             ut = np.dtype(f"uint{dt.itemsize * 8}")
             differ = sv.view(ut) != ov.view(ut)
+            if pt is not None:  # the value stored through the pointer must be the same too
+                qs, qc = (_bits(q[m].reshape(n, -1)[:, : lanes_of(pt)]) for q in (sim_q, c_q))
+                differ = differ | (qs != qc).any(axis=1, keepdims=True)
             # where two NaNs meet in + - * /, the NumPy engine's NaN is the first operand's in
             # NumPy's SIMD loops but may be the second in others (in place, other sizes)
             choice = np.zeros(n, bool)
@@ -370,6 +400,15 @@ def run(cs: list[Case], n: int, workdir: Path, seed: int = 1) -> list[Result]:
                 Result(c, n, int(diff.size), ex, int((choice & differ.any(axis=1)).sum()))
             )
     return results
+
+
+def _zeros(t: Type, n: int) -> np.ndarray:
+    width = 4 if isinstance(t, VectorType) and t.n == 3 else lanes_of(t)
+    return np.zeros((n, width) if isinstance(t, VectorType) else (n,), element_of(t).dtype)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(np.dtype(f"uint{a.dtype.itemsize * 8}"))
 
 
 # built-ins doing + - * / on two arguments that may both be NaN
@@ -465,6 +504,9 @@ _WRONG = {
         "({ uint4 r; for (int k = 0; k < 4; k++) r[k] = x2[k] != 0 ? x1[k] : x0[k]; r; })"
     ),
     ("cast", "(float) -> uint"): "(uint)(long)x0",  # wraps instead of saturating
+    ("frexp", "(float, int*) -> float"): (  # the right mantissa, the exponent stored off by one
+        "({ int e; float m = (float)frexp(clpy_wf(x0), &e); y = isfinite(x0) ? e + 1 : 0; m; })"
+    ),
 }
 
 

@@ -22,15 +22,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from clpy.ir.nodes import CallBuiltin
-from clpy.types.core import Type, VectorType, element_of
+from clpy.types.core import PointerType, Type, VectorType, element_of
 from clpy_sim.native import builtins_ops as ops
 from clpy_sim.native.builtins_c import c_scalar, c_type, fresh, lanewise, scalar_cast
 
 
 def c_call(call: CallBuiltin, args: Sequence[str]) -> str | None:
-    """The C expression for ``call`` with argument expressions ``args``; None: not native."""
+    """The C expression for ``call`` with argument expressions ``args``; None: not native.
+
+    The argument of a pointer parameter (the last one of fract, modf, sincos, frexp and
+    remquo, which write through it) is a C lvalue of the element it points to (``*p``), which
+    the expression assigns once (sim/native/builtins_ptr.py)."""
     ov = call.overload
-    types = (*ov.params, ov.ret)
+    types = [p.elem if isinstance(p, PointerType) else p for p in (*ov.params, ov.ret)]
     if any(c_type(t) is None for t in types) or len(args) != len(ov.params):
         return None
     return ops.generate(call.builtin, ov.params, ov.ret, list(args))

@@ -17,6 +17,7 @@ from clpy.builtins.registry import Builtin
 from clpy.types.core import ScalarType, Type, VectorType, element_of
 from clpy_sim.native import builtins_c as B
 from clpy_sim.native import builtins_math as M
+from clpy_sim.native import builtins_ptr as P
 from clpy_sim.native import builtins_vec as V
 
 LaneGen = Callable[[list[ScalarType], ScalarType, list[str]], "str | None"]
@@ -29,6 +30,8 @@ def generate(b: Builtin, params: Sequence[Type], ret: Type, args: list[str]) -> 
         if b.conversion.reinterpret:
             return _as(params[0], ret, args[0])
         return _convert(params[0], ret, args[0], b.conversion.sat, b.conversion.rounding)
+    if b.name in P.PTR_NAMES:
+        return P.pointer_call(b.name, params, ret, args)
     whole = _WHOLE.get(b.name)
     if whole is not None:
         return whole(params, ret, args)
