@@ -1,0 +1,490 @@
+"""The checkers on the native engine, by conservative detection (docs/simulator.md "Native
+engine"): the kernel runs with C detectors (sim/native/checks.h) that fire on every launch on
+which the NumPy engine's checkers could report anything, and on a few more. A launch whose
+detectors stay quiet keeps the native results (the NumPy engine's with checks on); one where
+any fires is run again on the NumPy engine from the untouched inputs, so every report,
+warning and exception is the NumPy engine's own.
+
+The detectors, one per checker (``clpy_sim.config.CHECKS``):
+
+- ``bounds``: every element index (``clpy_ix``: pointers, each dimension of local and
+  private arrays, vloads/vstores, atomics) outside its memory (sim/memory.py ``_check``,
+  sim/privmem.py, sim/lvalues.py).
+- ``div_zero``: an integer ``/ % // %`` by zero (sim/exprs.py ``x_Binary``).
+- ``barriers``: a barrier reached while not every work-item of the group is active (the mask
+  of the construct around it; sim/builtins/sync.py).
+- ``uninit``: a read of a local memory element that no work-item of the group wrote in an
+  earlier barrier interval, nor this work-item earlier in this one (sim/races.py
+  ``LocalShadow.read``: the NumPy engine runs the group in lockstep, so another work-item's
+  write of the same interval may come after the read there).
+- ``races``: per element a writer and a reader record with barrier epochs (checks.h), as the
+  NumPy engine's shadows (sim/races.py, sim/races_global.py), for local memory and the global
+  buffers the kernel writes; any two accesses of different work-items, at least one a plain
+  write, in different groups or one group's same barrier interval. Atomics are exempt.
+- ``progress``: a ``while`` loop past ``bound`` trips in one work-item (sim/stmts.py ``loop``
+  reports one whose lanes change nothing for ``spin_limit`` trips; in a work-item that runs
+  alone such a loop never ends, so any bound finds it; a loop that reads memory other
+  work-items may write, unwatched by the race detector, or calls atomics gets ``spin_limit``).
+- ``assert``: a failing assert.
+
+Memory accesses through pointers the generator cannot trace to one memory (pointer variables,
+device functions' pointer parameters) fall back to the NumPy engine while ``races`` or
+``uninit`` is on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clpy.ir.nodes import (
+    Assert,
+    Assign,
+    CallBuiltin,
+    CallFunc,
+    Expr,
+    ExprStmt,
+    Function,
+    Index,
+    Stmt,
+    Swizzle,
+    While,
+)
+from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType
+from clpy_sim.native.cgen import BARRIERS, Geometry, KernelGen, _Info
+from clpy_sim.native.cgen_expr import ArrayRef
+from clpy_sim.native.ctypes_c import Unsupported, c_type
+
+HEADER = (Path(__file__).resolve().parent / "checks.h").read_text()
+
+# status bits of clpy_run (checks.h) -> the checker whose detector fired
+STATUS = (
+    (1, "bounds"),
+    (2, "div_zero"),
+    (4, "barriers"),
+    (8, "uninit"),
+    (16, "races"),
+    (32, "progress"),
+    (64, "assert"),
+    (128, "races"),
+)
+# trips of a while loop whose work-item runs alone (no other work-item can end it) before the
+# progress detector fires: a loop the NumPy engine reports never ends natively
+LONG_LOOP = 1 << 22
+_INT_CS = ("int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t")
+
+
+def fired(status: int) -> str:
+    """The checkers whose detectors set ``status``, for ``why_not``."""
+    names = sorted({name for bit, name in STATUS if status & bit})
+    return ", ".join(names) if names else f"status {status}"
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """What a checked kernel is generated for: the checkers on, ``spin_limit``, and the names
+    of the global buffer parameters with race shadows (the kernel writes them; in this order
+    their shadows follow the parameters in the argument array)."""
+
+    checks: frozenset[str]
+    spin_limit: int
+    shadowed: tuple[str, ...] = ()
+
+
+def _memory_reads(stmts: Sequence[Stmt], cond: Expr | None) -> tuple[bool, bool]:
+    """(whether these statements read memory, whether they call atomics or functions)."""
+    reads = False
+    calls = False
+
+    def ex(e: Any) -> None:
+        nonlocal reads, calls
+        if isinstance(e, Index) and isinstance(e.base.type, PointerType):
+            reads = True
+        elif isinstance(e, Index) and isinstance(e.base.type, ArrayType):
+            reads = reads or _array_space(e) is AddressSpace.LOCAL
+        if isinstance(e, CallFunc):
+            calls = True
+        if isinstance(e, CallBuiltin):
+            if e.builtin.atomic is not None:
+                calls = True
+            if e.builtin.vector_access is not None:
+                reads = True
+        if isinstance(e, Expr):
+            for v in vars(e).values():
+                if isinstance(v, Expr):
+                    ex(v)
+                elif isinstance(v, tuple):
+                    for x in v:
+                        if isinstance(x, Expr):
+                            ex(x)
+
+    def st(s: Any) -> None:
+        for v in vars(s).values():
+            if isinstance(v, Expr):
+                ex(v)
+            elif isinstance(v, (tuple, list)):
+                for x in v:
+                    if isinstance(x, Expr):
+                        ex(x)
+                    elif isinstance(x, Stmt):
+                        st(x)
+
+    if cond is not None:
+        ex(cond)
+    for s in stmts:
+        st(s)
+    return reads, calls
+
+
+def _array_space(e: Expr) -> AddressSpace | None:
+    while isinstance(e, Index):
+        e = e.base
+    t = e.type
+    return t.space if isinstance(t, ArrayType) else None
+
+
+class CheckedGen(KernelGen):
+    """``KernelGen`` with the detectors of ``spec.checks`` in the generated C."""
+
+    def __init__(
+        self, fn: Function, geom: Geometry, info: dict[Any, _Info] | None, spec: CheckSpec
+    ) -> None:
+        super().__init__(fn, geom, info)
+        self.spec = spec
+        self.ck = spec.checks
+        self.track = bool(self.ck & {"races", "uninit"})
+        self.mode = "read"
+        self.known: dict[str, tuple[str, str, str] | None] = {}  # base -> shadow (kind, w, r)
+        self.dynamic = False  # accesses through pointers looked up at run time
+
+    # ------------------------------------------------------------------ memories
+
+    def var_array(self, v: Any, loc: Any) -> ArrayRef:
+        a = super().var_array(v, loc)
+        t = v.type
+        if t.space is AddressSpace.LOCAL:
+            self.local_shadow(a.base, t.count)
+        else:
+            self.known.setdefault(a.base, None)
+        return a
+
+    def local_shadow(self, base: str, count: int) -> None:
+        if base in self.known or not self.track:
+            self.known.setdefault(base, None)
+            return
+        w, r = f"clpy_lw_{base}", f"clpy_lr_{base}"
+        self.group_array("int64_t", w, count, 8)
+        self.local_mems.append(w)
+        if "races" in self.ck:
+            self.group_array("int64_t", r, count, 8)
+            self.local_mems.append(r)
+        else:
+            r = "NULL"
+        self.known[base] = ("l", w, r)
+
+    def shadow_of(self, base: str, loc: Any) -> tuple[str, str, str] | None:
+        """The shadow of the memory whose base pointer is ``base`` (C text); a pointer the
+        generator cannot trace to one memory is looked up at run time (``clpy_ck_dyn``)."""
+        if base in self.known:
+            return self.known[base]
+        if not self.track:
+            return None
+        self.dynamic = True
+        return ("d", base, "")
+
+    # ------------------------------------------------------------------ accesses
+
+    def _place(self, e: Index) -> tuple[str, str, tuple[str, str, str] | None]:
+        """(C pointer text of the base, element index text, shadow) of an element access;
+        the index already bounds-checked."""
+        bt = e.base.type
+        if isinstance(bt, ArrayType):
+            a = self.array(e)
+            if a.dims:
+                raise Unsupported("a whole array row as a value", e.loc)
+            return a.base, a.off, self.known.get(a.base)
+        assert isinstance(bt, PointerType)
+        p = self.ptr(e.base)
+        idx = self.expr(e.index)
+        o = idx if p.off == "0" else f"{p.off} + (int64_t)({idx})"
+        return p.base, f"clpy_ix({o}, {p.count})", self.shadow_of(p.base, e.loc)
+
+    def _check(self, sh: tuple[str, str, str], k: str, write: bool) -> str:
+        kind, w, r = sh
+        if kind == "d":
+            return f"clpy_ck_dyn({w}, {k}, wi, {int(write)});"
+        if kind == "l":
+            if write:
+                return f"clpy_ck_lw({w}, {r}, {k}, wi, clpy_ep, CLPY_CK_RACES_ON);"
+            return f"clpy_ck_lr({w}, {r}, {k}, wi, clpy_ep, CLPY_CK_UNINIT_ON, CLPY_CK_RACES_ON);"
+        fn = "clpy_ck_gw" if write else "clpy_ck_gr"
+        return f"{fn}({w}, {r}, {k}, clpy_grp, wi, WG, clpy_ep);"
+
+    def _shadowed(self, sh: tuple[str, str, str] | None, loc: Any) -> bool:
+        if sh is None:
+            return False
+        if self.in_func is not None and sh[0] != "d":
+            raise Unsupported("shadowed memory accessed in a device function", loc)
+        return True
+
+    def x_Index(self, e: Index) -> str:
+        if isinstance(e.type, (ArrayType, PointerType)):
+            return super().x_Index(e)
+        return self.lvalue(e)
+
+    def lvalue(self, e: Expr) -> str:
+        if isinstance(e, Index) and not isinstance(e.type, ArrayType):
+            base, k, sh = self._place(e)
+            if not self._shadowed(sh, e.loc):
+                return f"{base}[{k}]"
+            assert sh is not None
+            n = self.fresh("k")
+            return f"(*({{ int64_t {n} = {k}; {self._check(sh, n, False)} &{base}[{n}]; }}))"
+        return super().lvalue(e)
+
+    def s_Assign(self, s: Assign) -> None:
+        tgt = s.target
+        idx = tgt.base if isinstance(tgt, Swizzle) else tgt
+        if not isinstance(idx, Index) or isinstance(idx.type, ArrayType):
+            super().s_Assign(s)
+            return
+        base, k, sh = self._place(idx)
+        if not self._shadowed(sh, s.loc):
+            super().s_Assign(s)
+            return
+        assert sh is not None
+        t = tgt.type
+        if isinstance(t, (PointerType, ArrayType)):
+            raise Unsupported("assignment of a pointer element or array", s.loc)
+        ct = c_type(t, s.loc)
+        n = self.fresh("k")
+        w = self.w
+        elem = f"{base}[{n}]"
+        place = elem if not isinstance(tgt, Swizzle) else f"{elem}[{tgt.lanes[0]}]"
+        rw = s.op is not None or isinstance(tgt, Swizzle)
+        w(f"{{ int64_t {n} = {k};")
+        if rw:
+            w(f"  {self._check(sh, n, False)}")
+        if isinstance(tgt, Swizzle) and len(tgt.lanes) > 1:
+            if s.op is not None:
+                raise Unsupported("compound assignment to a swizzle", s.loc)
+            val = self._value(s, t)
+            sets = " ".join(f"{elem}[{lane}] = clpy_sv[{i}];" for i, lane in enumerate(tgt.lanes))
+            w(f"  {ct} clpy_sv = {val};")
+            w(f"  {self._check(sh, n, True)} {sets} }}")
+            return
+        if s.op is None:
+            val = self._value(s, t)
+        else:
+            val = self._compound(s, t, place)
+        v = self.fresh("v")
+        w(f"  {ct} {v} = {val};")
+        w(f"  {self._check(sh, n, True)} {place} = {v}; }}")
+
+    def _value(self, s: Assign, t: Any) -> str:
+        val = self.expr(s.value)
+        if s.value.type != t:
+            val = self.convert(val, s.value.type, t, s.value)
+        return val
+
+    def _compound(self, s: Assign, t: Any, place: str) -> str:
+        """``place op= value`` as cgen's ``s_Assign``."""
+        assert s.op is not None
+        ct = c_type(t, s.loc)
+        vt = s.value.type
+        wt = t
+        if (
+            isinstance(t, ScalarType)
+            and isinstance(vt, ScalarType)
+            and t.is_int
+            and vt.is_int
+            and (vt.bits > t.bits or (vt.bits == t.bits and not vt.is_signed))
+        ):
+            wt = vt
+        val = self.expr(s.value)
+        if s.op in ("<<", ">>") and wt is not t:
+            val = f"((int64_t)({val}) & {t.bits - 1})"
+            op = self.binop(s.op, t, place, val, s.value, vt)
+        else:
+            op = self.binop(s.op, wt, f"({c_type(wt, s.loc)}){place}", val, s.value, vt)
+        return f"({ct})({op})"
+
+    def vload(self, e: CallBuiltin, n: int, stride: int) -> str:
+        p = self.ptr(e.args[1])
+        sh = self.shadow_of(p.base, e.loc)
+        if not self._shadowed(sh, e.loc):
+            return super().vload(e, n, stride)
+        assert sh is not None
+        base = self._base(e.args[0], stride, p)
+        b = self.fresh("vb")
+        items = []
+        for j in range(n):
+            k = f"clpy_ix({b} + {j}, {p.count})"
+            kk = self.fresh("k")
+            items.append(
+                f"(*({{ int64_t {kk} = {k}; {self._check(sh, kk, False)} &{p.base}[{kk}]; }}))"
+            )
+        body = items[0] if n == 1 else None
+        if body is None:
+            ct = c_type(e.type, e.loc)
+            if n == 3:
+                items.append("0")
+            body = f"(({ct}){{{', '.join(items)}}})"
+        return f"({{ int64_t {b} = {base}; {body}; }})"
+
+    def vstore(self, e: CallBuiltin, n: int, stride: int) -> str:
+        data, off, pe = e.args
+        p = self.ptr(pe)
+        sh = self.shadow_of(p.base, e.loc)
+        if not self._shadowed(sh, e.loc):
+            return super().vstore(e, n, stride)
+        assert sh is not None
+        base = self._base(off, stride, p)
+        ct = c_type(data.type, e.loc)
+        out = [f"{{ {ct} clpy_vs = {self.expr(data)}; int64_t clpy_vb = {base};"]
+        for j in range(n):
+            el = "clpy_vs" if n == 1 else f"clpy_vs[{j}]"
+            kk = self.fresh("k")
+            out.append(
+                f"{{ int64_t {kk} = clpy_ix(clpy_vb + {j}, {p.count}); "
+                f"{self._check(sh, kk, True)} {p.base}[{kk}] = {el}; }}"
+            )
+        return " ".join(out) + " }"
+
+    # ------------------------------------------------------------------ statements
+
+    def s_Assert(self, s: Assert) -> None:
+        if "assert" in self.ck:
+            self.w(f"if (!{self.cond(s.cond)}) clpy_ck_st |= CLPY_CK_ASSERT;")
+
+    def _bound(self, s: While) -> int:
+        reads, calls = _memory_reads(s.body, s.cond)
+        if calls or (reads and "races" not in self.ck):
+            return self.spec.spin_limit
+        return LONG_LOOP
+
+    def cond(self, e: Expr) -> str:
+        c = super().cond(e)
+        trip = getattr(self, "_trip", None)
+        if trip is not None and trip[0] is e:
+            self._trip = None
+            return f"({c} && clpy_ck_trip(&{trip[1]}, {trip[2]}))"
+        return c
+
+    def s_While(self, s: While) -> None:
+        if "progress" not in self.ck:
+            super().s_While(s)
+            return
+        n = self.fresh("trips")
+        self.w(f"{{ int64_t {n} = 0;")
+        self._trip = (s.cond, n, self._bound(s))
+        super().s_While(s)
+        self._trip = None
+        self.w("}")
+
+    def group_while(self, s: While) -> None:
+        if "progress" not in self.ck:
+            super().group_while(s)
+            return
+        n = self.fresh("trips")
+        bound = self._bound(s)
+        if self.uni is not None and self.uni.loop(s):
+            self.w(f"{{ int64_t {n} = 0;")
+            self._trip = (s.cond, n, bound)
+            super().group_while(s)
+            self._trip = None
+            self.w("}")
+            return
+        self.group_array("int64_t", n, self.geom.wg, 8)
+        self.w(f"memset({n}, 0, sizeof {n});")
+        self._trip = (s.cond, f"{n}[wi]", bound)
+        # (the condition is generated once, inside the loop's first region)
+        super().group_while(s)
+        self._trip = None
+
+    def group_stmt(self, s: Stmt) -> None:
+        if (
+            isinstance(s, ExprStmt)
+            and isinstance(s.expr, CallBuiltin)
+            and s.expr.builtin.name in BARRIERS
+        ):
+            test = f"clpy_ck_barrier({self.cur_mask()}, WG, &clpy_ep)"
+            if "barriers" in self.ck:
+                self.w(f"if (!{test}) clpy_ck_st |= CLPY_CK_BARRIER;")
+            else:
+                self.w(f"(void){test};")
+            self.w("clpy_ckx.ep = clpy_ep;")
+        super().group_stmt(s)
+
+    # ------------------------------------------------------------------ the kernel
+
+    def kernel(self) -> str:
+        fn = self.fn
+        n = len(fn.params)
+        shadowed = set(self.spec.shadowed) if "races" in self.ck else set()
+        counts = dict(self.geom.local_counts)
+        self.group_decls.append("int64_t clpy_ep = 0;")
+        self.group_decls.append("clpy_ck_st = 0;")
+        j = 0
+        for p in fn.params:
+            name = self.cname(p)
+            t = p.type
+            if not isinstance(t, PointerType):
+                continue
+            if p.name in counts:
+                self.local_shadow(f"clpy_l_{name}", counts[p.name])
+            elif p.name in shadowed:
+                w, r = f"clpy_gw_{name}", f"clpy_gr_{name}"
+                self.group_decls.append(f"int64_t *const {w} = (int64_t *)A[{n + j}];")
+                self.group_decls.append(f"int64_t *const {r} = {w} + clpy_n_{name};")
+                self.known[f"clpy_b_{name}"] = ("g", w, r)
+                j += 1
+            else:
+                self.known[f"clpy_b_{name}"] = None
+        src = super().kernel()
+        head = [
+            f"#define CLPY_CK_RACES_ON {int('races' in self.ck)}",
+            f"#define CLPY_CK_UNINIT_ON {int('uninit' in self.ck)}",
+            HEADER,
+        ]
+        if "bounds" in self.ck:
+            head.append("#define clpy_ix(i, n) clpy_ixc((i), (n))")
+        if "div_zero" in self.ck:
+            for ct in _INT_CS:
+                for op in ("div", "rem", "fdiv", "fmod"):
+                    f = f"clpy_{op}_{ct}"
+                    head.append(f"#define {f}(a, b) {f}((a), clpy_ckz_{ct}(b))")
+        inc = '#include "engine.h"\n'
+        assert inc in src
+        src = src.replace(inc, inc + "\n".join(head) + "\n", 1)
+        loop = "    for (int64_t clpy_grp = g0; clpy_grp < g1; clpy_grp++) {\n"
+        assert loop in src
+        table = [s for s in self.known.items() if s[1] is not None]
+        if len(table) > 32:
+            raise Unsupported("more than 32 shadowed memories")
+        reg = ["clpy_ckx.n = 0;", "clpy_ckx.wg = WG;"]
+        for i, (base, sh) in enumerate(table):
+            assert sh is not None
+            reg.append(
+                f"clpy_ckx.base[{i}] = {base}; clpy_ckx.w[{i}] = {sh[1]}; "
+                f"clpy_ckx.r[{i}] = {sh[2]}; clpy_ckx.global[{i}] = {int(sh[0] == 'g')};"
+            )
+        reg.append(f"clpy_ckx.n = {len(table)};")
+        start = "        if (clpy_ck_st) break;\n"
+        start += "        clpy_ckx.grp = clpy_grp; clpy_ckx.ep = clpy_ep;\n"
+        src = src.replace(loop, "".join("    " + x + "\n" for x in reg) + loop + start, 1)
+        end = "    return 0;\n}\n"
+        assert src.endswith(end)
+        return src[: -len(end)] + "    return clpy_ck_st;\n}\n"
+
+
+def generate_checked(fn: Function, geom: Geometry, spec: CheckSpec) -> tuple[str, bool]:
+    """``cgen.generate`` with the detectors of ``spec``: the C source of ``fn`` for ``geom``
+    and whether its groups must run in order on one thread."""
+    first = CheckedGen(fn, geom, None, spec)
+    first.kernel()
+    second = CheckedGen(fn, geom, first.info, spec)
+    src = second.kernel()
+    return src, second.ordered
