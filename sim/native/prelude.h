@@ -268,6 +268,7 @@ static inline int clpy_m_ilogb(double x) {
 /* common.py _smoothstep: np.clip keeps NaN and -0 */
 static inline double clpy_m_smoothstep(double e0, double e1, double x) {
     double t = clpy_div_d(clpy_sub_d(x, e0), clpy_sub_d(e1, e0));
+    if (t != t) return t; /* NumPy's t*t*(3 - 2t) keeps t's NaN; clang may flip its sign */
     t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
     return t * t * (3.0 - 2.0 * t);
 }
@@ -398,14 +399,15 @@ static inline uint64_t clpy_dbits(double x) { uint64_t u; memcpy(&u, &x, 8); ret
 static inline float clpy_bitsf(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
 static inline double clpy_bitsd(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
 
-/* + - * / where two NaNs meet: NumPy's SIMD loops give the first operand's NaN (quieted),
- * while a C compiler may swap the operands of a commutative operation. One NaN, or none:
- * the plain operation. */
+/* + - * / with NumPy's NaN bits: where two NaNs meet, NumPy's SIMD loops give the first
+ * operand's NaN (quieted), while a C compiler may swap the operands of a commutative operation;
+ * with one NaN, its own bits, while clang may compute a - b as a + (-b), flipping the sign of
+ * b's NaN. So a NaN operand is returned (quieted) explicitly. */
 #define CLPY_ORDERED(T, S)                                                                   \
-    static inline T clpy_add_##S(T a, T b) { return a != a ? a + a : a + b; }                \
-    static inline T clpy_sub_##S(T a, T b) { return a != a ? a + a : a - b; }                \
-    static inline T clpy_mul_##S(T a, T b) { return a != a ? a + a : a * b; }                \
-    static inline T clpy_div_##S(T a, T b) { return a != a ? a + a : a / b; }
+    static inline T clpy_add_##S(T a, T b) { return a != a ? a + a : b != b ? b + b : a + b; } \
+    static inline T clpy_sub_##S(T a, T b) { return a != a ? a + a : b != b ? b + b : a - b; } \
+    static inline T clpy_mul_##S(T a, T b) { return a != a ? a + a : b != b ? b + b : a * b; } \
+    static inline T clpy_div_##S(T a, T b) { return a != a ? a + a : b != b ? b + b : a / b; }
 CLPY_ORDERED(float, f)
 CLPY_ORDERED(double, d)
 #undef CLPY_ORDERED
@@ -687,6 +689,7 @@ static inline int clpy_m_ilogb(double x) {
 /* common.py _smoothstep: np.clip keeps NaN and -0 */
 static inline double clpy_m_smoothstep(double e0, double e1, double x) {
     double t = clpy_div_d(clpy_sub_d(x, e0), clpy_sub_d(e1, e0));
+    if (t != t) return t; /* NumPy's t*t*(3 - 2t) keeps t's NaN; clang may flip its sign */
     t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
     return t * t * (3.0 - 2.0 * t);
 }
