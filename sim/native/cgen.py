@@ -159,6 +159,7 @@ class KernelGen(BuiltinGen):
         self.uni_vars: set[Var] = set()  # group-uniform scalars (sim/native/uniform.py)
         self.uni: Uniformity | None = None
         self.remat: dict[Var, Expr] = {}  # recomputed at each region's start (uniform.py)
+        self.root_full = False  # the root mask is never cleared: regions need not test it
         self.atomic_sites: list[tuple[str, bool]] = []
 
     # ------------------------------------------------------------------ names and storage
@@ -626,7 +627,7 @@ class KernelGen(BuiltinGen):
         w = self.w
         w("for (int64_t wi = 0; wi < WG; wi++) {")
         w.ind += 1
-        if self.masks:
+        if self.masks and not (len(self.masks) == 1 and self.root_full):
             w(f"if (!{self.masks[-1]}[wi]) continue;")
         if self.info_in is not None and self.remat:
             need: set[Var] = set()
@@ -935,6 +936,8 @@ class KernelGen(BuiltinGen):
             m0 = self.new_mask()
             w(f"memset({m0}, 1, WG);")
             self.masks.append(m0)
+            # no return in the kernel's own statements: the root mask stays all ones
+            self.root_full = not any(isinstance(x, Return) for x in _walk(fn.body))
         self.targets.append(_Target("func", 0))
         body = (*entry, *fn.body)
         if barriers:

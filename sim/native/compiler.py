@@ -21,7 +21,7 @@ from clpy_sim.native.ctypes_c import Unsupported
 HERE = Path(__file__).resolve().parent
 # IEEE float arithmetic as the NumPy engine's: no contraction into fma, no fast-math
 FLAGS = (
-    "-O2",
+    "-O3",
     "-std=gnu11",
     "-fPIC",
     "-shared",
