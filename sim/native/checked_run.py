@@ -1,0 +1,178 @@
+"""A launch on the native engine with checkers on (sim/native/checks.py): the kernel compiled
+with its detectors, the buffers it writes saved first, race shadows for them, and the launch
+given back to the NumPy engine (the saved contents restored) when a detector fires, so that
+engine finds and reports the bug itself.
+
+``run(...)`` returns True when the native results stand, False when the NumPy engine must run
+the launch (``runner.why_not`` says why).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from clpy.abi import Buffer, Param
+from clpy.ir.nodes import Function
+from clpy_sim.config import SimConfig
+from clpy_sim.native import runner
+from clpy_sim.native.cgen import Geometry
+from clpy_sim.native.checks import CheckSpec, fired, generate_checked
+from clpy_sim.native.compiler import CompileFailed, build
+from clpy_sim.native.ctypes_c import Unsupported
+
+_LOCK = threading.Lock()
+# per kernel specialization: its checked kernels by geometry and checks, or why not
+_CACHE: weakref.WeakKeyDictionary[Function, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+class _Binder(runner._Binder):
+    """The native binder, keeping each global buffer's array (to save, restore and shadow)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrays: list[tuple[Param, np.ndarray]] = []
+
+    def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
+        out = super().global_buffer(param, array)
+        self.arrays.append((param, array))
+        return out
+
+
+def _compiled(fn: Function, key: tuple[Geometry, CheckSpec]) -> runner._Compiled:
+    with _LOCK:
+        per = _CACHE.setdefault(fn, {})
+        got = per.get(key)
+    if isinstance(got, str):
+        raise Unsupported(got)
+    if got is not None:
+        return got  # type: ignore[no-any-return]
+    try:
+        src, ordered = generate_checked(fn, key[0], key[1])
+        lib = build(src)
+        out: runner._Compiled | str = runner._Compiled(lib, src, ordered)
+    except Unsupported as e:
+        out = e.args[0]
+    except CompileFailed as e:
+        if runner.strict():
+            raise
+        out = f"the C compiler failed on the generated source: {str(e)[:300]}"
+    except Exception as e:
+        if runner.strict():
+            raise
+        out = (
+            f"internal error of the native engine's checked code generator: {type(e).__name__}: {e}"
+        )
+    with _LOCK:
+        per[key] = out
+    if isinstance(out, str):
+        raise Unsupported(out)
+    return out
+
+
+def run(
+    fn: Function,
+    gs: tuple[int, ...],
+    ls: tuple[int, ...],
+    off: tuple[int, ...],
+    args: Sequence[Any],
+    params: Sequence[Param],
+    cfg: SimConfig,
+) -> bool:
+    """Launch ``fn`` natively with ``cfg.checks``; False: the NumPy engine runs it."""
+    mode = cfg.engine_name()
+    try:
+        if cfg.atomic_order != "work-item":
+            raise Unsupported(f"atomic_order={cfg.atomic_order!r}")
+        if any(g % n for g, n in zip(gs, ls)):
+            raise Unsupported("a global size that is not a multiple of the local size")
+        binder = _Binder()
+        bound = [p.bind_sim(binder, a) for p, a in zip(params, args)]
+        if runner._overlap(binder.spans):
+            raise Unsupported("overlapping buffer arguments")
+        lsz = (*ls, 1, 1)[:3]
+        geom = Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), tuple(binder.local_counts))
+        # the buffers the kernel writes, and any passed the same array as one of them (the
+        # runner has refused partial overlaps): one shadow per array
+        ptrs = {a.ctypes.data for p, a in binder.arrays if p.written and not p.constant}
+        written = [(p, a) for p, a in binder.arrays if a.ctypes.data in ptrs and not p.constant]
+        # the race detector runs whenever a checker does: a racy kernel's results are the
+        # NumPy engine's lockstep ones, so with any checker on both engines give the same bytes
+        spec = CheckSpec(
+            frozenset(cfg.checks) | {"races"}, cfg.spin_limit, tuple(p.name for p, _ in written)
+        )
+        shadowed = spec.shadowed
+        compiled = _compiled(fn, (geom, spec))
+    except Unsupported as e:
+        runner._record(fn, e.args[0])
+        if mode == "native":
+            raise runner.NativeUnavailable(
+                f"kernel {fn.name} cannot run on the native engine: {e.args[0]}"
+            ) from None
+        return False
+    saved = [(a, a.copy()) for _, a in written]
+    shadows: list[np.ndarray] = []
+    if shadowed:
+        by_ptr: dict[int, np.ndarray] = {}
+        for _, a in written:
+            sh = by_ptr.get(a.ctypes.data)
+            if sh is None:
+                sh = by_ptr[a.ctypes.data] = np.zeros(2 * len(a.reshape(-1)), np.int64)
+            shadows.append(sh)
+    status = _execute(compiled, fn, gs, ls, off, bound, cfg, shadows)
+    if status:
+        for a, copy in saved:
+            np.copyto(a, copy)
+        runner._record(
+            fn, f"a detector of the {fired(status)} checker fired: the NumPy engine decided"
+        )
+        return False
+    runner._record(fn, None)
+    return True
+
+
+def _execute(
+    c: runner._Compiled,
+    fn: Function,
+    gs: tuple[int, ...],
+    ls: tuple[int, ...],
+    off: tuple[int, ...],
+    bound: list[Any],
+    cfg: SimConfig,
+    shadows: list[np.ndarray],
+) -> int:
+    """Run the launch; the OR of the chunks' statuses."""
+    n = len(bound)
+    vals = [b[1] if b[0] != "local" else None for b in bound]
+    vals.extend(s.ctypes.data for s in shadows)
+    ptrs = (ctypes.c_void_p * max(len(vals), 1))(*vals)
+    g3 = (*gs, 1, 1)[:3]
+    l3 = (*ls, 1, 1)[:3]
+    o3 = (*off, 0, 0)[:3]
+    ng = [g3[0] // l3[0], g3[1] // l3[1], g3[2] // l3[2]]
+    geo = (ctypes.c_int64 * (9 + n))(*g3, *ng, *o3, *[b[2] for b in bound])
+    total = ng[0] * ng[1] * ng[2]
+    # global race shadows are shared by every group: one thread, groups in order
+    threads = 1 if (c.ordered or shadows) else cfg.thread_count()
+    fnc = c.fn
+    if threads > 1 and total > 1 and c.per_group * total > 5e-4:
+        chunks = min(total, threads)
+        edges = [total * i // chunks for i in range(chunks + 1)]
+        pool = runner._pool(threads)
+        t0 = time.perf_counter()
+        futs = [pool.submit(fnc, ptrs, geo, a, b) for a, b in zip(edges[:-1], edges[1:])]
+        status = 0
+        for f in futs:
+            status |= int(f.result())
+        c.per_group = (time.perf_counter() - t0) * chunks / total
+        return status
+    t0 = time.perf_counter()
+    status = int(fnc(ptrs, geo, 0, total))
+    c.per_group = (time.perf_counter() - t0) / total
+    return status
