@@ -13,6 +13,7 @@
 #   sat             scripts/gpu_sat_diag.py on NVIDIA into $OUT/sat.{json,log}
 #   absmod          scripts/gpu_absmod_diag.py on NVIDIA into $OUT/absmod.{json,log}
 #   alias           scripts/gpu_alias_diag.py on NVIDIA into $OUT/alias.log
+#   udiv            scripts/gpu_udiv_diag.py on NVIDIA into $OUT/udiv.{json,log}
 #   tests           pytest on NVIDIA of $NV_TESTS (files) for at most $NV_LIMIT s (default 200)
 #   batch           scripts/gpu_batch.sh with JOBS etc. from the environment, into $OUT/b
 # Example: BUDGET=585 bash scripts/gpu_session.sh neg fuzz3:330000
@@ -34,7 +35,7 @@ for step in "$@"; do echo "##### $step at $(( $(date +%s) - T0 ))s"; case $step 
      mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
      OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout ${NL:-200} $PY scripts/gpu_narrow_diag.py --platform nvidia --out $OUT_ROOT/narrow.json > $OUT_ROOT/narrow.log 2>&1
      grep -v " OK$" $OUT_ROOT/narrow.log | tail -n 80 ;;
-  printf|tests|sat|absmod|alias) PY=/opt/torch/.venv/bin/python; $PY -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/clpy-site wheels/*.whl >/dev/null 2>&1
+  printf|tests|sat|absmod|alias|udiv) PY=/opt/torch/.venv/bin/python; $PY -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/clpy-site wheels/*.whl >/dev/null 2>&1
      # clpy itself too: the tests import the simulator as clpy_sim, which only the install names
      $PY -m pip install -q --upgrade --no-deps --no-build-isolation --no-compile --target /tmp/clpy-site . >/dev/null 2>&1 || echo "clpy install failed"
      mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
@@ -42,6 +43,9 @@ for step in "$@"; do echo "##### $step at $(( $(date +%s) - T0 ))s"; case $step 
        OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout 60 $PY scripts/gpu_alias_diag.py --platform nvidia > $OUT_ROOT/alias.log 2>&1
        OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout 60 $PY scripts/gpu_view_debug.py --platform nvidia >> $OUT_ROOT/alias.log 2>&1
        grep -v Warn $OUT_ROOT/alias.log | tail -n 20
+     elif [ "$step" = udiv ]; then
+       OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout 120 $PY scripts/gpu_udiv_diag.py --platform nvidia --out $OUT_ROOT/udiv.json > $OUT_ROOT/udiv.log 2>&1
+       grep -v Warn $OUT_ROOT/udiv.log | tail -n 60
      elif [ "$step" = absmod ]; then
        OCL_ICD_VENDORS=/tmp/icd PYTHONPATH=/tmp/clpy-site timeout 120 $PY scripts/gpu_absmod_diag.py --platform nvidia --out $OUT_ROOT/absmod.json > $OUT_ROOT/absmod.log 2>&1
        tail -n 60 $OUT_ROOT/absmod.log
