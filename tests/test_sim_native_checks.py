@@ -1,0 +1,203 @@
+"""The checkers on the native engine (sim/native/checks.py, checked_run.py): with checks on, a
+launch runs natively with detectors; where one fires the NumPy engine runs it again and
+reports. Every seeded bug and checker test gives the NumPy engine's report, exception and
+warnings with ``engine="auto"``; clean kernels (the differential corpus, fuzzer kernels) give
+its bytes and mostly run natively; thread counts agree; a detector broken on purpose is
+caught."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import clpy
+import clpy_sim
+from clpy import Global, float32, int32
+from clpy_sim.native import checks, runner
+from tests.test_sim_native import needs_cc
+
+ROOT = Path(__file__).resolve().parent.parent
+BUGS = [
+    "tests/test_sim_bugs.py",
+    "tests/test_sim_reports.py",
+    "tests/test_sim_checker_tripvec.py",
+    "tests/test_sim_race_aliasing.py",
+    "tests/test_sim_race_memo.py",
+    "tests/test_sim_thread_warnings.py",
+]
+CLEAN = [
+    "tests/test_sim_diff.py",
+    "tests/test_sim_diff_more.py",
+    "tests/test_sim_diff_builtins.py",
+    "tests/test_sim_semantics.py",
+]
+# (its warning's site is the plugin's frame, not the test's)
+DESELECT = [
+    "tests/test_sim_reports.py::test_warn_mode_warns_once_per_kind_and_line_at_the_launch_line"
+]
+NATIVE_FLOOR = 0.7  # of the clean corpus's kernels (47 of 57 on 2026-11-23)
+FUZZ_SEEDS = 40
+
+
+def _plugin_run(tmp: Path, files: list[str]) -> tuple[dict[str, Any], Any]:
+    out = tmp / "checks.json"
+    env = dict(os.environ, CLPY_NATIVE_CHECKS_OUT=str(out), CLPY_SIM_NATIVE_STRICT="1")
+    env.pop("CLPY_SIM_ENGINE", None)
+    desel = [x for d in DESELECT for x in ("--deselect", d)]
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
+         "-p", "tests.test_sim_native_checks_plugin", *files, *desel],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.exists(), r.stdout[-3000:] + r.stderr[-3000:]
+    return json.loads(out.read_text()), r
+
+
+@needs_cc
+def test_seeded_bugs_report_as_the_numpy_engine(tmp_path: Path) -> None:
+    res, r = _plugin_run(tmp_path, BUGS)
+    assert not res["mismatches"], res["mismatches"]
+    assert res["errors"] >= 50, res  # (launches that reported or warned)
+    kernels = res["kernels"]
+    fired = [v for v in kernels.values() if v.startswith("a detector")]
+    assert len(fired) >= 30, kernels
+    assert sum(v == "native" for v in kernels.values()) >= 20, kernels
+    assert r.returncode == 0, r.stdout[-3000:]
+
+
+@needs_cc
+def test_clean_corpus_with_checks_on_runs_natively(tmp_path: Path) -> None:
+    res, r = _plugin_run(tmp_path, CLEAN)
+    assert not res["mismatches"], res["mismatches"]
+    kernels = res["kernels"]
+    native = sum(v == "native" for v in kernels.values())
+    fallback = {k: v for k, v in kernels.items() if v != "native"}
+    assert native / max(len(kernels), 1) >= NATIVE_FLOOR, fallback
+    assert not any(v.startswith("a detector") for v in kernels.values()), fallback
+    assert r.returncode == 0, r.stdout[-3000:]
+
+
+@needs_cc
+def test_fuzzer_kernels_with_checks_on() -> None:
+    from clpy.fuzz import features as F
+    from clpy.fuzz.generator import generate as fuzz
+    from clpy.fuzz.runner import load, make_inputs, run_on
+
+    feats = F.parse("all,-struct,-printf,-collective,-subgroup,-reduction")
+    native, bad = 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(FUZZ_SEEDS):
+            prog = load(fuzz(seed, feats), Path(tmp))
+            inputs = make_inputs(prog, seed)
+            a = run_on(prog, "sim", inputs, {"checks": True, "engine": "numpy"})
+            b = run_on(prog, "sim", inputs, {"checks": True, "engine": "auto"})
+            native += runner.why_not(prog.kernel) is None
+            same = str(a.error) == str(b.error) and a.prints == b.prints
+            if same and a.outputs is not None and b.outputs is not None:
+                same = all(a.outputs[k].tobytes() == b.outputs[k].tobytes() for k in a.outputs)
+            if not same:
+                bad.append(seed)
+    assert not bad, f"seeds whose outputs or reports differ: {bad}"
+    assert native >= FUZZ_SEEDS // 2, f"only {native} of {FUZZ_SEEDS} fuzzer kernels native"
+
+
+@clpy.kernel
+def k_tile_race(x: Global[float32], y: Global[float32], shift: int32):
+    t = clpy.local_array(float32, 16)
+    lid = clpy.get_local_id(0)
+    gid = clpy.get_global_id(0)
+    t[lid] = x[gid]
+    clpy.barrier()
+    acc = 0.0
+    for k in range(4):
+        acc += t[(lid + k) % 16]
+    clpy.barrier()
+    t[(lid + shift) % 16] = acc  # a race when shift != 0 (another work-item reads it)
+    y[gid] = acc + t[lid]
+
+
+def _launch(k: Any, args: list[Any], gs: int = 256, **cfg: Any) -> tuple[str | None, Any]:
+    with clpy_sim.config(**cfg):
+        try:
+            k[(gs,), (16,)](*args, device="sim")
+        except clpy_sim.SimulationError as e:
+            return str(e), runner.why_not(k)
+    return None, runner.why_not(k)
+
+
+@needs_cc
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threads_agree(threads: int) -> None:
+    x = np.arange(256, dtype=np.float32)
+    outs = []
+    for eng in ("numpy", "auto"):
+        y = np.zeros(256, np.float32)
+        err, why = _launch(k_tile_race, [x, y, 0], threads=threads, engine=eng)
+        assert err is None
+        outs.append(y.tobytes())
+        y2 = np.zeros(256, np.float32)
+        err2, why2 = _launch(k_tile_race, [x, y2, 3], threads=threads, engine=eng)
+        assert err2 is not None and "data-race" in err2
+        outs.append(err2)
+    assert outs[:2] == outs[2:]
+    assert why is None  # the clean launch ran natively
+
+
+@needs_cc
+def test_a_broken_detector_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the race detector's status bit zeroed the racy launch keeps its native result:
+    no report, where the NumPy engine reports."""
+    x = np.arange(256, dtype=np.float32)
+    err, _ = _launch(k_tile_race, [x, np.zeros(256, np.float32), 3], engine="auto")
+    assert err is not None
+    broken = checks.HEADER.replace("#define CLPY_CK_RACE 16", "#define CLPY_CK_RACE 0")
+    assert broken != checks.HEADER
+    monkeypatch.setattr(checks, "HEADER", broken)
+    from clpy_sim.native import checked_run
+
+    monkeypatch.setattr(checked_run, "_CACHE", type(checked_run._CACHE)())
+    err, why = _launch(k_tile_race, [x, np.zeros(256, np.float32), 3], engine="auto")
+    assert err is None and why is None  # the broken detector misses the race
+
+
+@needs_cc
+def test_detection_restores_the_buffers() -> None:
+    """A launch the detectors hand back runs on the NumPy engine from the original inputs:
+    the arrays it leaves (up to its report) are the NumPy engine's."""
+    fn = k_tile_race.specialize(x=Global[float32], y=Global[float32], shift=int32).function
+    x = np.arange(256, dtype=np.float32)
+    got = []
+    for eng in ("numpy", "auto"):
+        y = np.full(256, 7.0, np.float32)
+        with clpy_sim.config(engine=eng), pytest.raises(clpy_sim.SimulationError) as info:
+            clpy_sim.launch(fn, (256,), (16,), [x, y, 5])
+        got.append((y.tobytes(), str(info.value)))
+    assert got[0] == got[1]
+    assert "races" in (runner.why_not(fn) or "")
+
+
+@pytest.fixture(autouse=True)
+def _dev_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not os.environ.get("CLPY_CK_DEV"):
+        return
+    import importlib
+
+    from clpy_sim.native import checked_run
+
+    lm = importlib.import_module("clpy_sim.launch")
+    nr = lm.native_run
+
+    def patched(fn: Any, gs: Any, ls: Any, off: Any, args: Any, params: Any, cfg: Any) -> Any:
+        if cfg.checks:
+            return checked_run.run(fn, gs, ls, off, args, params, cfg)
+        return nr(fn, gs, ls, off, args, params, cfg)
+
+    monkeypatch.setattr(lm, "native_run", patched)
