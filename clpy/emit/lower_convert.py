@@ -193,12 +193,21 @@ def _int_helper(
     below = f"x < ({scast})0" if dlo == 0 else f"x < ({scast}){mn}"
     above = f"x > ({scast}){mx}"
     if n == 1:
+        pre, x = "", "x"
+        if s.bits < 32:
+            # compared in int: on the H100 (driver 580) ``convert_ushort(x < (short)0 ? 0 :
+            # x)`` divided into 65535 took a ``b == 0`` guard for x == 7 (fuzz seed 380415),
+            # right in int and in six other spellings (scripts/gpu_udiv_diag.py, 112 cases,
+            # benchmarks/results/nvidia_diag/udiv_h100_s8.json)
+            pre, x = "    int w = (int)x;\n", "w"
+            below = "w < 0" if dlo == 0 else f"w < {mn}"
+            above = f"w > {mx}"
         parts = []
         if lo:
             parts.append(f"{below} ? {mn}")
         if hi:
             parts.append(f"{above} ? {mx}")
-        return f"{head} {{\n{why}    return convert_{dest}({' : '.join(parts)} : x);\n}}"
+        return f"{head} {{\n{why}{pre}    return convert_{dest}({' : '.join(parts)} : {x});\n}}"
     mask = f"convert_{_signed_name(d)}{n}"
     lines = [f"    {dest} r = convert_{dest}(x);"]
     if lo:
