@@ -184,6 +184,33 @@ def test_detection_restores_the_buffers() -> None:
     assert "races" in (runner.why_not(fn) or "")
 
 
+@clpy.kernel
+def k_handoff(flag: Global[int32], out: Global[int32]):
+    lid = clpy.get_local_id(0)
+    n = 0
+    while flag[lid] == 0:  # set by the previous work-item's atomic, after its loop
+        n += 0
+    clpy.atomic_add(flag, lid + 1, 1)
+    out[lid] = n
+
+
+@needs_cc
+def test_spin_on_atomics_runs_on_numpy() -> None:
+    """Natively each work-item finds its flag set by the one before: the NumPy engine's
+    lockstep run spins (no progress). Such a loop is not run natively."""
+    got = []
+    for eng in ("numpy", "auto"):
+        flag = np.zeros(17, np.int32)
+        flag[0] = 1
+        with clpy_sim.config(engine=eng), pytest.raises(clpy_sim.SimulationError) as info:
+            k_handoff[(16,), (16,)](flag, np.zeros(16, np.int32), device="sim")
+        got.append(str(info.value))
+    assert got[0] == got[1] and "no-progress" in got[0]
+    assert "while loop that reads memory in a kernel with atomics" in (
+        runner.why_not(k_handoff) or ""
+    )
+
+
 @pytest.fixture(autouse=True)
 def _dev_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
     if not os.environ.get("CLPY_CK_DEV"):

@@ -104,9 +104,7 @@ def run(
         written = [(p, a) for p, a in binder.arrays if a.ctypes.data in ptrs and not p.constant]
         # the race detector runs whenever a checker does: a racy kernel's results are the
         # NumPy engine's lockstep ones, so with any checker on both engines give the same bytes
-        spec = CheckSpec(
-            frozenset(cfg.checks) | {"races"}, cfg.spin_limit, tuple(p.name for p, _ in written)
-        )
+        spec = CheckSpec(frozenset(cfg.checks) | {"races"}, tuple(p.name for p, _ in written))
         shadowed = spec.shadowed
         compiled = _compiled(fn, (geom, spec))
     except Unsupported as e:

@@ -21,10 +21,12 @@ The detectors, one per checker (``clpy_sim.config.CHECKS``):
   NumPy engine's shadows (sim/races.py, sim/races_global.py), for local memory and the global
   buffers the kernel writes; any two accesses of different work-items, at least one a plain
   write, in different groups or one group's same barrier interval. Atomics are exempt.
-- ``progress``: a ``while`` loop past ``bound`` trips in one work-item (sim/stmts.py ``loop``
-  reports one whose lanes change nothing for ``spin_limit`` trips; in a work-item that runs
-  alone such a loop never ends, so any bound finds it; a loop that reads memory other
-  work-items may write, unwatched by the race detector, or calls atomics gets ``spin_limit``).
+- ``progress``: a ``while`` loop past ``LONG_LOOP`` trips in one work-item (sim/stmts.py
+  ``loop`` reports one whose lanes change nothing for ``spin_limit`` trips). Natively a
+  work-item runs its loop alone, so such a loop never ends there: any bound finds it. Other
+  work-items could end it through plain accesses (the race detector, always on with the
+  checkers, finds those) or atomics: a while loop reading memory in a kernel with atomics
+  runs on the NumPy engine.
 - ``assert``: a failing assert.
 
 Memory accesses through pointers the generator cannot trace to one memory (pointer variables,
@@ -84,12 +86,12 @@ def fired(status: int) -> str:
 
 @dataclass(frozen=True)
 class CheckSpec:
-    """What a checked kernel is generated for: the checkers on, ``spin_limit``, and the names
-    of the global buffer parameters with race shadows (the kernel writes them; in this order
-    their shadows follow the parameters in the argument array)."""
+    """What a checked kernel is generated for: the checkers on (``races`` among them: see
+    ``_bound``), and the names of the global buffer parameters with race shadows (the kernel
+    writes them, or they are the same array as one it writes; in this order their shadows
+    follow the parameters in the argument array)."""
 
     checks: frozenset[str]
-    spin_limit: int
     shadowed: tuple[str, ...] = ()
 
 
@@ -138,6 +140,32 @@ def _memory_reads(stmts: Sequence[Stmt], cond: Expr | None) -> tuple[bool, bool]
     return reads, calls
 
 
+def _has_atomics(stmts: Sequence[Stmt]) -> bool:
+    found = False
+
+    def visit(x: Any) -> None:
+        nonlocal found
+        if found:
+            return
+        if isinstance(x, CallBuiltin):
+            spec = x.builtin.atomic
+            if spec is not None and spec.op != "fence":
+                found = True
+                return
+        if isinstance(x, (Expr, Stmt)):
+            for v in vars(x).values():
+                if isinstance(v, (Expr, Stmt)):
+                    visit(v)
+                elif isinstance(v, (tuple, list)):
+                    for y in v:
+                        if isinstance(y, (Expr, Stmt)):
+                            visit(y)
+
+    for s in stmts:
+        visit(s)
+    return found
+
+
 def _array_space(e: Expr) -> AddressSpace | None:
     while isinstance(e, Index):
         e = e.base
@@ -158,6 +186,7 @@ class CheckedGen(KernelGen):
         self.mode = "read"
         self.known: dict[str, tuple[str, str, str] | None] = {}  # base -> shadow (kind, w, r)
         self.dynamic = False  # accesses through pointers looked up at run time
+        self.atomics = any(_has_atomics(f.body) for f in (fn, *fn.callees))
 
     # ------------------------------------------------------------------ memories
 
@@ -360,9 +389,18 @@ class CheckedGen(KernelGen):
             self.w(f"if (!{self.cond(s.cond)}) clpy_ck_st |= CLPY_CK_ASSERT;")
 
     def _bound(self, s: While) -> int:
+        """Trips of ``s`` per work-item before the progress detector fires. Natively a
+        work-item runs its loop alone: a loop whose lanes change nothing never ends, unless
+        other work-items change what it reads, through plain accesses (the race detector,
+        always on here, finds those) or atomics: such a loop may end natively where the
+        NumPy engine's lockstep run spins, so it runs there."""
         reads, calls = _memory_reads(s.body, s.cond)
-        if calls or (reads and "races" not in self.ck):
-            return self.spec.spin_limit
+        if (reads or calls) and (self.atomics or "races" not in self.ck):
+            raise Unsupported(
+                "a while loop that reads memory in a kernel with atomics, with the progress "
+                "checker on",
+                s.loc,
+            )
         return LONG_LOOP
 
     def cond(self, e: Expr) -> str:
