@@ -131,6 +131,20 @@ def k_hist(data: Global[uint32], hist: Global[uint32]):
 
 
 @clpy.kernel
+def k_coll(x: Global[float32], i: Global[int32], out: Global[float32], iout: Global[int32]):
+    g = clpy.get_global_id(0)
+    v = x[g]
+    s = clpy.work_group_reduce_add(v)
+    p = clpy.work_group_scan_inclusive_add(v)
+    q = clpy.work_group_scan_exclusive_max(i[g])
+    m = clpy.work_group_reduce(i[g], "*")
+    b = clpy.work_group_broadcast(v, 5)
+    a = clpy.work_group_all(i[g] > -90)
+    out[g] = s + p * 2.0 + b
+    iout[g] = q + m + a
+
+
+@clpy.kernel
 def k_print(x: Global[float32]):
     i = clpy.get_global_id(0)
     x[i] += 1.0
@@ -169,6 +183,9 @@ BASIC = [
                                   np.zeros(256, np.float32), np.int32(5)]),
         (k_uniform, (640,), (64,), [RNG.integers(-99, 99, 640).astype(np.int32),
                                     np.zeros(640, np.int32), np.int32(21)]),
+        (k_coll, (300,), (100,), [RNG.uniform(-9, 9, 300).astype(np.float32),
+                                  RNG.integers(-99, 99, 300).astype(np.int32),
+                                  np.zeros(300, np.float32), np.zeros(300, np.int32)]),
         (k_hist, (4096,), (64,), [RNG.integers(0, 2**32, 4096).astype(np.uint32),
                                   np.zeros(16, np.uint32)]),
     ],
@@ -262,7 +279,7 @@ def test_fuzzer_kernels_native_equals_numpy() -> None:
     from clpy.fuzz.generator import generate as fuzz
     from clpy.fuzz.runner import load, make_inputs, run_on
 
-    feats = F.parse("all,-struct,-printf,-collective,-subgroup,-reduction")
+    feats = F.parse("all,-struct,-printf,-subgroup,-reduction")
     native, bad = 0, []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(FUZZ_SEEDS):

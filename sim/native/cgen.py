@@ -45,7 +45,9 @@ from clpy.ir.nodes import (
     While,
 )
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy_sim.native import cgen_coll
 from clpy_sim.native.cgen_builtins import BuiltinGen
+from clpy_sim.native.cgen_coll import is_collective
 from clpy_sim.native.cgen_expr import ArrayRef, Ptr
 from clpy_sim.native.ctypes_c import Geometry, Unsupported, c_type, ptr_struct
 from clpy_sim.native.uniform import Uniformity, refs, rematerializable
@@ -112,6 +114,8 @@ def _stmt_barrier(s: Stmt, memo: dict[int, bool]) -> bool:
         e = s.expr if isinstance(s, ExprStmt) else s.init if isinstance(s, Declare) else s.value
         if isinstance(e, CallBuiltin) and e.builtin.name in BARRIERS:
             r = True
+        elif is_collective(e) and not isinstance(s, ExprStmt):
+            r = True  # (a region boundary: sim/native/cgen_coll.py)
         elif isinstance(e, CallFunc):
             r = func_barrier(e.func, memo)
     memo[k] = r
@@ -684,6 +688,14 @@ class KernelGen(BuiltinGen):
             w("/* barrier */")  # regions end here: every work-item ran the one before
         elif isinstance(s, (ExprStmt, Declare, Assign)):
             e = s.expr if isinstance(s, ExprStmt) else s.init if isinstance(s, Declare) else s.value
+            if isinstance(e, CallBuiltin) and is_collective(e):
+                if isinstance(s, Declare):
+                    cgen_coll.emit(self, e, s.var, s.loc)
+                    return
+                if isinstance(s, Assign) and isinstance(s.target, VarRef) and s.op is None:
+                    cgen_coll.emit(self, e, s.target.var, s.loc)
+                    return
+                raise Unsupported(f"{e.builtin.name} stored other than in a variable", s.loc)
             assert isinstance(e, CallFunc)
             if isinstance(s, Assign) and not (isinstance(s.target, VarRef) and s.op is None):
                 raise Unsupported("the result of a function with a barrier stored in memory", s.loc)
