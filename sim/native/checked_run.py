@@ -38,10 +38,12 @@ class _Binder(runner._Binder):
     def __init__(self) -> None:
         super().__init__()
         self.arrays: list[tuple[Param, np.ndarray]] = []
+        self.counts: dict[int, int] = {}  # elements of each array, by its address
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
         out = super().global_buffer(param, array)
         self.arrays.append((param, array))
+        self.counts[array.ctypes.data] = out[2]
         return out
 
 
@@ -105,7 +107,6 @@ def run(
         # the race detector runs whenever a checker does: a racy kernel's results are the
         # NumPy engine's lockstep ones, so with any checker on both engines give the same bytes
         spec = CheckSpec(frozenset(cfg.checks) | {"races"}, tuple(p.name for p, _ in written))
-        shadowed = spec.shadowed
         compiled = _compiled(fn, (geom, spec))
     except Unsupported as e:
         runner._record(fn, e.args[0])
@@ -115,15 +116,8 @@ def run(
             ) from None
         return False
     saved = [(a, a.copy()) for _, a in written]
-    shadows: list[np.ndarray] = []
-    if shadowed:
-        by_ptr: dict[int, np.ndarray] = {}
-        for _, a in written:
-            sh = by_ptr.get(a.ctypes.data)
-            if sh is None:
-                sh = by_ptr[a.ctypes.data] = np.zeros(2 * len(a.reshape(-1)), np.int64)
-            shadows.append(sh)
-    status = _execute(compiled, fn, gs, ls, off, bound, cfg, shadows)
+    shadowed = [(a.ctypes.data, binder.counts[a.ctypes.data]) for _, a in written]
+    status = _execute(compiled, fn, gs, ls, off, bound, cfg, shadowed)
     if status:
         for a, copy in saved:
             np.copyto(a, copy)
@@ -143,34 +137,54 @@ def _execute(
     off: tuple[int, ...],
     bound: list[Any],
     cfg: SimConfig,
-    shadows: list[np.ndarray],
+    shadowed: list[tuple[int, int]],
 ) -> int:
-    """Run the launch; the OR of the chunks' statuses."""
+    """Run the launch; the OR of the chunks' statuses. Each chunk of groups (one per thread)
+    has its own race shadows of the global buffers ``shadowed`` (address, elements; one per
+    array), checked
+    against each other's at the end (``clpy_ck_cross``)."""
     n = len(bound)
     vals = [b[1] if b[0] != "local" else None for b in bound]
-    vals.extend(s.ctypes.data for s in shadows)
-    ptrs = (ctypes.c_void_p * max(len(vals), 1))(*vals)
     g3 = (*gs, 1, 1)[:3]
     l3 = (*ls, 1, 1)[:3]
     o3 = (*off, 0, 0)[:3]
     ng = [g3[0] // l3[0], g3[1] // l3[1], g3[2] // l3[2]]
     geo = (ctypes.c_int64 * (9 + n))(*g3, *ng, *o3, *[b[2] for b in bound])
     total = ng[0] * ng[1] * ng[2]
-    # global race shadows are shared by every group: one thread, groups in order
-    threads = 1 if (c.ordered or shadows) else cfg.thread_count()
-    fnc = c.fn
+    threads = 1 if c.ordered else cfg.thread_count()
+    chunks = 1
     if threads > 1 and total > 1 and c.per_group * total > 5e-4:
         chunks = min(total, threads)
+    arrays: dict[int, list[np.ndarray]] = {}  # per array: its shadow in each chunk
+    order: list[int] = []
+    for key, count in shadowed:
+        if key not in arrays:
+            arrays[key] = [np.zeros(2 * count, np.int64) for _ in range(chunks)]
+        order.append(key)
+
+    def ptrs_of(chunk: int) -> Any:
+        own = [arrays[k][chunk].ctypes.data for k in order]
+        return (ctypes.c_void_p * max(n + len(own), 1))(*vals, *own)
+
+    fnc = c.fn
+    t0 = time.perf_counter()
+    status = 0
+    if chunks > 1:
         edges = [total * i // chunks for i in range(chunks + 1)]
         pool = runner._pool(threads)
-        t0 = time.perf_counter()
-        futs = [pool.submit(fnc, ptrs, geo, a, b) for a, b in zip(edges[:-1], edges[1:])]
-        status = 0
+        futs = [
+            pool.submit(fnc, ptrs_of(i), geo, a, b)
+            for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))
+        ]
         for f in futs:
             status |= int(f.result())
         c.per_group = (time.perf_counter() - t0) * chunks / total
+        if not status:
+            cross = c.lib.clpy_ck_cross
+            for shs in arrays.values():
+                tab = (ctypes.c_void_p * chunks)(*[s.ctypes.data for s in shs])
+                status |= int(cross(tab, chunks, ctypes.c_int64(shs[0].size // 2)))
         return status
-    t0 = time.perf_counter()
-    status = int(fnc(ptrs, geo, 0, total))
+    status = int(fnc(ptrs_of(0), geo, 0, total))
     c.per_group = (time.perf_counter() - t0) / total
     return status

@@ -173,6 +173,22 @@ static inline void clpy_ck_dyn(const void *base, int64_t k, int64_t wi, int writ
     }
 }
 
+/* groups run on several threads, each with its own global shadows: any two of them are of
+   different groups, so an element that two threads accessed, one at least writing, is a race
+   (within a thread the shadows found the rest) */
+int clpy_ck_cross(int64_t *const *sh, int nt, int64_t n) {
+    for (int64_t k = 0; k < n; k++) {
+        int acc = 0, wr = 0;
+        for (int t = 0; t < nt; t++) {
+            int64_t w = sh[t][k], r = sh[t][n + k];
+            acc += (w | r) != 0;
+            wr |= w != 0;
+        }
+        if (acc >= 2 && wr) return CLPY_CK_RACE;
+    }
+    return 0;
+}
+
 /* ---- progress: a while loop's trips, counted per work-item (or per group for a loop run
    once per group); past the bound, a detection and the loop ends */
 static inline int clpy_ck_trip(int64_t *n, int64_t bound) {
