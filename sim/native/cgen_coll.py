@@ -18,7 +18,7 @@ from clpy.types.core import ScalarType
 from clpy_sim.native.ctypes_c import Unsupported, c_type, scalar_literal
 
 if TYPE_CHECKING:
-    from clpy_sim.native.cgen import KernelGen
+    from clpy_sim.native.cgen_group import GroupGen
 
 _INT_OPS = {"add", "mul", "min", "max", "and", "or", "xor"}
 _FLOAT_OPS = {"add", "mul"}  # (min/max: NumPy's signed-zero and NaN choices are its loops')
@@ -51,7 +51,7 @@ def _combine(op: str, t: ScalarType, a: str, b: str) -> str:
     return f"(({ct})(({a}) {_SYM[op]} ({b})))"
 
 
-def emit(gen: KernelGen, call: CallBuiltin, target: Var, loc: Loc) -> None:
+def emit(gen: GroupGen, call: CallBuiltin, target: Var, loc: Loc) -> None:
     """``target = call`` at group level, every work-item of the group active."""
     coll = call.builtin.collective
     assert coll is not None
