@@ -211,6 +211,30 @@ def test_spin_on_atomics_runs_on_numpy() -> None:
     )
 
 
+@clpy.kernel
+def k_far_race(y: Global[float32], z: Global[float32]):
+    gid = clpy.get_global_id(0)
+    y[gid] = 1.0
+    z[gid] = y[(gid + 128) % 256]  # written by a work-item of the other half's groups
+
+
+@needs_cc
+def test_race_across_threads_is_found() -> None:
+    """Each thread's chunk of groups has its own shadows: a race between two chunks is found
+    when they are compared (clpy_ck_cross)."""
+    got = []
+    for eng in ("numpy", "auto"):
+        err, why = _launch(
+            k_far_race,
+            [np.zeros(256, np.float32), np.zeros(256, np.float32)],
+            engine=eng,
+            threads=2,
+        )
+        got.append(err)
+    assert got[0] is not None and got[0] == got[1]
+    assert "races" in (why or "")
+
+
 @pytest.fixture(autouse=True)
 def _dev_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
     if not os.environ.get("CLPY_CK_DEV"):
