@@ -235,6 +235,37 @@ def test_race_across_threads_is_found() -> None:
     assert "races" in (why or "")
 
 
+@clpy.kernel
+def k_own(x: Global[float32], y: Global[float32]):
+    i = clpy.get_global_id(0)
+    y[i] = x[i] * 2.0
+    y[i] += 1.0
+
+
+@needs_cc
+def test_owned_buffers_need_no_shadow() -> None:
+    """``y[i]`` with ``i`` the global id everywhere: no race shadow for y (owned.py); its
+    indices stay checked with the bounds checker off, since an index out of bounds is element
+    0, shared by every work-item (the NumPy engine then reports a race)."""
+    from clpy_sim.native.cgen import Geometry
+    from clpy_sim.native.checks import CheckSpec, generate_checked
+
+    fn = k_own.specialize(x=Global[float32], y=Global[float32]).function
+    spec = CheckSpec(frozenset({"races"}), ("y",))
+    assert generate_checked(fn, Geometry(1, (16, 1, 1)), spec)[2] == ()
+    assert generate_checked(fn, Geometry(2, (4, 4, 1)), spec)[2] == ("y",)  # (2-D: not gid)
+    x = np.arange(256, dtype=np.float32)
+    got = []
+    for eng in ("numpy", "auto"):
+        y = np.zeros(256, np.float32)
+        got.append((_launch(k_own, [x, y], engine=eng, checks={"races"})[0], y.tobytes()))
+        assert runner.why_not(k_own) is None or eng == "numpy"
+        y = np.zeros(200, np.float32)
+        got.append((_launch(k_own, [x, y], engine=eng, checks={"races"})[0], y.tobytes()))
+    assert got[:2] == got[2:]
+    assert got[0][0] is None and "data-race" in (got[1][0] or "")
+
+
 @pytest.fixture(autouse=True)
 def _dev_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
     if not os.environ.get("CLPY_CK_DEV"):

@@ -47,7 +47,9 @@ class _Binder(runner._Binder):
         return out
 
 
-def _compiled(fn: Function, key: tuple[Geometry, CheckSpec]) -> runner._Compiled:
+def _compiled(
+    fn: Function, key: tuple[Geometry, CheckSpec]
+) -> tuple[runner._Compiled, tuple[str, ...]]:
     with _LOCK:
         per = _CACHE.setdefault(fn, {})
         got = per.get(key)
@@ -56,9 +58,12 @@ def _compiled(fn: Function, key: tuple[Geometry, CheckSpec]) -> runner._Compiled
     if got is not None:
         return got  # type: ignore[no-any-return]
     try:
-        src, ordered = generate_checked(fn, key[0], key[1])
+        src, ordered, used = generate_checked(fn, key[0], key[1])
         lib = build(src)
-        out: runner._Compiled | str = runner._Compiled(lib, src, ordered)
+        out: tuple[runner._Compiled, tuple[str, ...]] | str = (
+            runner._Compiled(lib, src, ordered),
+            used,
+        )
     except Unsupported as e:
         out = e.args[0]
     except CompileFailed as e:
@@ -106,8 +111,14 @@ def run(
         written = [(p, a) for p, a in binder.arrays if a.ctypes.data in ptrs and not p.constant]
         # the race detector runs whenever a checker does: a racy kernel's results are the
         # NumPy engine's lockstep ones, so with any checker on both engines give the same bytes
-        spec = CheckSpec(frozenset(cfg.checks) | {"races"}, tuple(p.name for p, _ in written))
-        compiled = _compiled(fn, (geom, spec))
+        seen: dict[int, int] = {}
+        for _, a in written:
+            seen[a.ctypes.data] = seen.get(a.ctypes.data, 0) + 1
+        shared = tuple(p.name for p, a in written if seen[a.ctypes.data] > 1)
+        spec = CheckSpec(
+            frozenset(cfg.checks) | {"races"}, tuple(p.name for p, _ in written), shared
+        )
+        compiled, used = _compiled(fn, (geom, spec))
     except Unsupported as e:
         runner._record(fn, e.args[0])
         if mode == "native":
@@ -116,7 +127,8 @@ def run(
             ) from None
         return False
     saved = [(a, a.copy()) for _, a in written]
-    shadowed = [(a.ctypes.data, binder.counts[a.ctypes.data]) for _, a in written]
+    arr = {p.name: a for p, a in written}
+    shadowed = [(arr[n].ctypes.data, binder.counts[arr[n].ctypes.data]) for n in used]
     status = _execute(compiled, fn, gs, ls, off, bound, cfg, shadowed)
     if status:
         for a, copy in saved:

@@ -58,6 +58,7 @@ from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType
 from clpy_sim.native.cgen import BARRIERS, Geometry, KernelGen, _Info
 from clpy_sim.native.cgen_expr import ArrayRef
 from clpy_sim.native.ctypes_c import Unsupported, c_type
+from clpy_sim.native.owned import owned
 
 HEADER = (Path(__file__).resolve().parent / "checks.h").read_text()
 
@@ -93,6 +94,7 @@ class CheckSpec:
 
     checks: frozenset[str]
     shadowed: tuple[str, ...] = ()
+    shared: tuple[str, ...] = ()  # parameters passed the same array as another
 
 
 def _memory_reads(stmts: Sequence[Stmt], cond: Expr | None) -> tuple[bool, bool]:
@@ -187,6 +189,10 @@ class CheckedGen(KernelGen):
         self.known: dict[str, tuple[str, str, str] | None] = {}  # base -> shadow (kind, w, r)
         self.dynamic = False  # accesses through pointers looked up at run time
         self.atomics = any(_has_atomics(f.body) for f in (fn, *fn.callees))
+        free = [n for n in spec.shadowed if n not in spec.shared]
+        self.owned = owned(fn, geom.dims, free) if "races" in self.ck else frozenset()
+        self.used = tuple(n for n in spec.shadowed if n not in self.owned)
+        self.exact: set[str] = set()  # bases whose indices are bounds-checked whatever the checks
 
     # ------------------------------------------------------------------ memories
 
@@ -238,7 +244,8 @@ class CheckedGen(KernelGen):
         p = self.ptr(e.base)
         idx = self.expr(e.index)
         o = idx if p.off == "0" else f"{p.off} + (int64_t)({idx})"
-        return p.base, f"clpy_ix({o}, {p.count})", self.shadow_of(p.base, e.loc)
+        ix = "clpy_ixc" if p.base in self.exact else "clpy_ix"
+        return p.base, f"{ix}({o}, {p.count})", self.shadow_of(p.base, e.loc)
 
     def _check(self, sh: tuple[str, str, str], k: str, write: bool) -> str:
         kind, w, r = sh
@@ -461,7 +468,7 @@ class CheckedGen(KernelGen):
     def kernel(self) -> str:
         fn = self.fn
         n = len(fn.params)
-        shadowed = set(self.spec.shadowed) if "races" in self.ck else set()
+        shadowed = set(self.used) if "races" in self.ck else set()
         counts = dict(self.geom.local_counts)
         self.group_decls.append("int64_t clpy_ep = 0;")
         self.group_decls.append("clpy_ck_st = 0;")
@@ -481,6 +488,8 @@ class CheckedGen(KernelGen):
                 j += 1
             else:
                 self.known[f"clpy_b_{name}"] = None
+                if p.name in self.owned:
+                    self.exact.add(f"clpy_b_{name}")
         src = super().kernel()
         head = [
             f"#define CLPY_CK_RACES_ON {int('races' in self.ck)}",
@@ -518,11 +527,15 @@ class CheckedGen(KernelGen):
         return src[: -len(end)] + "    return clpy_ck_st;\n}\n"
 
 
-def generate_checked(fn: Function, geom: Geometry, spec: CheckSpec) -> tuple[str, bool]:
-    """``cgen.generate`` with the detectors of ``spec``: the C source of ``fn`` for ``geom``
-    and whether its groups must run in order on one thread."""
+def generate_checked(
+    fn: Function, geom: Geometry, spec: CheckSpec
+) -> tuple[str, bool, tuple[str, ...]]:
+    """``cgen.generate`` with the detectors of ``spec``: the C source of ``fn`` for ``geom``,
+    whether its groups must run in order on one thread, and the buffers of ``spec.shadowed``
+    that have race shadows (the others' elements are each one work-item's: sim/native/owned.py)
+    in the order their shadows follow the parameters."""
     first = CheckedGen(fn, geom, None, spec)
     first.kernel()
     second = CheckedGen(fn, geom, first.info, spec)
     src = second.kernel()
-    return src, second.ordered
+    return src, second.ordered, second.used
