@@ -351,9 +351,11 @@ class Result:
     nan_choice: int = 0  # lanes whose two NaN inputs give NaNs of different bits (not pinned)
 
 
-def run(cs: list[Case], n: int, workdir: Path, seed: int = 1) -> list[Result]:
+def run(
+    cs: list[Case], n: int, workdir: Path, seed: int = 1, cc: str | None = None
+) -> list[Result]:
     """Each case over ``n`` lanes on the simulator and in C; the lanes that differ."""
-    cc = compiler()
+    cc = cc or compiler()
     assert cc is not None
     groups = _group(cs)
     lib = _compile(cc, _c_source(groups), workdir)
@@ -477,11 +479,24 @@ def workdir() -> Any:
         yield Path(d)
 
 
-def test_every_case_matches_numpy_engine(workdir: Path) -> None:
+def _other_compilers() -> list[str]:
+    """clang and gcc where installed besides the default compiler (the prelude supports both;
+    they fold floating-point code differently: clang flipped NaN signs of a - b)."""
+    cc = compiler()
+    main = os.path.realpath(shutil.which(cc) or "") if cc else ""
+    return [
+        c
+        for c in ("gcc", "clang")
+        if shutil.which(c) and os.path.realpath(shutil.which(c) or "") != main
+    ]
+
+
+@pytest.mark.parametrize("cc", [None, *_other_compilers()])
+def test_every_case_matches_numpy_engine(workdir: Path, cc: str | None) -> None:
     _need_cc()
     cs = cases()
     assert len(cs) > 300
-    bad = [r for r in run(cs, 4096, workdir) if r.bad]
+    bad = [r for r in run(cs, 4096, workdir, cc=cc) if r.bad]
     lines = [f"{r.case.name}{r.case.overload}: {r.bad} lanes, e.g. {r.example}" for r in bad]
     assert not bad, "\n".join(lines[:40])
 

@@ -87,7 +87,11 @@ def lanewise(
     )
 
 
-_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|[-+]?[0-9][0-9a-fA-FxXuUlL.pP+-]*")
+# a name, or a C number literal (which the generated text may repeat without parentheses)
+_SIMPLE = re.compile(
+    r"[A-Za-z_][A-Za-z_0-9]*"
+    r"|\(?-?(0[xX][0-9a-fA-F.]+([pP][-+]?[0-9]+)?|[0-9.]+([eE][-+]?[0-9]+)?)[fFuUlL]*\)?"
+)
 
 
 def bound(params: Sequence[Type], args: Sequence[str], body: Callable[[list[str]], str]) -> str:
