@@ -37,19 +37,26 @@ class _Binder(runner._Binder):
 
     def __init__(self) -> None:
         super().__init__()
-        self.arrays: list[tuple[Param, np.ndarray]] = []
-        self.counts: dict[int, int] = {}  # elements of each array, by its address
+        # (parameter, array, its address, its elements)
+        self.arrays: list[tuple[Param, np.ndarray, int, int]] = []
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
         out = super().global_buffer(param, array)
-        self.arrays.append((param, array))
-        self.counts[array.ctypes.data] = out[2]
+        self.arrays.append((param, array, out[1], out[2]))
         return out
 
 
 def _compiled(
-    fn: Function, key: tuple[Geometry, CheckSpec]
+    fn: Function,
+    geom: Geometry,
+    on: frozenset[str],
+    names: tuple[str, ...],
+    shared: tuple[str, ...],
 ) -> tuple[runner._Compiled, tuple[str, ...]]:
+    """The checked kernel (and the buffers with race shadows, in order) for ``geom``, the
+    checks ``on``, the global buffers ``names`` the kernel writes (or that are the same array as
+    one it writes) and those of them ``shared`` with another parameter."""
+    key = (geom, on, names, shared)
     with _LOCK:
         per = _CACHE.setdefault(fn, {})
         got = per.get(key)
@@ -58,7 +65,10 @@ def _compiled(
     if got is not None:
         return got  # type: ignore[no-any-return]
     try:
-        src, ordered, used = generate_checked(fn, key[0], key[1])
+        # the race detector runs whenever a checker does: a racy kernel's results are the
+        # NumPy engine's lockstep ones, so with any checker on both engines give the same bytes
+        spec = CheckSpec(frozenset(on) | {"races"}, names, shared)
+        src, ordered, used = generate_checked(fn, geom, spec)
         lib = build(src)
         out: tuple[runner._Compiled, tuple[str, ...]] | str = (
             runner._Compiled(lib, src, ordered),
@@ -107,18 +117,14 @@ def run(
         geom = Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), tuple(binder.local_counts))
         # the buffers the kernel writes, and any passed the same array as one of them (the
         # runner has refused partial overlaps): one shadow per array
-        ptrs = {a.ctypes.data for p, a in binder.arrays if p.written and not p.constant}
-        written = [(p, a) for p, a in binder.arrays if a.ctypes.data in ptrs and not p.constant]
-        # the race detector runs whenever a checker does: a racy kernel's results are the
-        # NumPy engine's lockstep ones, so with any checker on both engines give the same bytes
+        ptrs = {x[2] for x in binder.arrays if x[0].written and not x[0].constant}
+        written = [x for x in binder.arrays if x[2] in ptrs and not x[0].constant]
         seen: dict[int, int] = {}
-        for _, a in written:
-            seen[a.ctypes.data] = seen.get(a.ctypes.data, 0) + 1
-        shared = tuple(p.name for p, a in written if seen[a.ctypes.data] > 1)
-        spec = CheckSpec(
-            frozenset(cfg.checks) | {"races"}, tuple(p.name for p, _ in written), shared
-        )
-        compiled, used = _compiled(fn, (geom, spec))
+        for x in written:
+            seen[x[2]] = seen.get(x[2], 0) + 1
+        names = tuple(x[0].name for x in written)
+        shared = tuple(x[0].name for x in written if seen[x[2]] > 1)
+        compiled, used = _compiled(fn, geom, cfg.checks, names, shared)
     except Unsupported as e:
         runner._record(fn, e.args[0])
         if mode == "native":
@@ -126,9 +132,9 @@ def run(
                 f"kernel {fn.name} cannot run on the native engine: {e.args[0]}"
             ) from None
         return False
-    saved = [(a, a.copy()) for _, a in written]
-    arr = {p.name: a for p, a in written}
-    shadowed = [(arr[n].ctypes.data, binder.counts[arr[n].ctypes.data]) for n in used]
+    saved = [(x[1], x[1].copy()) for x in written]
+    at = {x[0].name: (x[2], x[3]) for x in written}
+    shadowed = [at[n] for n in used]
     status = _execute(compiled, fn, gs, ls, off, bound, cfg, shadowed)
     if status:
         for a, copy in saved:
