@@ -261,7 +261,11 @@ def _group(cs: list[Case]) -> dict[tuple[tuple[Type, ...], Type], list[Case]]:
     return groups
 
 
-def _kernel_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> str:
+def _kernel_source(
+    groups: dict[tuple[tuple[Type, ...], Type], list[Case]], uniform: bool = False
+) -> str:
+    """One kernel per group; ``uniform``: the arguments are values, the same in every lane
+    (the NumPy engine computes with NumPy scalars then), else buffer elements."""
     # vector types by their spelling (clpy.int8 is NumPy's name of char)
     lines = [
         "import clpy",
@@ -278,12 +282,15 @@ def _kernel_source(groups: dict[tuple[tuple[Type, ...], Type], list[Case]]) -> s
     lines.append("")
     for g, ((params, ret), cs) in enumerate(groups.items()):
         vals, pt = _values(params), _pointee(params)
-        ps = [f"a{j}: clpy.Global[T_{p.cl_name}]" for j, p in enumerate(vals)]
+        ps = [
+            f"a{j}: T_{p.cl_name}" if uniform else f"a{j}: clpy.Global[T_{p.cl_name}]"
+            for j, p in enumerate(vals)
+        ]
         ps += [f"o{m}: clpy.Global[T_{ret.cl_name}]" for m in range(len(cs))]
         if pt is not None:
             ps += [f"q{m}: clpy.Global[T_{pt.cl_name}]" for m in range(len(cs))]
         lines += ["@clpy.kernel", f"def k{g}({', '.join(ps)}):", "    i = clpy.get_global_id(0)"]
-        args = ", ".join(f"a{j}[i]" for j in range(len(vals)))
+        args = ", ".join(f"a{j}" if uniform else f"a{j}[i]" for j in range(len(vals)))
         for m, c in enumerate(cs):
             more = f", q{m} + i" if pt is not None else ""
             lines.append(
@@ -479,6 +486,73 @@ def workdir() -> Any:
         yield Path(d)
 
 
+def run_uniform(cs: list[Case], limit: int, workdir: Path) -> list[Result]:
+    """Scalar float cases with uniform arguments (kernel values: NumPy scalars on the NumPy
+    engine, whose loops for them are not the SIMD ones): the pairs of specials (at most
+    ``limit`` per signature), one single-work-item launch each."""
+    cc = compiler()
+    assert cc is not None
+    cs = [
+        c
+        for c in cs
+        if c.builtin is not None
+        and isinstance(c.overload.ret, ScalarType)
+        and all(isinstance(p, ScalarType) and p.is_float for p in c.overload.params)
+    ]
+    groups = _group(cs)
+    lib = _compile(cc, _c_source(groups), workdir)
+    kernels = _load_kernels(_kernel_source(groups, uniform=True), workdir)
+    results = []
+    for g, ((params, ret), gcs) in enumerate(groups.items()):
+        k = len(_float_special(element_of(params[0]).dtype))
+        n = min(limit, k ** min(len(params), 2))
+        # a float kernel argument reaches the NumPy engine as a Python float: quieted
+        ins = [_quiet32(a) for a in inputs(params, n, 3 + g)]
+        dt = element_of(ret).dtype
+        sim_out = [np.zeros(n, dt) for _ in gcs]
+        c_out = [np.zeros(n, dt) for _ in gcs]
+        one = [np.zeros(1, dt) for _ in gcs]
+        launch = kernels[f"k{g}"][(1,), (1,)]
+        with clpy.sim.config(checks=False, engine="numpy"):
+            for i in range(n):
+                launch(*(a[i] for a in ins), *one, device="sim")
+                for s, o in zip(sim_out, one):
+                    s[i] = o[0]
+        ptrs = [ctypes.c_void_p(a.ctypes.data) for a in (*ins, *c_out)]
+        getattr(lib, f"h{g}")(*ptrs, ctypes.c_long(n))
+        for c, sv, ov in zip(gcs, sim_out, c_out):
+            diff = np.flatnonzero(_bits(sv) != _bits(ov))
+            ex = ""
+            if diff.size:
+                i = int(diff[0])
+                args = ", ".join(_show(a[i]) for a in ins)
+                ex = f"({args}) -> sim {_show(sv[i])} C {_show(ov[i])}"
+            results.append(Result(c, n, int(diff.size), ex))
+    return results
+
+
+def _quiet32(a: np.ndarray) -> np.ndarray:
+    if a.dtype != np.float32:
+        return a
+    with np.errstate(all="ignore"):
+        return np.where(np.isnan(a), a + a, a)
+
+
+# Built-ins the NumPy engine computes differently for uniform arguments (NumPy scalars take
+# NumPy's scalar loops) than for arguments that vary over the lanes (its SIMD loops), so no
+# C code can give both: min max fmin fmax clamp maxmag minmag keep the first of +0 and -0 (SIMD:
+# the second), and of two NaNs; a double signalling NaN and a number give NaN (SIMD: the
+# number); pow(-NaN, 1) keeps the sign (SIMD: +NaN). The native engine follows the SIMD loops.
+UNIFORM_DIFFERS = frozenset("min max fmin fmax clamp maxmag minmag pow".split())
+
+
+def test_uniform_arguments_match_numpy_engine(workdir: Path) -> None:
+    _need_cc()
+    cs = [c for c in cases() if c.name not in UNIFORM_DIFFERS]
+    bad = [r for r in run_uniform(cs, 200, workdir) if r.bad]
+    assert not bad, "\n".join(f"{r.case.name}{r.case.overload}: {r.example}" for r in bad[:40])
+
+
 def _other_compilers() -> list[str]:
     """clang and gcc where installed besides the default compiler (the prelude supports both;
     they fold floating-point code differently: clang flipped NaN signs of a - b)."""
@@ -545,9 +619,12 @@ def main() -> None:
     names = [a for a in sys.argv[2:] if not a.startswith("--")]
     cs = [c for c in cases(every) if not names or c.name in names]
     with tempfile.TemporaryDirectory(prefix="clpy_native_builtins_") as d:
-        rs = run(cs, n, Path(d))
-        if not names or "cast" in names:
-            rs += run_casts(vector_casts(), n, Path(d))
+        if "--uniform-only" in sys.argv:  # uniform arguments only, n pairs of specials
+            rs = run_uniform(cs, n, Path(d))
+        else:
+            rs = run(cs, n, Path(d))
+            if not names or "cast" in names:
+                rs += run_casts(vector_casts(), n, Path(d))
     for r in rs:
         if r.bad:
             print(f"{r.case.name}{r.case.overload}: {r.bad}/{r.lanes} e.g. {r.example}")
