@@ -3,10 +3,12 @@
 Most built-ins are lane-wise: ``_LANE[name](pe, re, a)`` gives the C text of one lane from
 the element types ``pe`` of the parameters, the result element type ``re`` and the lanes' C
 texts ``a`` (or None: not native), and vector overloads repeat it over the lanes
-(``builtins.lanewise``). The rest (``_WHOLE``: geometric, any/all, shuffle, as_T) see the
-whole values. The C semantics are those of the NumPy engine's implementation named in each
-comment (sim/builtins/*.py); functions in the prelude are ``clpy_<name>_<type>`` (integers)
-and ``clpy_m_<name>`` (math in double, the float overloads round it once, as NumPy does).
+(``builtins_c.lanewise``). The rest see the whole values: ``_WHOLE`` (relational, select,
+any/all, geometric, shuffles: builtins_vec.py), the conversions ``convert_T``/``as_T``
+(builtins_vec.py) and the built-ins writing through a pointer (builtins_ptr.py). The C
+semantics are those of the NumPy engine's implementation named in each comment
+(sim/builtins/*.py); functions in the prelude are ``clpy_<name>_<type>`` (integers) and
+``clpy_m_<name>`` (math in double, the float overloads round it once, as NumPy does).
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ WholeGen = Callable[[Sequence[Type], Type, list[str]], "str | None"]
 
 def generate(b: Builtin, params: Sequence[Type], ret: Type, args: list[str]) -> str | None:
     """C text of the call of ``b`` (overload ``params -> ret``) on ``args``, or None."""
-    if b.conversion is not None:
-        if b.conversion.reinterpret:
-            return _as(params[0], ret, args[0])
-        return _convert(params[0], ret, args[0], b.conversion.sat, b.conversion.rounding)
+    conv = b.conversion
+    if conv is not None:
+        if conv.reinterpret:
+            return V.reinterpret(params[0], ret, args[0])
+        return V.convert(params[0], ret, args[0], conv.sat, conv.rounding)
     if b.name in P.PTR_NAMES:
         return P.pointer_call(b.name, params, ret, args)
     whole = _WHOLE.get(b.name)
@@ -80,11 +83,11 @@ def _mul24(pe: list[ScalarType], re: ScalarType, a: list[str]) -> str:
 
 
 def _upsample(pe: list[ScalarType], re: ScalarType, a: list[str]) -> str:
-    # integer.py _upsample: hi widened (sign kept) shifted up, or the unsigned lo
-    u = _s(re).lstrip("u")
-    u = "u" + u
+    # integer.py _upsample: hi widened (sign kept) shifted up, or'ed with the unsigned lo
+    t = _s(re)
+    ut = "u" + t.lstrip("u")
     lo_u = "u" + _s(pe[1]).lstrip("u")
-    return f"({_s(re)})((({u})({_s(re)})({a[0]}) << {pe[1].bits}) | ({u})({lo_u})({a[1]}))"
+    return f"({t})((({ut})({t})({a[0]}) << {pe[1].bits}) | ({ut})({lo_u})({a[1]}))"
 
 
 # ----------------------------------------------------------------------------- common
@@ -129,9 +132,11 @@ def _bitselect(pe: list[ScalarType], re: ScalarType, a: list[str]) -> str:
     if not re.is_float:
         t = _s(re)
         return f"({t})((({a[0]}) & ~({a[2]})) | (({a[1]}) & ({a[2]})))"
-    u, w = ("uint", "f") if re.bits == 32 else ("ulong", "d")
-    bits = [f"clpy_{w}bits({x})" if w == "f" else f"clpy_dbits({x})" for x in a]
-    return f"clpy_bits{w}(({u})(({bits[0]} & ~{bits[2]}) | ({bits[1]} & {bits[2]})))"
+    u, to, back = ("uint", "clpy_fbits", "clpy_bitsf")
+    if re.bits == 64:
+        u, to, back = ("ulong", "clpy_dbits", "clpy_bitsd")
+    x, y, c = (f"{to}({v})" for v in a)
+    return f"{back}(({u})(({x} & ~{c}) | ({y} & {c})))"
 
 
 # ----------------------------------------------------------------------------- tables
@@ -175,5 +180,3 @@ _WHOLE.update(
 )
 for _g in "dot length distance normalize cross fast_length fast_distance fast_normalize".split():
     _WHOLE[_g] = V.geometric(_g)
-_convert = V.convert
-_as = V.reinterpret
