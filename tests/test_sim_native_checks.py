@@ -264,22 +264,3 @@ def test_owned_buffers_need_no_shadow() -> None:
         got.append((_launch(k_own, [x, y], engine=eng, checks={"races"})[0], y.tobytes()))
     assert got[:2] == got[2:]
     assert got[0][0] is None and "data-race" in (got[1][0] or "")
-
-
-@pytest.fixture(autouse=True)
-def _dev_wiring(monkeypatch: pytest.MonkeyPatch) -> None:
-    if not os.environ.get("CLPY_CK_DEV"):
-        return
-    import importlib
-
-    from clpy_sim.native import checked_run
-
-    lm = importlib.import_module("clpy_sim.launch")
-    nr = lm.native_run
-
-    def patched(fn: Any, gs: Any, ls: Any, off: Any, args: Any, params: Any, cfg: Any) -> Any:
-        if cfg.checks:
-            return checked_run.run(fn, gs, ls, off, args, params, cfg)
-        return nr(fn, gs, ls, off, args, params, cfg)
-
-    monkeypatch.setattr(lm, "native_run", patched)

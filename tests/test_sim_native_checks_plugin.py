@@ -64,18 +64,6 @@ def pytest_configure(config: Any) -> None:
     from clpy_sim.native.runner import why_not
 
     current = importlib.import_module("clpy_sim.config").current
-    if os.environ.get("CLPY_CK_DEV"):  # (development: the checked runner before it is wired)
-        from clpy_sim.native import checked_run
-
-        lm = importlib.import_module("clpy_sim.launch")
-        nr = lm.native_run
-
-        def patched(fn: Any, gs: Any, ls: Any, off: Any, args: Any, params: Any, cfg: Any) -> Any:
-            if cfg.checks:
-                return checked_run.run(fn, gs, ls, off, args, params, cfg)
-            return nr(fn, gs, ls, off, args, params, cfg)
-
-        lm.native_run = patched
     orig = clpy_sim.launch
     glob = globals()
 
