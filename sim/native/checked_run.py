@@ -28,6 +28,7 @@ from clpy_sim.native.compiler import CompileFailed, build
 from clpy_sim.native.ctypes_c import Unsupported
 
 _LOCK = threading.Lock()
+SHADOW_BYTES = 1 << 29  # race shadows of a launch's extra thread chunks, at most
 # per kernel specialization: its checked kernels by geometry and checks, or why not
 _CACHE: weakref.WeakKeyDictionary[Function, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
@@ -173,6 +174,11 @@ def _execute(
     chunks = 1
     if threads > 1 and total > 1 and c.per_group * total > 5e-4:
         chunks = min(total, threads)
+        # each chunk's shadows take 16 bytes per element: no more than SHADOW_BYTES in all
+        # beyond the first chunk's (memory stays bounded on many cores)
+        per = 16 * sum(dict(shadowed).values())
+        if per and per * (chunks - 1) > SHADOW_BYTES:
+            chunks = max(1, min(chunks, 1 + SHADOW_BYTES // per))
     arrays: dict[int, list[np.ndarray]] = {}  # per array: its shadow in each chunk
     order: list[int] = []
     for key, count in shadowed:
