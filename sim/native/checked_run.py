@@ -30,7 +30,9 @@ from clpy_sim.native.ctypes_c import Unsupported
 _LOCK = threading.Lock()
 SHADOW_BYTES = 1 << 29  # race shadows of a launch's extra thread chunks, at most
 # per kernel specialization: its checked kernels by geometry and checks, or why not
-_CACHE: weakref.WeakKeyDictionary[Function, dict[Any, Any]] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[
+    Function, dict[Any, tuple[runner._Compiled, tuple[str, ...]] | str]
+] = weakref.WeakKeyDictionary()
 
 
 class _Binder(runner._Binder):
@@ -39,7 +41,7 @@ class _Binder(runner._Binder):
     def __init__(self) -> None:
         super().__init__()
         # (parameter, array, its address, its elements)
-        self.arrays: list[tuple[Param, np.ndarray, int, int]] = []
+        self.arrays: list[tuple[Buffer, np.ndarray, int, int]] = []
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
         out = super().global_buffer(param, array)
@@ -64,7 +66,7 @@ def _compiled(
     if isinstance(got, str):
         raise Unsupported(got)
     if got is not None:
-        return got  # type: ignore[no-any-return]
+        return got
     try:
         # the race detector runs whenever a checker does: a racy kernel's results are the
         # NumPy engine's lockstep ones, so with any checker on both engines give the same bytes

@@ -188,6 +188,8 @@ class CheckedGen(KernelGen):
         self.mode = "read"
         self.known: dict[str, tuple[str, str, str] | None] = {}  # base -> shadow (kind, w, r)
         self.dynamic = False  # accesses through pointers looked up at run time
+        # the condition of the while loop being generated, its trip counter and bound
+        self._trip: tuple[Expr, str, int] | None = None
         self.atomics = any(_has_atomics(f.body) for f in (fn, *fn.callees))
         free = [n for n in spec.shadowed if n not in spec.shared]
         self.owned = owned(fn, geom.dims, free) if "races" in self.ck else frozenset()
@@ -412,7 +414,7 @@ class CheckedGen(KernelGen):
 
     def cond(self, e: Expr) -> str:
         c = super().cond(e)
-        trip = getattr(self, "_trip", None)
+        trip = self._trip
         if trip is not None and trip[0] is e:
             self._trip = None
             return f"({c} && clpy_ck_trip(&{trip[1]}, {trip[2]}))"
