@@ -522,7 +522,7 @@ class CheckedGen(KernelGen):
             )
         reg.append(f"clpy_ckx.n = {len(table)};")
         start = "        if (clpy_ck_st) break;\n"
-        start += "        clpy_ckx.grp = clpy_grp; clpy_ckx.ep = clpy_ep;\n"
+        start += "        clpy_ep = 0; clpy_ckx.grp = clpy_grp; clpy_ckx.ep = 0;\n"
         src = src.replace(loop, "".join("    " + x + "\n" for x in reg) + loop + start, 1)
         end = "    return 0;\n}\n"
         assert src.endswith(end)
