@@ -264,3 +264,20 @@ def test_owned_buffers_need_no_shadow() -> None:
         got.append((_launch(k_own, [x, y], engine=eng, checks={"races"})[0], y.tobytes()))
     assert got[:2] == got[2:]
     assert got[0][0] is None and "data-race" in (got[1][0] or "")
+
+
+@needs_cc
+@pytest.mark.parametrize("cfg", [{"engine": "native"}, {"sample": 3}, {"checks": {"uninit"}}])
+def test_settings_keep_the_numpy_reports(cfg: dict[str, Any]) -> None:
+    """``engine="native"`` still gives the NumPy engine's report where a detector fires;
+    ``sample`` (the native detectors watch every group) and a single checker as well."""
+    x = np.arange(256, dtype=np.float32)
+    got = []
+    for eng in ("numpy", cfg.get("engine", "auto")):
+        kw = {k: v for k, v in cfg.items() if k != "engine"}
+        y = np.zeros(256, np.float32)
+        got.append((_launch(k_tile_race, [x, y, 3], engine=eng, **kw)[0], y.tobytes()))
+        y = np.zeros(256, np.float32)
+        got.append((_launch(k_tile_race, [x, y, 0], engine=eng, **kw)[0], y.tobytes()))
+    assert got[:2] == got[2:]
+    assert got[1][0] is None
