@@ -281,3 +281,36 @@ def test_settings_keep_the_numpy_reports(cfg: dict[str, Any]) -> None:
         got.append((_launch(k_tile_race, [x, y, 0], engine=eng, **kw)[0], y.tobytes()))
     assert got[:2] == got[2:]
     assert got[1][0] is None
+
+
+@clpy.kernel
+def k_wrap(x: Global[float32], y: Global[float32], n: int32, tail: int32):
+    t = clpy.local_array(float32, 16)
+    lid = clpy.get_local_id(0)
+    gid = clpy.get_global_id(0)
+    t[lid] = x[gid]
+    clpy.barrier()
+    acc = 0.0
+    for _k in range(n):
+        acc += t[(lid + 1) % 16]  # the last trip's write, with no barrier between: a race
+        clpy.barrier()
+        t[lid] = acc
+    if tail == 1:
+        clpy.barrier()
+    y[gid] = acc + t[(lid + 1) % 16]  # after the last write: a race unless tail == 1
+
+
+@needs_cc
+@pytest.mark.parametrize("n,tail", [(1, 0), (1, 1), (2, 1), (3, 0)])
+def test_regions_sharing_an_interval(n: int, tail: int) -> None:
+    """A region's reads skip the reader records only when nothing else runs in its barrier
+    interval: here a loop's next trip (no barrier at the end of its body) and the code after
+    it share intervals with the writes, and every race is reported as the NumPy engine does."""
+    x = np.arange(256, dtype=np.float32)
+    got = []
+    for eng in ("numpy", "auto"):
+        y = np.zeros(256, np.float32)
+        got.append((_launch(k_wrap, [x, y, n, tail], engine=eng)[0], y.tobytes()))
+    assert got[0] == got[1]
+    assert (got[0][0] is None) == (n == 1 and tail == 1), got[0][0]
+    assert got[0][0] is None or "data-race" in got[0][0]

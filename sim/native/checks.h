@@ -81,6 +81,13 @@ static inline void clpy_ck_lr(int64_t *w, int64_t *r, int64_t k, int64_t wi, int
     }
 }
 
+/* a read of local memory in a barrier interval in which nothing writes that memory (the
+   generator proved it: sim/native/checks.py ``_isolated``): no writer of this interval, and no
+   later write to conflict with; only the uninitialised-read test */
+static inline void clpy_ck_lro(const int64_t *w, int64_t k, int uninit) {
+    if (uninit && __builtin_expect(w[k] == 0, 0)) clpy_ck_st |= CLPY_CK_UNINIT;
+}
+
 static inline void clpy_ck_lw(int64_t *w, int64_t *r, int64_t k, int64_t wi, int64_t ep,
                               int races) {
     if (races) {

@@ -46,17 +46,22 @@ from clpy.ir.nodes import (
     Assign,
     CallBuiltin,
     CallFunc,
+    Cast,
     Expr,
     ExprStmt,
+    For,
     Function,
     Index,
     Stmt,
     Swizzle,
+    Var,
+    VarRef,
     While,
 )
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType
 from clpy_sim.native.cgen import BARRIERS, Geometry, KernelGen, _Info
 from clpy_sim.native.cgen_expr import ArrayRef
+from clpy_sim.native.cgen_group import _stmt_barrier, _walk, contains_barrier
 from clpy_sim.native.ctypes_c import Unsupported, c_type
 from clpy_sim.native.owned import owned
 
@@ -142,6 +147,79 @@ def _memory_reads(stmts: Sequence[Stmt], cond: Expr | None) -> tuple[bool, bool]
     return reads, calls
 
 
+def _is_local(v: Var) -> bool:
+    t = v.type
+    return isinstance(t, (ArrayType, PointerType)) and t.space is AddressSpace.LOCAL
+
+
+def _root_local(e: Expr) -> Var | None:
+    """The local memory variable (a local array, a ``Local[T]`` parameter) that ``e`` (the
+    base of an element access) indexes, or None."""
+    while isinstance(e, Index):
+        e = e.base
+    if isinstance(e, Cast):
+        e = e.value
+    if isinstance(e, VarRef) and _is_local(e.var):
+        return e.var
+    return None
+
+
+def _local_writes(stmts: Sequence[Stmt]) -> set[Var] | None:
+    """The local memory variables ``stmts`` may write with plain stores (atomics are exempt
+    from the race checker), or None when they may write local memory through something else
+    (a pointer variable, a device function, a vstore)."""
+    out: set[Var] = set()
+    unknown = False
+
+    def ex(x: Any) -> None:
+        nonlocal unknown
+        if isinstance(x, CallFunc):
+            unknown = True
+        elif isinstance(x, CallBuiltin):
+            va = x.builtin.vector_access
+            if va is not None and va.store:
+                unknown = True
+        if isinstance(x, (Expr, Stmt)):
+            for v in vars(x).values():
+                if isinstance(v, (Expr, Stmt)):
+                    ex(v)
+                elif isinstance(v, (tuple, list)):
+                    for y in v:
+                        if isinstance(y, (Expr, Stmt)):
+                            ex(y)
+
+    for s in _walk(stmts):
+        if isinstance(s, Assign) and not isinstance(s.target, VarRef):
+            t: Expr = s.target
+            while isinstance(t, Swizzle):
+                t = t.base
+            base = t.base if isinstance(t, Index) else t
+            v = _root_local(base)
+            if v is not None:
+                out.add(v)
+            else:
+                root = base
+                while isinstance(root, Index):
+                    root = root.base
+                bt = root.type
+                if not (
+                    isinstance(root, VarRef)
+                    and isinstance(bt, (ArrayType, PointerType))
+                    and bt.space in (AddressSpace.GLOBAL, AddressSpace.PRIVATE)
+                    and (isinstance(bt, ArrayType) or not _assigned(root.var, stmts))
+                ):
+                    unknown = True
+        ex(s)
+    return None if unknown else out
+
+
+def _assigned(v: Var, stmts: Sequence[Stmt]) -> bool:
+    return any(
+        isinstance(s, Assign) and isinstance(s.target, VarRef) and s.target.var is v
+        for s in _walk(stmts)
+    )
+
+
 def _has_atomics(stmts: Sequence[Stmt]) -> bool:
     found = False
 
@@ -188,6 +266,16 @@ class CheckedGen(KernelGen):
         self.mode = "read"
         self.known: dict[str, tuple[str, str, str] | None] = {}  # base -> shadow (kind, w, r)
         self.dynamic = False  # accesses through pointers looked up at run time
+        # barrier intervals (``group_block``, ``emit_region``): whether the region being generated
+        # is alone in its interval, and the local arrays it may write (None: any)
+        self.iso_pending: tuple[bool, bool] = (False, False)
+        self.iso_queues: list[list[tuple[int, bool]]] = []
+        self.iso_default = False
+        self.iso_around: dict[int, tuple[bool, bool]] = {}  # construct -> barriers around it
+        # the local memories written in the region being generated when it is alone in its
+        # barrier interval (reads of the others only test for uninitialised elements); None:
+        # not alone, or it may write any
+        self.iso_written: set[Var] | None = None
         # the condition of the while loop being generated, its trip counter and bound
         self._trip: tuple[Expr, str, int] | None = None
         self.atomics = any(_has_atomics(f.body) for f in (fn, *fn.callees))
@@ -279,7 +367,13 @@ class CheckedGen(KernelGen):
                 return f"{base}[{k}]"
             assert sh is not None
             n = self.fresh("k")
-            return f"(*({{ int64_t {n} = {k}; {self._check(sh, n, False)} &{base}[{n}]; }}))"
+            chk = self._check(sh, n, False)
+            iw = self.iso_written
+            if sh[0] == "l" and iw is not None and self.in_func is None:
+                v = _root_local(e.base)
+                if v is not None and v not in iw:
+                    chk = f"clpy_ck_lro({sh[1]}, {n}, CLPY_CK_UNINIT_ON);"
+            return f"(*({{ int64_t {n} = {k}; {chk} &{base}[{n}]; }}))"
         return super().lvalue(e)
 
     def s_Assign(self, s: Assign) -> None:
@@ -451,6 +545,62 @@ class CheckedGen(KernelGen):
         super().group_while(s)
         self._trip = None
 
+    # ------------------------------------------------------------------ barrier intervals
+
+    def _kind(self, s: Stmt, jumps: bool) -> str:
+        """How ``group_block`` takes ``s``: ``u`` once per group, ``b`` a plain barrier, ``c``
+        another construct with a barrier (or a region boundary), ``r`` part of a region."""
+        if _stmt_barrier(s, self.memo):
+            if (
+                isinstance(s, ExprStmt)
+                and isinstance(s.expr, CallBuiltin)
+                and s.expr.builtin.name in BARRIERS
+            ):
+                return "b"
+            return "c"
+        if self.uni is not None and self.uni.stmt(s, jumps):
+            return "u"
+        return "r"
+
+    def group_block(self, stmts: Sequence[Stmt]) -> None:
+        """Marks each region of ``stmts`` that is alone in its barrier interval: the nearest
+        statements around it, but for those run once per group (no memory access), are plain
+        barriers (or the interval's ends that the block's context ``iso_pending`` vouches for:
+        the kernel's start and end; a loop run once per group whose body starts and ends with
+        barriers, with barriers around it)."""
+        entry, exit_ = self.iso_pending
+        self.iso_pending = (False, False)
+        inner = next((t for t in reversed(self.targets) if t.kind != "func"), None)
+        jumps = inner is not None and inner.kind == "uniform"
+        kinds = [self._kind(s, jumps) for s in stmts]
+        queue: list[tuple[int, bool]] = []
+        i = 0
+        for j, s in enumerate(stmts):
+            if kinds[j] == "c":
+                prev = [k for k in kinds[:j] if k != "u"]
+                nxt = [k for k in kinds[j + 1 :] if k != "u"]
+                self.iso_around[id(s)] = (
+                    (prev[-1] == "b") if prev else entry,
+                    (nxt[0] == "b") if nxt else exit_,
+                )
+        while i < len(stmts):
+            if kinds[i] != "r":
+                i += 1
+                continue
+            j = i
+            while j < len(stmts) and kinds[j] == "r":
+                j += 1
+            prev = [k for k in kinds[:i] if k != "u"]
+            nxt = [k for k in kinds[j:] if k != "u"]
+            ok = ((prev[-1] == "b") if prev else entry) and ((nxt[0] == "b") if nxt else exit_)
+            queue.append((id(stmts[i]), ok))
+            i = j
+        self.iso_queues.append(queue)
+        try:
+            super().group_block(stmts)
+        finally:
+            self.iso_queues.pop()
+
     def group_stmt(self, s: Stmt) -> None:
         if (
             isinstance(s, ExprStmt)
@@ -463,7 +613,29 @@ class CheckedGen(KernelGen):
             else:
                 self.w(f"(void){test};")
             self.w("clpy_ckx.ep = clpy_ep;")
+        self.iso_pending = (False, False)
+        if isinstance(s, (For, While)) and self.uni is not None and self.uni.loop(s):
+            # a loop run once per group: its body's first region follows the body's end or
+            # what is before the loop, its last precedes the body's start or what follows
+            before, after = self.iso_around.get(id(s), (False, False))
+            body = [k for k in (self._kind(x, True) for x in s.body) if k != "u"]
+            starts = bool(body) and body[0] == "b"
+            ends = bool(body) and body[-1] == "b"
+            self.iso_pending = (before and ends, after and starts)
         super().group_stmt(s)
+        self.iso_pending = (False, False)
+
+    def emit_region(self, stmts: Sequence[Stmt]) -> None:
+        q = self.iso_queues[-1] if self.iso_queues else None
+        alone = self.iso_default
+        if q and stmts and q[0][0] == id(stmts[0]):
+            alone = q.pop(0)[1]
+        saved = self.iso_written
+        self.iso_written = _local_writes(stmts) if alone else None
+        try:
+            super().emit_region(stmts)
+        finally:
+            self.iso_written = saved
 
     # ------------------------------------------------------------------ the kernel
 
@@ -492,6 +664,8 @@ class CheckedGen(KernelGen):
                 self.known[f"clpy_b_{name}"] = None
                 if p.name in self.owned:
                     self.exact.add(f"clpy_b_{name}")
+        self.iso_default = not contains_barrier(fn.body, self.memo)
+        self.iso_pending = (True, True)  # (the kernel's start and end)
         src = super().kernel()
         head = [
             f"#define CLPY_CK_RACES_ON {int('races' in self.ck)}",
