@@ -314,3 +314,33 @@ def test_regions_sharing_an_interval(n: int, tail: int) -> None:
     assert got[0] == got[1]
     assert (got[0][0] is None) == (n == 1 and tail == 1), got[0][0]
     assert got[0][0] is None or "data-race" in got[0][0]
+
+
+@clpy.kernel
+def k_break(x: Global[float32], y: Global[float32], n: int32):
+    t = clpy.local_array(float32, 16)
+    u = clpy.local_array(float32, 16)
+    lid = clpy.get_local_id(0)
+    gid = clpy.get_global_id(0)
+    u[lid] = x[gid]
+    t[lid] = x[gid]
+    clpy.barrier()
+    for k in range(4):
+        t[lid] = u[(lid + 1) % 16]  # reads u: alone between barriers unless the break skips one
+        if k == n:
+            break
+        clpy.barrier()
+    u[lid] = 1.0  # after a break: the same interval as the read of u above, a race
+    y[gid] = t[lid]
+
+
+@needs_cc
+@pytest.mark.parametrize("n", [1, 9])
+def test_break_joins_intervals(n: int) -> None:
+    x = np.arange(256, dtype=np.float32)
+    got = []
+    for eng in ("numpy", "auto"):
+        y = np.zeros(256, np.float32)
+        got.append((_launch(k_break, [x, y, n], engine=eng)[0], y.tobytes()))
+    assert got[0] == got[1]
+    assert (got[0][0] is not None) == (n == 1)

@@ -44,14 +44,17 @@ from typing import Any
 from clpy.ir.nodes import (
     Assert,
     Assign,
+    Break,
     CallBuiltin,
     CallFunc,
     Cast,
+    Continue,
     Expr,
     ExprStmt,
     For,
     Function,
     Index,
+    Return,
     Stmt,
     Swizzle,
     Var,
@@ -218,6 +221,10 @@ def _assigned(v: Var, stmts: Sequence[Stmt]) -> bool:
         isinstance(s, Assign) and isinstance(s.target, VarRef) and s.target.var is v
         for s in _walk(stmts)
     )
+
+
+def _has_jump(s: Stmt) -> bool:
+    return any(isinstance(x, (Break, Continue, Return)) for x in _walk([s]))
 
 
 def _has_atomics(stmts: Sequence[Stmt]) -> bool:
@@ -573,6 +580,11 @@ class CheckedGen(KernelGen):
         inner = next((t for t in reversed(self.targets) if t.kind != "func"), None)
         jumps = inner is not None and inner.kind == "uniform"
         kinds = [self._kind(s, jumps) for s in stmts]
+        if any(k == "u" and _has_jump(s) for s, k in zip(stmts, kinds)):
+            # a break or continue run once per group (or a return) leaves the block between
+            # barriers: its regions share intervals with code the order here does not show
+            entry = exit_ = False
+            kinds = ["c" if k == "b" else k for k in kinds]
         queue: list[tuple[int, bool]] = []
         i = 0
         for j, s in enumerate(stmts):
