@@ -151,9 +151,11 @@ def k_print(x: Global[float32]):
     print(i)
 
 
-def _run(k: Any, gs: Any, ls: Any, args: list[Any], **cfg: Any) -> list[Any]:
+def _run(
+    k: Any, gs: Any, ls: Any, args: list[Any], checks_on: bool = False, **cfg: Any
+) -> list[Any]:
     out = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    with clpy.sim.config(checks=False, **cfg):
+    with clpy.sim.config(checks={"bounds"} if checks_on else False, **cfg):
         k[gs, ls](*out, device="sim")
     return out
 
@@ -222,15 +224,17 @@ def test_fallback_reason_and_native_error() -> None:
     assert x.tobytes() == before.tobytes()  # nothing ran
 
 
-def test_checks_on_run_on_numpy() -> None:
-    with clpy.sim.config(checks={"bounds"}, engine="auto"):
-        k_basic[(1000,), (50,)](*[a.copy() if isinstance(a, np.ndarray) else a for a in BASIC],
-                                device="sim")  # fmt: skip
-    assert "checkers on (bounds)" in (runner.why_not(k_basic) or "")
-    with pytest.raises(runner.NativeUnavailable, match="checkers on"):
-        with clpy.sim.config(checks={"bounds"}, engine="native"):
-            k_basic[(1000,), (50,)](*[a.copy() if isinstance(a, np.ndarray) else a
-                                      for a in BASIC], device="sim")  # fmt: skip
+def test_checks_on_and_shuffled_atomics() -> None:
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in BASIC]
+    # checkers on: the checked native kernel (sim/native/checked_run.py), the same bytes
+    _same(_run(k_basic, (1000,), (50,), args, engine="numpy", checks_on=True),
+          _run(k_basic, (1000,), (50,), args, engine="auto", checks_on=True))  # fmt: skip
+    with clpy.sim.config(checks=False, atomic_order="shuffled", engine="auto"):
+        k_basic[(1000,), (50,)](*args, device="sim")
+    assert "atomic_order" in (runner.why_not(k_basic) or "")
+    with pytest.raises(runner.NativeUnavailable, match="atomic_order"):
+        with clpy.sim.config(checks=False, atomic_order="shuffled", engine="native"):
+            k_basic[(1000,), (50,)](*args, device="sim")
 
 
 def test_engine_setting() -> None:
