@@ -59,7 +59,7 @@ from clpy_sim.native.cgen_group import (  # noqa: F401 - re-exported (checks.py)
     func_barrier,
 )
 from clpy_sim.native.ctypes_c import Geometry, Unsupported, c_type, ptr_struct
-from clpy_sim.native.uniform import Uniformity, rematerializable
+from clpy_sim.native.uniform import Uniformity, live_in, rematerializable
 
 
 class KernelGen(GroupGen):
@@ -96,6 +96,8 @@ class KernelGen(GroupGen):
         self.uni: Uniformity | None = None
         self.remat: dict[Var, Expr] = {}  # recomputed at each region's start (uniform.py)
         self.root_full = False  # the root mask is never cleared: regions need not test it
+        self.region_stmts: dict[int, Sequence[Stmt]] = {}  # each region's statements
+        self.region_stmts_in: dict[int, Sequence[Stmt]] = {}  # pass 1's (for pass 2)
         self.atomic_sites: list[tuple[str, bool]] = []
 
     # ------------------------------------------------------------------ names and storage
@@ -138,7 +140,12 @@ class KernelGen(GroupGen):
             return True
         if len(inf.regions) != 1:
             return True
-        return bool(inf.in_group_loop and not inf.first_is_top_declare)
+        if not inf.in_group_loop or inf.first_is_top_declare:
+            return False
+        # in a loop run per group: local when its region never reads it before assigning it
+        (r,) = inf.regions
+        stmts = self.region_stmts_in.get(r)
+        return stmts is None or live_in(v, stmts)
 
     def ptr_type(self, elem: Type, loc: Loc | None) -> str:
         name = ptr_struct(elem, loc)
@@ -693,5 +700,6 @@ def generate(fn: Function, geom: Geometry) -> tuple[str, bool]:
     first = KernelGen(fn, geom, None)
     first.kernel()
     second = KernelGen(fn, geom, first.info)
+    second.region_stmts_in = first.region_stmts
     src = second.kernel()
     return src, second.ordered

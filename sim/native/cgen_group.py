@@ -151,6 +151,7 @@ class GroupGen(BuiltinGen):
     aliases: dict[Var, Ptr]
     params: dict[Var, tuple[str, Any]]
     atomic_sites: list[tuple[str, bool]]
+    region_stmts: dict[int, Sequence[Stmt]]
 
     def cname(self, v: Var) -> str:  # pragma: no cover - KernelGen's
         raise NotImplementedError
@@ -242,6 +243,7 @@ class GroupGen(BuiltinGen):
 
     def emit_region(self, stmts: Sequence[Stmt]) -> None:
         self.open_region()
+        self.region_stmts[self.region] = stmts
         self.wi_block(stmts)
         self.close_region()
 

@@ -273,3 +273,57 @@ def refs(e: Expr) -> set[Var]:
                 elif isinstance(v, tuple):
                     stack.extend(y for y in v if isinstance(y, Expr))
     return out
+
+
+def live_in(v: Var, stmts: Sequence[Stmt]) -> bool:
+    """Whether running ``stmts`` may read ``v`` before assigning it (so a value from before
+    them, e.g. an earlier trip of an enclosing loop, could be read): if not, ``v`` can be a
+    local of the region that runs them."""
+
+    def reads(e: Expr | None) -> bool:
+        return e is not None and v in refs(e)
+
+    def block(ss: Sequence[Stmt], d: bool) -> tuple[bool, bool]:
+        """(read while undefined, defined after)."""
+        for s in ss:
+            if isinstance(s, Declare):
+                if reads(s.init) and not d:
+                    return True, d
+                d = d or s.var is v
+            elif isinstance(s, Assign):
+                own = isinstance(s.target, VarRef) and s.target.var is v
+                if not d and (reads(s.value) or (reads(s.target) and not (own and s.op is None))):
+                    return True, d
+                d = d or own
+            elif isinstance(s, If):
+                if reads(s.cond) and not d:
+                    return True, d
+                e1, d1 = block(s.body, d)
+                e2, d2 = block(s.orelse, d)
+                if e1 or e2:
+                    return True, d
+                d = d or (d1 and d2)
+            elif isinstance(s, For):
+                if not d and (reads(s.start) or reads(s.stop) or reads(s.step)):
+                    return True, d
+                inner = d or s.var is v
+                e, _ = block(s.body, inner)
+                if e:
+                    return True, d
+                d = inner
+            elif isinstance(s, While):
+                if reads(s.cond) and not d:
+                    return True, d
+                e, _ = block(s.body, d)
+                if e:
+                    return True, d
+            else:
+                for x in vars(s).values():
+                    if isinstance(x, Expr) and reads(x) and not d:
+                        return True, d
+                    if isinstance(x, tuple) and not d:
+                        if any(isinstance(y, Expr) and reads(y) for y in x):
+                            return True, d
+        return False, d
+
+    return block(stmts, False)[0]
