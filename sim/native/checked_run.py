@@ -29,6 +29,7 @@ from clpy_sim.native.ctypes_c import Unsupported
 
 _LOCK = threading.Lock()
 SHADOW_BYTES = 1 << 29  # race shadows of a launch's extra thread chunks, at most
+SHADOW_NS = 6  # cost of a thread chunk's race shadow per element (zeroed pages, comparison)
 # per kernel specialization: its checked kernels by geometry and checks, or why not
 _CACHE: weakref.WeakKeyDictionary[
     Function, dict[Any, tuple[runner._Compiled, tuple[str, ...]] | str]
@@ -174,13 +175,18 @@ def _execute(
     total = ng[0] * ng[1] * ng[2]
     threads = 1 if c.ordered else cfg.thread_count()
     chunks = 1
-    if threads > 1 and total > 1 and c.per_group * total > 5e-4:
+    est = c.per_group * total  # the launch's time on one thread, from the launches before
+    if threads > 1 and total > 1 and est > 5e-4:
         chunks = min(total, threads)
         # each chunk's shadows take 16 bytes per element: no more than SHADOW_BYTES in all
         # beyond the first chunk's (memory stays bounded on many cores)
-        per = 16 * sum(dict(shadowed).values())
-        if per and per * (chunks - 1) > SHADOW_BYTES:
-            chunks = max(1, min(chunks, 1 + SHADOW_BYTES // per))
+        count = sum(dict(shadowed).values())
+        if count and 16 * count * (chunks - 1) > SHADOW_BYTES:
+            chunks = max(1, min(chunks, 1 + SHADOW_BYTES // (16 * count)))
+        # and a chunk's shadows cost their zeroed pages and the comparison at the end, ~6 ns
+        # per element (bitonic's 136 launches of 64k elements: 93 ms on 2 threads, 52 on one)
+        if count and est * (1 - 1 / chunks) < 5e-4 + SHADOW_NS * 1e-9 * count * chunks:
+            chunks = 1
     arrays: dict[int, list[np.ndarray]] = {}  # per array: its shadow in each chunk
     order: list[int] = []
     for key, count in shadowed:
