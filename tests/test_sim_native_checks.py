@@ -344,3 +344,33 @@ def test_break_joins_intervals(n: int) -> None:
         got.append((_launch(k_break, [x, y, n], engine=eng)[0], y.tobytes()))
     assert got[0] == got[1]
     assert (got[0][0] is not None) == (n == 1)
+
+
+@clpy.kernel
+def k_break_after_barrier(x: Global[float32], y: Global[float32], n: int32, shift: int32):
+    t = clpy.local_array(float32, 16)
+    u = clpy.local_array(float32, 16)
+    lid = clpy.get_local_id(0)
+    gid = clpy.get_global_id(0)
+    u[lid] = x[gid]
+    clpy.barrier()
+    for k in range(4):
+        t[lid] = u[(lid + 1) % 16] + 1.0  # alone between barriers
+        clpy.barrier()
+        if k == n:
+            break  # at an interval's start
+        u[lid] = t[(lid + 1) % 16]
+        clpy.barrier()
+    u[(lid + shift) % 16] = 2.0  # a race with the reads of u above when shift != 0
+    y[gid] = t[lid] + u[lid]
+
+
+@needs_cc
+@pytest.mark.parametrize("n,shift", [(1, 0), (1, 1), (9, 0), (9, 3)])
+def test_break_after_a_barrier(n: int, shift: int) -> None:
+    x = np.arange(256, dtype=np.float32)
+    got = []
+    for eng in ("numpy", "auto"):
+        y = np.zeros(256, np.float32)
+        got.append((_launch(k_break_after_barrier, [x, y, n, shift], engine=eng)[0], y.tobytes()))
+    assert got[0] == got[1]

@@ -580,11 +580,16 @@ class CheckedGen(KernelGen):
         inner = next((t for t in reversed(self.targets) if t.kind != "func"), None)
         jumps = inner is not None and inner.kind == "uniform"
         kinds = [self._kind(s, jumps) for s in stmts]
-        if any(k == "u" and _has_jump(s) for s, k in zip(stmts, kinds)):
-            # a break or continue run once per group (or a return) leaves the block between
-            # barriers: its regions share intervals with code the order here does not show
-            entry = exit_ = False
-            kinds = ["c" if k == "b" else k for k in kinds]
+        for j, (s, k) in enumerate(zip(stmts, kinds)):
+            if k == "u" and _has_jump(s):
+                # a break or continue run once per group leaves the block: the code it goes
+                # to runs in the interval of the code before it, unless that starts with the
+                # jump (a barrier just before it)
+                prev = [x for x in kinds[:j] if x != "u"]
+                if not ((prev[-1] == "b") if prev else entry):
+                    entry = exit_ = False
+                    kinds = ["c" if x == "b" else x for x in kinds]
+                    break
         queue: list[tuple[int, bool]] = []
         i = 0
         for j, s in enumerate(stmts):
