@@ -43,7 +43,7 @@ from clpy.ir.nodes import (
     While,
 )
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
-from clpy_sim.native.cgen_expr import ArrayRef, Ptr
+from clpy_sim.native.cgen_expr import ArrayRef, Ptr, _common
 from clpy_sim.native.cgen_group import (  # noqa: F401 - re-exported (checks.py)
     _C_WORDS,
     BARRIERS,
@@ -482,8 +482,6 @@ class KernelGen(GroupGen):
     def for_test(self, s: For, x: str, stop: str, step: str) -> str:
         vt, st = s.var.type, s.stop.type
         if vt != st:
-            from clpy_sim.native.cgen_expr import _common
-
             x, stop = _common(x, stop, vt, st, s.stop)
         up = s.step.value > 0 if isinstance(s.step, Const) else (True if s.ascending else None)
         if up is True:

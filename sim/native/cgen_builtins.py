@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from clpy.ir.nodes import CallBuiltin, CallFunc, Const, Expr
 from clpy.types.core import ScalarType
+from clpy_sim.native.builtins import c_call
 from clpy_sim.native.cgen_expr import ExprGen, Ptr
 from clpy_sim.native.ctypes_c import Geometry, Unsupported, c_type, scalar_c
 
@@ -63,8 +64,6 @@ class BuiltinGen(ExprGen):
             return self.vload(e, va.lanes, va.stride)
         if b.collective is not None or b.uniform:
             raise Unsupported(f"work-group function {name}", e.loc)
-        from clpy_sim.native.builtins import c_call
-
         args = [self.expr(a) for a in e.args]
         out = c_call(e, args)
         if out is None:

@@ -32,6 +32,7 @@ from clpy.ir.nodes import (
     VectorCons,
 )
 from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
+from clpy_sim.native.builtins import c_cast
 from clpy_sim.native.ctypes_c import (
     Unsupported,
     c_type,
@@ -330,8 +331,6 @@ class ExprGen:
         return self.convert(v, src, dst, e)
 
     def convert(self, v: str, src: Type, dst: Type, e: Expr) -> str:
-        from clpy_sim.native.builtins import c_cast
-
         out = c_cast(v, src, dst)
         if out is not None:
             return out
