@@ -28,12 +28,33 @@ static inline int64_t clpy_ixc(int64_t i, int64_t n) {
     return 0;
 }
 
+/* the kernel body's own: into a local status word of clpy_run (no thread-local store in
+   its loops); device functions, compiled before it, use the thread's */
+static inline int64_t clpy_ixl(int64_t i, int64_t n, int *st) {
+    int ok = (uint64_t)i < (uint64_t)n;
+    *st |= ok ? 0 : CLPY_CK_BOUNDS;
+    return ok ? i : 0;
+}
+
 /* ---- integer division by zero (/, %, //, % of Python): the divisor passes through */
 #define CLPY_CKZ(T)                                                                          \
     static inline T clpy_ckz_##T(T b) {                                                      \
         if (b == 0) clpy_ck_st |= CLPY_CK_DIV;                                               \
         return b;                                                                            \
     }
+#define CLPY_CKZL(T)                                                                         \
+    static inline T clpy_ckzl_##T(T b, int *st) {                                            \
+        *st |= b == 0 ? CLPY_CK_DIV : 0;                                                     \
+        return b;                                                                            \
+    }
+CLPY_CKZL(int8_t)
+CLPY_CKZL(int16_t)
+CLPY_CKZL(int32_t)
+CLPY_CKZL(int64_t)
+CLPY_CKZL(uint8_t)
+CLPY_CKZL(uint16_t)
+CLPY_CKZL(uint32_t)
+CLPY_CKZL(uint64_t)
 CLPY_CKZ(int8_t)
 CLPY_CKZ(int16_t)
 CLPY_CKZ(int32_t)
@@ -64,13 +85,13 @@ static inline int clpy_ck_barrier(const unsigned char *m, int64_t n, int64_t *ep
 
 /* local memory: read and write of element k by local id wi in epoch ep */
 static inline void clpy_ck_lr(int64_t *w, int64_t *r, int64_t k, int64_t wi, int64_t ep,
-                              int uninit, int races) {
+                              int uninit, int races, int *st) {
     int64_t x = w[k];
     int other = x != 0 && (x & CLPY_EM) == ep && (x >> 24) != wi + 1;
     /* uninit: never written, or written in this interval by another work-item only (the
        NumPy engine runs the group in lockstep: that write may come after this read) */
-    if (other) clpy_ck_st |= races ? CLPY_CK_RACE : CLPY_CK_UNINIT;
-    if (uninit && x == 0) clpy_ck_st |= CLPY_CK_UNINIT;
+    if (other) *st |= races ? CLPY_CK_RACE : CLPY_CK_UNINIT;
+    if (uninit && x == 0) *st |= CLPY_CK_UNINIT;
     if (races) {
         int64_t y = r[k];
         int64_t me = ((wi + 1) << 24) | ep;
@@ -84,17 +105,17 @@ static inline void clpy_ck_lr(int64_t *w, int64_t *r, int64_t k, int64_t wi, int
 /* a read of local memory in a barrier interval in which nothing writes that memory (the
    generator proved it: sim/native/checks.py ``_isolated``): no writer of this interval, and no
    later write to conflict with; only the uninitialised-read test */
-static inline void clpy_ck_lro(const int64_t *w, int64_t k, int uninit) {
-    if (uninit && __builtin_expect(w[k] == 0, 0)) clpy_ck_st |= CLPY_CK_UNINIT;
+static inline void clpy_ck_lro(const int64_t *w, int64_t k, int uninit, int *st) {
+    if (uninit) *st |= w[k] == 0 ? CLPY_CK_UNINIT : 0;
 }
 
 static inline void clpy_ck_lw(int64_t *w, int64_t *r, int64_t k, int64_t wi, int64_t ep,
-                              int races) {
+                              int races, int *st) {
     if (races) {
         int64_t x = w[k], y = r[k];
         if ((x != 0 && (x & CLPY_EM) == ep && (x >> 24) != wi + 1) ||
             (y != 0 && (y & CLPY_EM) == ep && (y >> 24) != wi + 1))
-            clpy_ck_st |= CLPY_CK_RACE;
+            *st |= CLPY_CK_RACE;
     }
     w[k] = ((wi + 1) << 24) | ep;
 }
@@ -109,10 +130,10 @@ static inline int clpy_ck_conc(int64_t x, int64_t wid1, int64_t grp, int64_t ep,
 }
 
 static inline void clpy_ck_gr(int64_t *w, int64_t *r, int64_t k, int64_t grp, int64_t wi,
-                              int64_t wg, int64_t ep) {
+                              int64_t wg, int64_t ep, int *st) {
     int64_t wid1 = grp * wg + wi + 1, me = (wid1 << 24) | ep;
     int64_t x = w[k];
-    if (x != 0 && x != me && clpy_ck_conc(x, wid1, grp, ep, wg)) clpy_ck_st |= CLPY_CK_RACE;
+    if (x != 0 && x != me && clpy_ck_conc(x, wid1, grp, ep, wg)) *st |= CLPY_CK_RACE;
     int64_t y = r[k];
     if (y == me) return;
     if (y == 0) {
@@ -135,16 +156,16 @@ static inline void clpy_ck_gr(int64_t *w, int64_t *r, int64_t k, int64_t grp, in
 }
 
 static inline void clpy_ck_gw(int64_t *w, int64_t *r, int64_t k, int64_t grp, int64_t wi,
-                              int64_t wg, int64_t ep) {
+                              int64_t wg, int64_t ep, int *st) {
     int64_t wid1 = grp * wg + wi + 1, me = (wid1 << 24) | ep;
     int64_t x = w[k];
-    if (x != 0 && x != me && clpy_ck_conc(x, wid1, grp, ep, wg)) clpy_ck_st |= CLPY_CK_RACE;
+    if (x != 0 && x != me && clpy_ck_conc(x, wid1, grp, ep, wg)) *st |= CLPY_CK_RACE;
     int64_t y = r[k];
     if (y > 0) {
-        if (y != me && clpy_ck_conc(y, wid1, grp, ep, wg)) clpy_ck_st |= CLPY_CK_RACE;
+        if (y != me && clpy_ck_conc(y, wid1, grp, ep, wg)) *st |= CLPY_CK_RACE;
     } else if (y < 0) {
         if (y == CLPY_MULTI || ((-y) >> 24) - 1 != grp || ((-y) & CLPY_EM) == ep)
-            clpy_ck_st |= CLPY_CK_RACE;
+            *st |= CLPY_CK_RACE;
     }
     w[k] = me;
 }
@@ -168,13 +189,14 @@ static inline void clpy_ck_dyn(const void *base, int64_t k, int64_t wi, int writ
         if (c->base[i] != base) continue;
         if (c->global[i]) {
             if (write)
-                clpy_ck_gw(c->w[i], c->r[i], k, c->grp, wi, c->wg, c->ep);
+                clpy_ck_gw(c->w[i], c->r[i], k, c->grp, wi, c->wg, c->ep, &clpy_ck_st);
             else
-                clpy_ck_gr(c->w[i], c->r[i], k, c->grp, wi, c->wg, c->ep);
+                clpy_ck_gr(c->w[i], c->r[i], k, c->grp, wi, c->wg, c->ep, &clpy_ck_st);
         } else if (write) {
-            clpy_ck_lw(c->w[i], c->r[i], k, wi, c->ep, CLPY_CK_RACES_ON);
+            clpy_ck_lw(c->w[i], c->r[i], k, wi, c->ep, CLPY_CK_RACES_ON, &clpy_ck_st);
         } else {
-            clpy_ck_lr(c->w[i], c->r[i], k, wi, c->ep, CLPY_CK_UNINIT_ON, CLPY_CK_RACES_ON);
+            clpy_ck_lr(c->w[i], c->r[i], k, wi, c->ep, CLPY_CK_UNINIT_ON, CLPY_CK_RACES_ON,
+                       &clpy_ck_st);
         }
         return;
     }

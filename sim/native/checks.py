@@ -350,10 +350,13 @@ class CheckedGen(KernelGen):
             return f"clpy_ck_dyn({w}, {k}, wi, {int(write)});"
         if kind == "l":
             if write:
-                return f"clpy_ck_lw({w}, {r}, {k}, wi, clpy_ep, CLPY_CK_RACES_ON);"
-            return f"clpy_ck_lr({w}, {r}, {k}, wi, clpy_ep, CLPY_CK_UNINIT_ON, CLPY_CK_RACES_ON);"
+                return f"clpy_ck_lw({w}, {r}, {k}, wi, clpy_ep, CLPY_CK_RACES_ON, &clpy_ckl);"
+            return (
+                f"clpy_ck_lr({w}, {r}, {k}, wi, clpy_ep, CLPY_CK_UNINIT_ON, CLPY_CK_RACES_ON, "
+                "&clpy_ckl);"
+            )
         fn = "clpy_ck_gw" if write else "clpy_ck_gr"
-        return f"{fn}({w}, {r}, {k}, clpy_grp, wi, WG, clpy_ep);"
+        return f"{fn}({w}, {r}, {k}, clpy_grp, wi, WG, clpy_ep, &clpy_ckl);"
 
     def _shadowed(self, sh: tuple[str, str, str] | None, loc: Any) -> bool:
         if sh is None:
@@ -379,7 +382,7 @@ class CheckedGen(KernelGen):
             if sh[0] == "l" and iw is not None and self.in_func is None:
                 v = _root_local(e.base)
                 if v is not None and v not in iw:
-                    chk = f"clpy_ck_lro({sh[1]}, {n}, CLPY_CK_UNINIT_ON);"
+                    chk = f"clpy_ck_lro({sh[1]}, {n}, CLPY_CK_UNINIT_ON, &clpy_ckl);"
             return f"(*({{ int64_t {n} = {k}; {chk} &{base}[{n}]; }}))"
         return super().lvalue(e)
 
@@ -699,6 +702,22 @@ class CheckedGen(KernelGen):
         inc = '#include "engine.h"\n'
         assert inc in src
         src = src.replace(inc, inc + "\n".join(head) + "\n", 1)
+        # the kernel body's detections go to clpy_ckl, a local of clpy_run (device functions,
+        # compiled before it, use the thread's status word)
+        body = ["/* clpy_run's own status word */"]
+        if "bounds" in self.ck:
+            body += ["#undef clpy_ix", "#define clpy_ix(i, n) clpy_ixl((i), (n), &clpy_ckl)"]
+        if "div_zero" in self.ck:
+            for ct in _INT_CS:
+                for op in ("div", "rem", "fdiv", "fmod"):
+                    f = f"clpy_{op}_{ct}"
+                    body += [
+                        f"#undef {f}",
+                        f"#define {f}(a, b) {f}((a), clpy_ckzl_{ct}(b, &clpy_ckl))",
+                    ]
+        run = "int clpy_run(void **A, const int64_t *N, int64_t g0, int64_t g1) {\n"
+        assert run in src
+        src = src.replace(run, "\n".join(body) + "\n" + run + "    int clpy_ckl = 0;\n", 1)
         loop = "    for (int64_t clpy_grp = g0; clpy_grp < g1; clpy_grp++) {\n"
         assert loop in src
         table = [s for s in self.known.items() if s[1] is not None]
@@ -712,12 +731,12 @@ class CheckedGen(KernelGen):
                 f"clpy_ckx.r[{i}] = {sh[2]}; clpy_ckx.global[{i}] = {int(sh[0] == 'g')};"
             )
         reg.append(f"clpy_ckx.n = {len(table)};")
-        start = "        if (clpy_ck_st) break;\n"
+        start = "        clpy_ck_st |= clpy_ckl;\n        if (clpy_ck_st) break;\n"
         start += "        clpy_ep = 0; clpy_ckx.grp = clpy_grp; clpy_ckx.ep = 0;\n"
         src = src.replace(loop, "".join("    " + x + "\n" for x in reg) + loop + start, 1)
         end = "    return 0;\n}\n"
         assert src.endswith(end)
-        return src[: -len(end)] + "    return clpy_ck_st;\n}\n"
+        return src[: -len(end)] + "    return clpy_ck_st | clpy_ckl;\n}\n"
 
 
 def generate_checked(
