@@ -84,22 +84,49 @@ def strict() -> bool:
     return os.environ.get("CLPY_SIM_NATIVE_STRICT", "").strip() not in ("", "0")
 
 
+# per Buffer parameter (by id, checked): its element dtype and the lanes of one element
+_BUFFERS: dict[int, tuple[Any, np.dtype[Any], int]] = {}
+# NumPy scalar type codes -> ctypes types of the same bits
+_SCALARS: dict[str, Any] = {
+    "?": ctypes.c_bool,
+    "b": ctypes.c_int8,
+    "B": ctypes.c_uint8,
+    "h": ctypes.c_int16,
+    "H": ctypes.c_uint16,
+    "i": ctypes.c_int32,
+    "I": ctypes.c_uint32,
+    "l": ctypes.c_int64,
+    "L": ctypes.c_uint64,
+    "q": ctypes.c_longlong,
+    "Q": ctypes.c_ulonglong,
+    "f": ctypes.c_float,
+    "d": ctypes.c_double,
+}
+
+
 class _Binder:
     """The native engine's side of the parameter ABI (``clpy.abi.SimBinder``)."""
 
     def __init__(self) -> None:
         self.local_counts: list[tuple[str, int]] = []
         self.spans: list[tuple[int, int]] = []
-        self.keep: list[np.ndarray] = []  # the values' arrays, alive until the launch ends
+        self.keep: list[Any] = []  # the values' storage, alive until the launch ends
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
-        elem = param.elem
-        if isinstance(elem, VectorType):
-            dt, lanes = elem.elem.dtype, (4 if elem.n == 3 else elem.n)
-        elif isinstance(elem, ScalarType):
-            dt, lanes = elem.dtype, 1
+        known = _BUFFERS.get(id(param))
+        if known is not None and known[0] is param:
+            dt, lanes = known[1], known[2]
         else:
-            raise Unsupported(f"a buffer of {elem}")
+            elem = param.elem
+            if isinstance(elem, VectorType):
+                dt, lanes = elem.elem.dtype, (4 if elem.n == 3 else elem.n)
+            elif isinstance(elem, ScalarType):
+                dt, lanes = elem.dtype, 1
+            else:
+                raise Unsupported(f"a buffer of {elem}")
+            if len(_BUFFERS) > 4096:
+                _BUFFERS.clear()
+            _BUFFERS[id(param)] = (param, dt, lanes)
         if array.dtype != dt or not array.flags.c_contiguous:
             raise Unsupported(f"argument {param.name!r}: not a C-contiguous array of {dt}")
         if not array.flags.writeable and param.written:
@@ -115,7 +142,13 @@ class _Binder:
     def value(self, param: Param, value: Any) -> Any:
         t = param.type
         if isinstance(t, ScalarType):
-            v = np.asarray(t.dtype.type(value))
+            x = t.dtype.type(value)  # (the NumPy engine's conversion)
+            ct = _SCALARS.get(x.dtype.char)
+            if ct is not None:
+                c = ct(x.item())
+                self.keep.append(c)
+                return ("value", ctypes.addressof(c), 0)
+            v = np.asarray(x)
         elif isinstance(t, VectorType):
             v = np.zeros(4 if t.n == 3 else t.n, dtype=t.elem.dtype)
             a = np.asarray(value, dtype=t.elem.dtype).reshape(-1)[: t.n]
@@ -242,18 +275,20 @@ def _execute(
     cfg: SimConfig,
 ) -> None:
     n = len(bound)
-    ptrs = (ctypes.c_void_p * max(n, 1))(*[b[1] if b[0] != "local" else None for b in bound])
+    ptr_t, geo_t = _arg_types(n)
+    ptrs = ptr_t(*[b[1] for b in bound])
     g3 = (*gs, 1, 1)[:3]
     l3 = (*ls, 1, 1)[:3]
     o3 = (*off, 0, 0)[:3]
     ng = [g3[0] // l3[0], g3[1] // l3[1], g3[2] // l3[2]]
-    geo = (ctypes.c_int64 * (9 + n))(*g3, *ng, *o3, *[b[2] for b in bound])
+    geo = geo_t(*g3, *ng, *o3, *[b[2] for b in bound])
     total = ng[0] * ng[1] * ng[2]
-    threads = 1 if c.ordered else cfg.thread_count()
     run = c.fn
     # threads only where the launch is long enough to pay for the hand-overs (~30 us each):
     # the time per group measured on the launches before
-    if threads > 1 and total > 1 and c.per_group * total > 5e-4:
+    long = total > 1 and not c.ordered and c.per_group * total > 5e-4
+    threads = cfg.thread_count() if long else 1
+    if threads > 1:
         chunks = min(total, threads)
         bounds = [total * i // chunks for i in range(chunks + 1)]
         pool = _pool(threads)
@@ -271,6 +306,12 @@ def _execute(
 def _status(st: int, fn: Function) -> None:
     if st != 0:
         raise RuntimeError(f"native engine: kernel {fn.name} returned status {st}")
+
+
+@functools.lru_cache(maxsize=64)
+def _arg_types(n: int) -> tuple[Any, Any]:
+    """The ctypes array types of a kernel's argument pointers and geometry (``n`` params)."""
+    return ctypes.c_void_p * max(n, 1), ctypes.c_int64 * (9 + n)
 
 
 @functools.lru_cache(maxsize=4)
