@@ -44,11 +44,13 @@ from typing import Any
 from clpy.ir.nodes import (
     Assert,
     Assign,
+    Binary,
     Break,
     CallBuiltin,
     CallFunc,
     Cast,
     Continue,
+    Declare,
     Expr,
     ExprStmt,
     For,
@@ -225,6 +227,103 @@ def _assigned(v: Var, stmts: Sequence[Stmt]) -> bool:
 
 def _has_jump(s: Stmt) -> bool:
     return any(isinstance(x, (Break, Continue, Return)) for x in _walk([s]))
+
+
+def _root(e: Expr) -> Var | None:
+    """The kernel parameter or local array a pointer or element expression is based on."""
+    while True:
+        if isinstance(e, Index):
+            e = e.base
+        elif isinstance(e, Cast):
+            e = e.value
+        elif isinstance(e, Binary) and isinstance(e.left.type, (PointerType, ArrayType)):
+            e = e.left
+        elif isinstance(e, Binary) and isinstance(e.right.type, (PointerType, ArrayType)):
+            e = e.right
+        else:
+            break
+    return e.var if isinstance(e, VarRef) else None
+
+
+def _atomic_roots(fn: Function) -> set[Var] | None:
+    """The memories (kernel parameters, local arrays) ``fn``'s atomics act on; None: not known
+    (atomics in a device function, or through a pointer variable)."""
+    out: set[Var] = set()
+    if any(_has_atomics(f.body) for f in fn.callees):
+        return None
+    assigned = {
+        x.target.var
+        for x in _walk(fn.body)
+        if isinstance(x, Assign) and isinstance(x.target, VarRef)
+    }
+    bad = False
+
+    def visit(x: Any) -> None:
+        nonlocal bad
+        if isinstance(x, CallBuiltin) and x.builtin.atomic is not None and x.args:
+            if x.builtin.atomic.op != "fence":
+                v = _root(x.args[0])
+                if v is None or v in assigned or not (v in fn.params or _is_local(v)):
+                    bad = True
+                else:
+                    out.add(v)
+        if isinstance(x, (Expr, Stmt)):
+            for y in vars(x).values():
+                if isinstance(y, (Expr, Stmt)):
+                    visit(y)
+                elif isinstance(y, (tuple, list)):
+                    for z in y:
+                        if isinstance(z, (Expr, Stmt)):
+                            visit(z)
+
+    for st in fn.body:
+        visit(st)
+    return None if bad else out
+
+
+def _fixed_memories(fn: Function) -> set[Var]:
+    """The kernel's parameters it never reassigns and its arrays: memories by name."""
+    assigned = {
+        x.target.var
+        for x in _walk(fn.body)
+        if isinstance(x, Assign) and isinstance(x.target, VarRef)
+    }
+    out = {p for p in fn.params if p not in assigned}
+    for x in _walk(fn.body):
+        if isinstance(x, Declare) and isinstance(x.var.type, ArrayType):
+            out.add(x.var)
+    return out
+
+
+def _read_roots(stmts: list[Stmt], cond: Expr) -> set[Var] | None:
+    """The memories element accesses in ``stmts`` and ``cond`` are based on; None: one is not
+    known (a pointer variable)."""
+    out: set[Var] = set()
+    bad = False
+
+    def visit(x: Any) -> None:
+        nonlocal bad
+        if isinstance(x, Index) and isinstance(x.base.type, (PointerType, ArrayType)):
+            v = _root(x.base)
+            if v is None:
+                bad = True
+            else:
+                out.add(v)
+        if isinstance(x, CallBuiltin) and x.builtin.vector_access is not None:
+            bad = True
+        if isinstance(x, (Expr, Stmt)):
+            for y in vars(x).values():
+                if isinstance(y, (Expr, Stmt)):
+                    visit(y)
+                elif isinstance(y, (tuple, list)):
+                    for z in y:
+                        if isinstance(z, (Expr, Stmt)):
+                            visit(z)
+
+    visit(cond)
+    for st in stmts:
+        visit(st)
+    return None if bad else out
 
 
 def _has_atomics(stmts: Sequence[Stmt]) -> bool:
@@ -508,13 +607,28 @@ class CheckedGen(KernelGen):
         always on here, finds those) or atomics: such a loop may end natively where the
         NumPy engine's lockstep run spins, so it runs there."""
         reads, calls = _memory_reads(s.body, s.cond)
-        if (reads or calls) and (self.atomics or "races" not in self.ck):
-            raise Unsupported(
-                "a while loop that reads memory in a kernel with atomics, with the progress "
-                "checker on",
-                s.loc,
-            )
-        return LONG_LOOP
+        if not (reads or calls):
+            return LONG_LOOP
+        if "races" in self.ck and not self.atomics:
+            return LONG_LOOP
+        if "races" in self.ck and not calls:
+            # atomics only on memories this loop does not read (by the variable named; any
+            # memory passed the same array as another counts as all of them)
+            hit = _atomic_roots(self.fn)
+            seen = _read_roots([*s.body], s.cond)
+            fixed = _fixed_memories(self.fn)
+            if seen is not None and not seen <= fixed:
+                seen = None  # (a pointer variable: any memory)
+            shared = set(self.spec.shared)
+            if hit is not None and seen is not None:
+                if shared & {v.name for v in hit} and shared & {v.name for v in seen}:
+                    hit = None
+                elif not hit & seen:
+                    return LONG_LOOP
+        raise Unsupported(
+            "a while loop that reads memory in a kernel with atomics, with the progress checker on",
+            s.loc,
+        )
 
     def cond(self, e: Expr) -> str:
         c = super().cond(e)
