@@ -109,6 +109,14 @@ static inline void clpy_ck_lro(const int64_t *w, int64_t k, int uninit, int *st)
     if (uninit) *st |= w[k] == 0 ? CLPY_CK_UNINIT : 0;
 }
 
+/* whether every element of a local memory was written in this group (its shadow's writer
+   records all set): then reads in an interval that writes it no more need no test */
+static inline int clpy_ck_allinit(const int64_t *w, int64_t n) {
+    int all = 1;
+    for (int64_t i = 0; i < n; i++) all &= w[i] != 0;
+    return all;
+}
+
 static inline void clpy_ck_lw(int64_t *w, int64_t *r, int64_t k, int64_t wi, int64_t ep,
                               int races, int *st) {
     if (races) {

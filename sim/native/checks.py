@@ -382,6 +382,10 @@ class CheckedGen(KernelGen):
         # barrier interval (reads of the others only test for uninitialised elements); None:
         # not alone, or it may write any
         self.iso_written: set[Var] | None = None
+        self.local_of: dict[str, tuple[Var, int]] = {}  # local shadow -> memory, elements
+        # in a region alone in its interval: per local shadow, a C flag "every element was
+        # written before" (computed at the region's start: then its reads need no test)
+        self.iso_ai: dict[str, str] = {}
         # the condition of the while loop being generated, its trip counter and bound
         self._trip: tuple[Expr, str, int] | None = None
         self.atomics = any(_has_atomics(f.body) for f in (fn, *fn.callees))
@@ -396,15 +400,17 @@ class CheckedGen(KernelGen):
         a = super().var_array(v, loc)
         t = v.type
         if t.space is AddressSpace.LOCAL:
-            self.local_shadow(a.base, t.count)
+            self.local_shadow(a.base, t.count, v)
         else:
             self.known.setdefault(a.base, None)
         return a
 
-    def local_shadow(self, base: str, count: int) -> None:
+    def local_shadow(self, base: str, count: int, var: Var | None = None) -> None:
         if base in self.known or not self.track:
             self.known.setdefault(base, None)
             return
+        if var is not None:
+            self.local_of[f"clpy_lw_{base}"] = (var, count)
         w, r = f"clpy_lw_{base}", f"clpy_lr_{base}"
         self.group_array("int64_t", w, count, 8)
         self.local_mems.append(w)
@@ -482,6 +488,9 @@ class CheckedGen(KernelGen):
                 v = _root_local(e.base)
                 if v is not None and v not in iw:
                     chk = f"clpy_ck_lro({sh[1]}, {n}, CLPY_CK_UNINIT_ON, &clpy_ckl);"
+                    ai = self.iso_ai.get(sh[1])
+                    if ai is not None:
+                        chk = f"if (!{ai}) {chk}"
             return f"(*({{ int64_t {n} = {k}; {chk} &{base}[{n}]; }}))"
         return super().lvalue(e)
 
@@ -764,12 +773,19 @@ class CheckedGen(KernelGen):
         alone = self.iso_default
         if q and stmts and q[0][0] == id(stmts[0]):
             alone = q.pop(0)[1]
-        saved = self.iso_written
+        saved = self.iso_written, self.iso_ai
         self.iso_written = _local_writes(stmts) if alone else None
+        self.iso_ai = {}
+        if self.iso_written is not None and "uninit" in self.ck:
+            for w, (v, count) in self.local_of.items():
+                if v not in self.iso_written:
+                    ai = self.fresh("ai")
+                    self.w(f"const int {ai} = clpy_ck_allinit({w}, {count});")
+                    self.iso_ai[w] = ai
         try:
             super().emit_region(stmts)
         finally:
-            self.iso_written = saved
+            self.iso_written, self.iso_ai = saved
 
     # ------------------------------------------------------------------ the kernel
 
@@ -787,7 +803,7 @@ class CheckedGen(KernelGen):
             if not isinstance(t, PointerType):
                 continue
             if p.name in counts:
-                self.local_shadow(f"clpy_l_{name}", counts[p.name])
+                self.local_shadow(f"clpy_l_{name}", counts[p.name], p)
             elif p.name in shadowed:
                 w, r = f"clpy_gw_{name}", f"clpy_gr_{name}"
                 self.group_decls.append(f"int64_t *const {w} = (int64_t *)A[{n + j}];")
