@@ -233,6 +233,8 @@ class ExprGen:
             return self.vec_binop(op, t, a, b, e)
         ct = scalar_c(t, e.loc)
         if t.is_float:
+            if op == "-" and isinstance(e, Binary) and _folded_nan_risk(e.right):
+                b = f"clpy_opq_{ct}(({ct})({b}))"
             if op in ("+", "-", "*", "/"):
                 return f"(({ct})({a}) {op} ({ct})({b}))"
             if op == "%":
@@ -369,6 +371,35 @@ class ExprGen:
         if t.n == 3:
             items.append("0")
         return f"(({ct}){{{', '.join(items)}}})"
+
+
+def _folded_nan_risk(e: Expr) -> bool:
+    """A constant the C compiler computes that may be a NaN (not a plain literal): ``x - e``
+    must not be folded into ``x + (-e)``."""
+    if isinstance(e, Const):
+        v = e.value
+        return isinstance(v, float) and v != v
+    if isinstance(e, (VarRef, Index)) or not isinstance(e, Expr):
+        return False
+    if isinstance(e, CallBuiltin) and e.builtin.index:
+        return False
+    kids = [x for x in vars(e).values() if isinstance(x, Expr)]
+    kids += [y for x in vars(e).values() if isinstance(x, tuple) for y in x if isinstance(y, Expr)]
+    if isinstance(e, CallFunc):
+        return False
+    return all(_constant(k) for k in kids)
+
+
+def _constant(e: Expr) -> bool:
+    if isinstance(e, (Const, NamedConst)):
+        return True
+    if isinstance(e, (VarRef, Index, CallFunc)):
+        return False
+    if isinstance(e, CallBuiltin) and (e.builtin.index or e.builtin.atomic is not None):
+        return False
+    kids = [x for x in vars(e).values() if isinstance(x, Expr)]
+    kids += [y for x in vars(e).values() if isinstance(x, tuple) for y in x if isinstance(y, Expr)]
+    return all(_constant(k) for k in kids)
 
 
 def _ptr_elem(t: Type) -> Type:

@@ -60,6 +60,16 @@ static inline double clpy_ffloormod_double(double a, double b) {
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+/* a float value the optimizer cannot see: GCC rewrites x - C as x + (-C), which flips the
+   sign bit of a NaN constant C (the subtraction keeps it) */
+#if defined(__x86_64__) || defined(__i386__)
+#define CLPY_OPAQUE(v) __asm__("" : "+x"(v))
+#else
+#define CLPY_OPAQUE(v) __asm__("" : "+g"(v))
+#endif
+static inline float clpy_opq_float(float x) { CLPY_OPAQUE(x); return x; }
+static inline double clpy_opq_double(double x) { CLPY_OPAQUE(x); return x; }
+
 /* float -> integer: truncation toward zero, NaN -> 0, saturation (sim/ops.py float_to_int) */
 #define CLPY_F2I(T, LO, HI)                                                                  \
     static inline T clpy_f2i_##T(double v) {                                                 \
