@@ -374,3 +374,26 @@ def test_break_after_a_barrier(n: int, shift: int) -> None:
         y = np.zeros(256, np.float32)
         got.append((_launch(k_break_after_barrier, [x, y, n, shift], engine=eng)[0], y.tobytes()))
     assert got[0] == got[1]
+
+
+@clpy.kernel
+def k_half(x: Global[float32], y: Global[float32], part: int32):
+    t = clpy.local_array(float32, 16)
+    lid = clpy.get_local_id(0)
+    gid = clpy.get_global_id(0)
+    if lid < part:
+        t[lid] = x[gid]
+    clpy.barrier()
+    y[gid] = t[(lid + 1) % 16]  # alone between barriers: uninitialised unless part == 16
+
+
+@needs_cc
+@pytest.mark.parametrize("part", [16, 15, 0])
+def test_uninit_in_a_region_alone(part: int) -> None:
+    x = np.arange(256, dtype=np.float32)
+    got = []
+    for eng in ("numpy", "auto"):
+        y = np.zeros(256, np.float32)
+        got.append((_launch(k_half, [x, y, part], engine=eng)[0], y.tobytes()))
+    assert got[0] == got[1]
+    assert (got[0][0] is None) == (part == 16)
