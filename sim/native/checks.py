@@ -25,13 +25,19 @@ The detectors, one per checker (``clpy_sim.config.CHECKS``):
   ``loop`` reports one whose lanes change nothing for ``spin_limit`` trips). Natively a
   work-item runs its loop alone, so such a loop never ends there: any bound finds it. Other
   work-items could end it through plain accesses (the race detector, always on with the
-  checkers, finds those) or atomics: a while loop reading memory in a kernel with atomics
-  runs on the NumPy engine.
+  checkers, finds those) or atomics: a while loop reading memory some atomic of the kernel
+  may change runs on the NumPy engine.
 - ``assert``: a failing assert.
 
-Memory accesses through pointers the generator cannot trace to one memory (pointer variables,
-device functions' pointer parameters) fall back to the NumPy engine while ``races`` or
-``uninit`` is on.
+The race detector runs whenever any checker does (sim/native/checked_run.py), so a racy
+kernel's results are the NumPy engine's lockstep ones. Memory accesses through pointers the
+generator cannot trace to one memory (pointer variables, device functions' pointer
+parameters) find their shadow at run time by the memory's base address (``clpy_ck_dyn``).
+Cheaper cases: a global buffer each of whose elements only one work-item can touch has no
+shadow (sim/native/owned.py); a region alone in its barrier interval reads the local memories
+it does not write with only the uninitialised-element test, and none at all when every
+element was written before (``clpy_ck_allinit``). The kernel body's detections go to a local
+status word of ``clpy_run``, device functions' to the thread's (``clpy_ck_st``).
 """
 
 from __future__ import annotations
