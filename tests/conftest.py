@@ -4,6 +4,7 @@ CI=true a missing OpenCL device is a failure, never a skip."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,8 +32,10 @@ def cl_device() -> object:
     d = _find_cl_device()
     if d is None:
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("CI=true but no OpenCL device was found (PoCL should come with "
-                        "`pip install -e .[test]`)")
+            pytest.fail(
+                "CI=true but no OpenCL device was found (PoCL should come with "
+                "`pip install -e .[test]`)"
+            )
         pytest.skip("no OpenCL device")
     return d
 
@@ -63,5 +66,20 @@ def cl_queue(cl_context: object) -> object:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true", default=False,
-                     help="rewrite tests/golden/*.cl from the current emitter")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/golden/*.cl from the current emitter",
+    )
+
+
+@pytest.fixture
+def numpy_engine() -> Iterator[None]:
+    """The simulator's NumPy engine for the test (``engine="numpy"``): tests of its own
+    machinery (batches, trip vectorization, generated statements, the thread tuner), whose
+    kernels the native engine would otherwise run with checks off."""
+    import clpy
+
+    with clpy.sim.config(engine="numpy"):
+        yield

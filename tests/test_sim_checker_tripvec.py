@@ -30,6 +30,9 @@ from tests.test_sim_speed_tripvec import (
 )
 from tests.test_sim_stmtgen import tile_update
 
+# the NumPy engine's own machinery (checks off would otherwise run natively)
+pytestmark = pytest.mark.usefixtures("numpy_engine")
+
 __all__ = ["fresh_plans"]  # (a fixture of these tests)
 
 BS = 16

@@ -18,6 +18,9 @@ from clpy import Global, float4, float32, int32
 from clpy_sim import plan, tripvec
 from tests.test_sim_stmtgen import _outcome, tile_update
 
+# the NumPy engine's own machinery (checks off would otherwise run natively)
+pytestmark = pytest.mark.usefixtures("numpy_engine")
+
 BS = 16
 
 

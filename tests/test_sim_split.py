@@ -21,6 +21,9 @@ from clpy_sim.parallel import split
 from tests import test_atomics as ta
 from tests.test_sim_threads import CORPUS, _copy, _same_bits
 
+# the NumPy engine's own machinery (checks off would otherwise run natively)
+pytestmark = pytest.mark.usefixtures("numpy_engine")
+
 _LAUNCH = sys.modules["clpy_sim.launch"]
 
 

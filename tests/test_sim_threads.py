@@ -27,6 +27,9 @@ from tests.test_sim_diff_builtins import CASES as BUILTIN_CASES
 from tests.test_sim_diff_builtins import N as BUILTIN_N
 from tests.test_sim_diff_more import CASES as MORE_CASES
 
+# the NumPy engine's own machinery (checks off would otherwise run natively)
+pytestmark = pytest.mark.usefixtures("numpy_engine")
+
 THREADS = 4
 
 
@@ -235,10 +238,14 @@ def test_async_copies_are_thread_independent(checks: bool) -> None:
 
     groups = 16
     a = np.arange(16 * groups, dtype=np.float32)
-    out, rep = _both(scatter_back.specialize(a=Global[float32], out=Global[float32],
-                                             groups=int32).function,
-                     (16 * groups,), (16,), [a, np.zeros(16 * groups, np.float32),
-                                             np.int32(groups)], checks=checks, max_lanes=16)
+    out, rep = _both(
+        scatter_back.specialize(a=Global[float32], out=Global[float32], groups=int32).function,
+        (16 * groups,),
+        (16,),
+        [a, np.zeros(16 * groups, np.float32), np.int32(groups)],
+        checks=checks,
+        max_lanes=16,
+    )
     assert rep is None
     np.testing.assert_array_equal(out[1], (2 * a).reshape(groups, 16).T.ravel())
 

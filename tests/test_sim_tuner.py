@@ -17,6 +17,9 @@ from clpy_sim.parallel import Tuner
 from tests import test_atomics as ta
 from tests.test_sim_threads import CORPUS, _outcome, _same_bits
 
+# the NumPy engine's own machinery (checks off would otherwise run natively)
+pytestmark = pytest.mark.usefixtures("numpy_engine")
+
 _LAUNCH = sys.modules["clpy_sim.launch"]
 
 
