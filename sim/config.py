@@ -41,8 +41,9 @@ class SimConfig:
     least twice this many work-items is cut into one batch per thread (of at least this many
     work-items each) instead of by ``max_lanes`` (``None``: ``CLPY_SIM_SPLIT_LANES`` or 0,
     never; sim/parallel.py ``split``). ``engine``: ``"auto"`` runs a kernel on the native engine
-    (C compiled by the machine's compiler, docs/simulator.md "Native engine") when every checker
-    is off, ``atomic_order`` is ``"work-item"``, a C compiler works and the kernel is in its
+    (C compiled by the machine's compiler, docs/simulator.md "Native engine"; with checkers on,
+    with detectors that hand a launch where the NumPy engine could report something back to
+    it) when ``atomic_order`` is ``"work-item"``, a C compiler works and the kernel is in its
     subset, else on the NumPy engine; ``"native"`` raises where ``"auto"`` would fall back;
     ``"numpy"`` never runs natively (``None``: ``CLPY_SIM_ENGINE`` or ``"auto"``)."""
 

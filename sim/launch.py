@@ -23,6 +23,7 @@ from clpy_sim.errors import SimulationError
 from clpy_sim.frame import Frame, PtrVal, select_lanes
 from clpy_sim.images import make_image
 from clpy_sim.memory import make_global, make_local
+from clpy_sim.native import checked_run
 from clpy_sim.native.runner import run as native_run
 from clpy_sim.parallel import (
     Tuner,
@@ -120,8 +121,12 @@ def launch(
     tune_allocator()  # once per process: lane arrays reuse memory (sim/alloc.py)
     if params is None:
         params = kernel_params(fn)
-    if cfg.engine_name() != "numpy" and native_run(fn, gs, ls, off, args, params, cfg):
-        return  # ran on the native engine (sim/native/)
+    if cfg.engine_name() != "numpy":
+        # checkers on: the kernel with their detectors; a detection hands the launch, from
+        # untouched inputs, to the NumPy engine (sim/native/checked_run.py)
+        run_native = checked_run.run if cfg.checks else native_run
+        if run_native(fn, gs, ls, off, args, params, cfg):
+            return  # ran on the native engine (sim/native/)
     check_budget(fn, gs, ls, params, args, cfg)  # before anything is allocated
     _run(fn, gs, ls, off, args, params, cfg, None)
 

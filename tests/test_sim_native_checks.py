@@ -32,6 +32,9 @@ BUGS = [
     "tests/test_sim_race_aliasing.py",
     "tests/test_sim_race_memo.py",
     "tests/test_sim_thread_warnings.py",
+    "tests/test_sim_checker_speed.py",
+    "tests/test_sim_race_speed.py",
+    "tests/test_sim_threads.py",
 ]
 CLEAN = [
     "tests/test_sim_diff.py",
@@ -39,9 +42,9 @@ CLEAN = [
     "tests/test_sim_diff_builtins.py",
     "tests/test_sim_semantics.py",
 ]
-# (its warning's site is the plugin's frame, not the test's)
-DESELECT = [
-    "tests/test_sim_reports.py::test_warn_mode_warns_once_per_kind_and_line_at_the_launch_line"
+DESELECT = [  # (their warnings' site is the plugin's frame, not the test's)
+    "tests/test_sim_reports.py::test_warn_mode_warns_once_per_kind_and_line_at_the_launch_line",
+    "tests/test_sim_threads.py::test_warn_mode_is_thread_independent",
 ]
 NATIVE_FLOOR = 0.7  # of the clean corpus's kernels (47 of 57 on 2026-11-23)
 FUZZ_SEEDS = 40
@@ -65,7 +68,9 @@ def _plugin_run(tmp: Path, files: list[str]) -> tuple[dict[str, Any], Any]:
 def test_seeded_bugs_report_as_the_numpy_engine(tmp_path: Path) -> None:
     res, r = _plugin_run(tmp_path, BUGS)
     assert not res["mismatches"], res["mismatches"]
-    assert res["errors"] >= 50, res  # (launches that reported or warned)
+    # (measured 2026-11-24: 787 launches, 405 reporting; of 70 kernels, 40 last handed to the
+    # NumPy engine by a detector, 28 native)
+    assert res["errors"] >= 300, res  # (launches that reported or warned)
     kernels = res["kernels"]
     fired = [v for v in kernels.values() if v.startswith("a detector")]
     assert len(fired) >= 30, kernels
