@@ -113,6 +113,7 @@ def test_simulation_error_renders_without_frames() -> None:
     assert out[0] == 0.0
 
 
+@pytest.mark.usefixtures("numpy_engine")  # the NumPy engine's batches; a native launch has none
 def test_progress_bar_for_long_launches(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -139,6 +140,7 @@ def test_progress_counts_groups() -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
+@pytest.mark.usefixtures("numpy_engine")  # a native launch is one uninterruptible C call
 def test_ctrl_c_leaves_arrays_untouched() -> None:
     x = np.arange(1 << 14, dtype=np.float32)
     before = x.copy()
@@ -171,7 +173,8 @@ def test_example_notebook_runs() -> None:
     ).execute()
     outputs = [c.outputs for c in nb.cells if c.cell_type == "code"]
     text = "\n".join(
-        o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for out in outputs
+        o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+        for out in outputs
         for o in out
     )
     shown = next(o for out in outputs for o in out if "text/html" in o.get("data", {}))

@@ -20,6 +20,9 @@ from clpy import Global, Local, float4, float32, int16, int32, uint8, uint32
 from clpy_sim import exprgen, liveness, plan, stmtgen
 from tests.test_sim_stmtgen import _outcome  # results, or every report in full
 
+# the NumPy engine's generated expressions (checks off would otherwise run natively)
+pytestmark = pytest.mark.usefixtures("numpy_engine")
+
 BS = 16
 BS1 = BS + 1
 

@@ -208,8 +208,8 @@ def _execute(
             pool.submit(fnc, ptrs_of(i), geo, a, b)
             for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))
         ]
-        for f in futs:
-            status |= int(f.result())
+        for st in runner.chunk_statuses(futs):
+            status |= st
         c.per_group = (time.perf_counter() - t0) * chunks / total
         if not status:
             cross = c.lib.clpy_ck_cross

@@ -16,7 +16,7 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -294,13 +294,27 @@ def _execute(
         pool = _pool(threads)
         t0 = time.perf_counter()
         futs = [pool.submit(run, ptrs, geo, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-        for f in futs:
-            _status(f.result(), fn)
+        for st in chunk_statuses(futs):
+            _status(st, fn)
         c.per_group = (time.perf_counter() - t0) * chunks / total
         return
     t0 = time.perf_counter()
     _status(run(ptrs, geo, 0, total), fn)
     c.per_group = (time.perf_counter() - t0) / total
+
+
+def chunk_statuses(futs: list[Future[Any]]) -> list[int]:
+    """Every chunk's status. An exception while waiting (Ctrl-C in the main thread) first
+    lets the chunks already running finish: their C code writes into this launch's arrays and
+    shadows, which Python would otherwise free under them (the interpreter crashed with
+    "SystemError: unknown opcode"). The launch then fails as the exception says."""
+    try:
+        return [int(f.result()) for f in futs]
+    except BaseException:
+        for f in futs:
+            f.cancel()
+        wait(futs)
+        raise
 
 
 def _status(st: int, fn: Function) -> None:
