@@ -50,29 +50,31 @@ from typing import Any
 from clpy.ir.nodes import (
     Assert,
     Assign,
-    Binary,
-    Break,
     CallBuiltin,
-    CallFunc,
-    Cast,
-    Continue,
-    Declare,
     Expr,
     ExprStmt,
     For,
     Function,
     Index,
-    Return,
     Stmt,
     Swizzle,
     Var,
-    VarRef,
     While,
 )
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType
 from clpy_sim.native.cgen import BARRIERS, Geometry, KernelGen, _Info
 from clpy_sim.native.cgen_expr import ArrayRef
-from clpy_sim.native.cgen_group import _stmt_barrier, _walk, contains_barrier
+from clpy_sim.native.cgen_group import _stmt_barrier, contains_barrier
+from clpy_sim.native.check_facts import (
+    atomic_roots,
+    fixed_memories,
+    has_atomics,
+    has_jump,
+    local_writes,
+    memory_reads,
+    read_roots,
+    root_local,
+)
 from clpy_sim.native.ctypes_c import Unsupported, c_type
 from clpy_sim.native.owned import owned
 
@@ -113,258 +115,6 @@ class CheckSpec:
     shared: tuple[str, ...] = ()  # parameters passed the same array as another
 
 
-def _memory_reads(stmts: Sequence[Stmt], cond: Expr | None) -> tuple[bool, bool]:
-    """(whether these statements read memory, whether they call atomics or functions)."""
-    reads = False
-    calls = False
-
-    def ex(e: Any) -> None:
-        nonlocal reads, calls
-        if isinstance(e, Index) and isinstance(e.base.type, PointerType):
-            reads = True
-        elif isinstance(e, Index) and isinstance(e.base.type, ArrayType):
-            reads = reads or _array_space(e) is AddressSpace.LOCAL
-        if isinstance(e, CallFunc):
-            calls = True
-        if isinstance(e, CallBuiltin):
-            if e.builtin.atomic is not None:
-                calls = True
-            if e.builtin.vector_access is not None:
-                reads = True
-        if isinstance(e, Expr):
-            for v in vars(e).values():
-                if isinstance(v, Expr):
-                    ex(v)
-                elif isinstance(v, tuple):
-                    for x in v:
-                        if isinstance(x, Expr):
-                            ex(x)
-
-    def st(s: Any) -> None:
-        for v in vars(s).values():
-            if isinstance(v, Expr):
-                ex(v)
-            elif isinstance(v, (tuple, list)):
-                for x in v:
-                    if isinstance(x, Expr):
-                        ex(x)
-                    elif isinstance(x, Stmt):
-                        st(x)
-
-    if cond is not None:
-        ex(cond)
-    for s in stmts:
-        st(s)
-    return reads, calls
-
-
-def _is_local(v: Var) -> bool:
-    t = v.type
-    return isinstance(t, (ArrayType, PointerType)) and t.space is AddressSpace.LOCAL
-
-
-def _root_local(e: Expr) -> Var | None:
-    """The local memory variable (a local array, a ``Local[T]`` parameter) that ``e`` (the
-    base of an element access) indexes, or None."""
-    while isinstance(e, Index):
-        e = e.base
-    if isinstance(e, Cast):
-        e = e.value
-    if isinstance(e, VarRef) and _is_local(e.var):
-        return e.var
-    return None
-
-
-def _local_writes(stmts: Sequence[Stmt]) -> set[Var] | None:
-    """The local memory variables ``stmts`` may write with plain stores (atomics are exempt
-    from the race checker), or None when they may write local memory through something else
-    (a pointer variable, a device function, a vstore)."""
-    out: set[Var] = set()
-    unknown = False
-
-    def ex(x: Any) -> None:
-        nonlocal unknown
-        if isinstance(x, CallFunc):
-            unknown = True
-        elif isinstance(x, CallBuiltin):
-            va = x.builtin.vector_access
-            if va is not None and va.store:
-                unknown = True
-        if isinstance(x, (Expr, Stmt)):
-            for v in vars(x).values():
-                if isinstance(v, (Expr, Stmt)):
-                    ex(v)
-                elif isinstance(v, (tuple, list)):
-                    for y in v:
-                        if isinstance(y, (Expr, Stmt)):
-                            ex(y)
-
-    for s in _walk(stmts):
-        if isinstance(s, Assign) and not isinstance(s.target, VarRef):
-            t: Expr = s.target
-            while isinstance(t, Swizzle):
-                t = t.base
-            base = t.base if isinstance(t, Index) else t
-            v = _root_local(base)
-            if v is not None:
-                out.add(v)
-            else:
-                root = base
-                while isinstance(root, Index):
-                    root = root.base
-                bt = root.type
-                if not (
-                    isinstance(root, VarRef)
-                    and isinstance(bt, (ArrayType, PointerType))
-                    and bt.space in (AddressSpace.GLOBAL, AddressSpace.PRIVATE)
-                    and (isinstance(bt, ArrayType) or not _assigned(root.var, stmts))
-                ):
-                    unknown = True
-        ex(s)
-    return None if unknown else out
-
-
-def _assigned(v: Var, stmts: Sequence[Stmt]) -> bool:
-    return any(
-        isinstance(s, Assign) and isinstance(s.target, VarRef) and s.target.var is v
-        for s in _walk(stmts)
-    )
-
-
-def _has_jump(s: Stmt) -> bool:
-    return any(isinstance(x, (Break, Continue, Return)) for x in _walk([s]))
-
-
-def _root(e: Expr) -> Var | None:
-    """The kernel parameter or local array a pointer or element expression is based on."""
-    while True:
-        if isinstance(e, Index):
-            e = e.base
-        elif isinstance(e, Cast):
-            e = e.value
-        elif isinstance(e, Binary) and isinstance(e.left.type, (PointerType, ArrayType)):
-            e = e.left
-        elif isinstance(e, Binary) and isinstance(e.right.type, (PointerType, ArrayType)):
-            e = e.right
-        else:
-            break
-    return e.var if isinstance(e, VarRef) else None
-
-
-def _atomic_roots(fn: Function) -> set[Var] | None:
-    """The memories (kernel parameters, local arrays) ``fn``'s atomics act on; None: not known
-    (atomics in a device function, or through a pointer variable)."""
-    out: set[Var] = set()
-    if any(_has_atomics(f.body) for f in fn.callees):
-        return None
-    assigned = {
-        x.target.var
-        for x in _walk(fn.body)
-        if isinstance(x, Assign) and isinstance(x.target, VarRef)
-    }
-    bad = False
-
-    def visit(x: Any) -> None:
-        nonlocal bad
-        if isinstance(x, CallBuiltin) and x.builtin.atomic is not None and x.args:
-            if x.builtin.atomic.op != "fence":
-                v = _root(x.args[0])
-                if v is None or v in assigned or not (v in fn.params or _is_local(v)):
-                    bad = True
-                else:
-                    out.add(v)
-        if isinstance(x, (Expr, Stmt)):
-            for y in vars(x).values():
-                if isinstance(y, (Expr, Stmt)):
-                    visit(y)
-                elif isinstance(y, (tuple, list)):
-                    for z in y:
-                        if isinstance(z, (Expr, Stmt)):
-                            visit(z)
-
-    for st in fn.body:
-        visit(st)
-    return None if bad else out
-
-
-def _fixed_memories(fn: Function) -> set[Var]:
-    """The kernel's parameters it never reassigns and its arrays: memories by name."""
-    assigned = {
-        x.target.var
-        for x in _walk(fn.body)
-        if isinstance(x, Assign) and isinstance(x.target, VarRef)
-    }
-    out = {p for p in fn.params if p not in assigned}
-    for x in _walk(fn.body):
-        if isinstance(x, Declare) and isinstance(x.var.type, ArrayType):
-            out.add(x.var)
-    return out
-
-
-def _read_roots(stmts: list[Stmt], cond: Expr) -> set[Var] | None:
-    """The memories element accesses in ``stmts`` and ``cond`` are based on; None: one is not
-    known (a pointer variable)."""
-    out: set[Var] = set()
-    bad = False
-
-    def visit(x: Any) -> None:
-        nonlocal bad
-        if isinstance(x, Index) and isinstance(x.base.type, (PointerType, ArrayType)):
-            v = _root(x.base)
-            if v is None:
-                bad = True
-            else:
-                out.add(v)
-        if isinstance(x, CallBuiltin) and x.builtin.vector_access is not None:
-            bad = True
-        if isinstance(x, (Expr, Stmt)):
-            for y in vars(x).values():
-                if isinstance(y, (Expr, Stmt)):
-                    visit(y)
-                elif isinstance(y, (tuple, list)):
-                    for z in y:
-                        if isinstance(z, (Expr, Stmt)):
-                            visit(z)
-
-    visit(cond)
-    for st in stmts:
-        visit(st)
-    return None if bad else out
-
-
-def _has_atomics(stmts: Sequence[Stmt]) -> bool:
-    found = False
-
-    def visit(x: Any) -> None:
-        nonlocal found
-        if found:
-            return
-        if isinstance(x, CallBuiltin):
-            spec = x.builtin.atomic
-            if spec is not None and spec.op != "fence":
-                found = True
-                return
-        if isinstance(x, (Expr, Stmt)):
-            for v in vars(x).values():
-                if isinstance(v, (Expr, Stmt)):
-                    visit(v)
-                elif isinstance(v, (tuple, list)):
-                    for y in v:
-                        if isinstance(y, (Expr, Stmt)):
-                            visit(y)
-
-    for s in stmts:
-        visit(s)
-    return found
-
-
-def _array_space(e: Expr) -> AddressSpace | None:
-    while isinstance(e, Index):
-        e = e.base
-    t = e.type
-    return t.space if isinstance(t, ArrayType) else None
-
-
 class CheckedGen(KernelGen):
     """``KernelGen`` with the detectors of ``spec.checks`` in the generated C."""
 
@@ -394,7 +144,7 @@ class CheckedGen(KernelGen):
         self.iso_ai: dict[str, str] = {}
         # the condition of the while loop being generated, its trip counter and bound
         self._trip: tuple[Expr, str, int] | None = None
-        self.atomics = any(_has_atomics(f.body) for f in (fn, *fn.callees))
+        self.atomics = any(has_atomics(f.body) for f in (fn, *fn.callees))
         free = [n for n in spec.shadowed if n not in spec.shared]
         self.owned = owned(fn, geom.dims, free) if "races" in self.ck else frozenset()
         self.used = tuple(n for n in spec.shadowed if n not in self.owned)
@@ -491,7 +241,7 @@ class CheckedGen(KernelGen):
             chk = self._check(sh, n, False)
             iw = self.iso_written
             if sh[0] == "l" and iw is not None and self.in_func is None:
-                v = _root_local(e.base)
+                v = root_local(e.base)
                 if v is not None and v not in iw:
                     chk = f"clpy_ck_lro({sh[1]}, {n}, CLPY_CK_UNINIT_ON, &clpy_ckl);"
                     ai = self.iso_ai.get(sh[1])
@@ -621,7 +371,7 @@ class CheckedGen(KernelGen):
         other work-items change what it reads, through plain accesses (the race detector,
         always on here, finds those) or atomics: such a loop may end natively where the
         NumPy engine's lockstep run spins, so it runs there."""
-        reads, calls = _memory_reads(s.body, s.cond)
+        reads, calls = memory_reads(s.body, s.cond)
         if not (reads or calls):
             return LONG_LOOP
         if "races" in self.ck and not self.atomics:
@@ -629,9 +379,9 @@ class CheckedGen(KernelGen):
         if "races" in self.ck and not calls:
             # atomics only on memories this loop does not read (by the variable named; any
             # memory passed the same array as another counts as all of them)
-            hit = _atomic_roots(self.fn)
-            seen = _read_roots([*s.body], s.cond)
-            fixed = _fixed_memories(self.fn)
+            hit = atomic_roots(self.fn)
+            seen = read_roots([*s.body], s.cond)
+            fixed = fixed_memories(self.fn)
             if seen is not None and not seen <= fixed:
                 seen = None  # (a pointer variable: any memory)
             shared = set(self.spec.shared)
@@ -713,7 +463,7 @@ class CheckedGen(KernelGen):
         jumps = inner is not None and inner.kind == "uniform"
         kinds = [self._kind(s, jumps) for s in stmts]
         for j, (s, k) in enumerate(zip(stmts, kinds)):
-            if k == "u" and _has_jump(s):
+            if k == "u" and has_jump(s):
                 # a break or continue run once per group leaves the block: the code it goes
                 # to runs in the interval of the code before it, unless that starts with the
                 # jump (a barrier just before it)
@@ -780,7 +530,7 @@ class CheckedGen(KernelGen):
         if q and stmts and q[0][0] == id(stmts[0]):
             alone = q.pop(0)[1]
         saved = self.iso_written, self.iso_ai
-        self.iso_written = _local_writes(stmts) if alone else None
+        self.iso_written = local_writes(stmts) if alone else None
         self.iso_ai = {}
         if self.iso_written is not None and "uninit" in self.ck:
             for w, (v, count) in self.local_of.items():
