@@ -102,7 +102,7 @@ def _blocks(s: Stmt) -> list[tuple[Stmt, ...]]:
 def _reads(exprs: Sequence[Expr]) -> set[Any]:
     """Every variable read anywhere in ``exprs`` (statements nested in them included)."""
     out: set[Any] = set()
-    for n in walk(list(exprs)):  # type: ignore[arg-type]
+    for n in walk(exprs):
         if isinstance(n, VarRef):
             out.add(n.var)
         elif isinstance(n, Stmt):

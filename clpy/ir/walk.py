@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from clpy.ir.nodes import Declare, Expr, For, Function, Stmt, Var
 from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
@@ -24,8 +24,8 @@ def children(node: Expr | Stmt) -> list[Expr | Stmt]:
     return out
 
 
-def walk(nodes: tuple[Stmt, ...] | list[Stmt]) -> Iterator[Expr | Stmt]:
-    """Every node under ``nodes``, pre-order."""
+def walk(nodes: Sequence[Expr | Stmt]) -> Iterator[Expr | Stmt]:
+    """Every node under ``nodes`` (statements or expressions), pre-order."""
     stack: list[Expr | Stmt] = list(reversed(nodes))
     while stack:
         n = stack.pop()

@@ -42,6 +42,7 @@ from clpy.ir.nodes import (
     VarRef,
     While,
 )
+from clpy.ir.walk import walk
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy_sim.native.cgen_expr import ArrayRef, Ptr, _common
 from clpy_sim.native.cgen_group import (  # noqa: F401 - re-exported (checks.py)
@@ -680,15 +681,7 @@ def _locals(stmts: Sequence[Stmt]) -> list[Var]:
 
 
 def _has_calls(e: Any) -> bool:
-    if isinstance(e, (CallFunc, CallBuiltin)):
-        return True
-    if isinstance(e, Expr):
-        for v in vars(e).values():
-            if isinstance(v, Expr) and _has_calls(v):
-                return True
-            if isinstance(v, tuple) and any(isinstance(x, Expr) and _has_calls(x) for x in v):
-                return True
-    return False
+    return isinstance(e, Expr) and any(isinstance(x, (CallFunc, CallBuiltin)) for x in walk([e]))
 
 
 def generate(fn: Function, geom: Geometry) -> tuple[str, bool]:

@@ -31,6 +31,7 @@ from clpy.ir.nodes import (
     VarRef,
     VectorCons,
 )
+from clpy.ir.walk import children
 from clpy.types.core import ArrayType, PointerType, ScalarType, Type, VectorType
 from clpy_sim.native.builtins import c_cast
 from clpy_sim.native.ctypes_c import (
@@ -383,8 +384,7 @@ def _folded_nan_risk(e: Expr) -> bool:
         return False
     if isinstance(e, CallBuiltin) and e.builtin.index:
         return False
-    kids = [x for x in vars(e).values() if isinstance(x, Expr)]
-    kids += [y for x in vars(e).values() if isinstance(x, tuple) for y in x if isinstance(y, Expr)]
+    kids = [k for k in children(e) if isinstance(k, Expr)]
     if isinstance(e, CallFunc):
         return False
     return all(_constant(k) for k in kids)
@@ -397,8 +397,7 @@ def _constant(e: Expr) -> bool:
         return False
     if isinstance(e, CallBuiltin) and (e.builtin.index or e.builtin.atomic is not None):
         return False
-    kids = [x for x in vars(e).values() if isinstance(x, Expr)]
-    kids += [y for x in vars(e).values() if isinstance(x, tuple) for y in x if isinstance(y, Expr)]
+    kids = [k for k in children(e) if isinstance(k, Expr)]
     return all(_constant(k) for k in kids)
 
 

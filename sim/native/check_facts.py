@@ -6,7 +6,6 @@ kernel, and where an indexed array lives. Pure functions of the typed IR."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from clpy.ir.nodes import (
     Assign,
@@ -26,6 +25,7 @@ from clpy.ir.nodes import (
     Var,
     VarRef,
 )
+from clpy.ir.walk import walk
 from clpy.types.core import AddressSpace, ArrayType, PointerType
 from clpy_sim.native.cgen_group import _walk
 
@@ -34,44 +34,18 @@ def memory_reads(stmts: Sequence[Stmt], cond: Expr | None) -> tuple[bool, bool]:
     """(whether these statements read memory, whether they call atomics or functions)."""
     reads = False
     calls = False
-
-    def ex(e: Any) -> None:
-        nonlocal reads, calls
+    for e in walk([*stmts] if cond is None else [cond, *stmts]):
         if isinstance(e, Index) and isinstance(e.base.type, PointerType):
             reads = True
         elif isinstance(e, Index) and isinstance(e.base.type, ArrayType):
             reads = reads or array_space(e) is AddressSpace.LOCAL
-        if isinstance(e, CallFunc):
+        elif isinstance(e, CallFunc):
             calls = True
-        if isinstance(e, CallBuiltin):
+        elif isinstance(e, CallBuiltin):
             if e.builtin.atomic is not None:
                 calls = True
             if e.builtin.vector_access is not None:
                 reads = True
-        if isinstance(e, Expr):
-            for v in vars(e).values():
-                if isinstance(v, Expr):
-                    ex(v)
-                elif isinstance(v, tuple):
-                    for x in v:
-                        if isinstance(x, Expr):
-                            ex(x)
-
-    def st(s: Any) -> None:
-        for v in vars(s).values():
-            if isinstance(v, Expr):
-                ex(v)
-            elif isinstance(v, (tuple, list)):
-                for x in v:
-                    if isinstance(x, Expr):
-                        ex(x)
-                    elif isinstance(x, Stmt):
-                        st(x)
-
-    if cond is not None:
-        ex(cond)
-    for s in stmts:
-        st(s)
     return reads, calls
 
 
@@ -99,23 +73,6 @@ def local_writes(stmts: Sequence[Stmt]) -> set[Var] | None:
     out: set[Var] = set()
     unknown = False
 
-    def ex(x: Any) -> None:
-        nonlocal unknown
-        if isinstance(x, CallFunc):
-            unknown = True
-        elif isinstance(x, CallBuiltin):
-            va = x.builtin.vector_access
-            if va is not None and va.store:
-                unknown = True
-        if isinstance(x, (Expr, Stmt)):
-            for v in vars(x).values():
-                if isinstance(v, (Expr, Stmt)):
-                    ex(v)
-                elif isinstance(v, (tuple, list)):
-                    for y in v:
-                        if isinstance(y, (Expr, Stmt)):
-                            ex(y)
-
     for s in _walk(stmts):
         if isinstance(s, Assign) and not isinstance(s.target, VarRef):
             t: Expr = s.target
@@ -137,7 +94,13 @@ def local_writes(stmts: Sequence[Stmt]) -> set[Var] | None:
                     and (isinstance(bt, ArrayType) or not assigned(root.var, stmts))
                 ):
                     unknown = True
-        ex(s)
+    for x in walk(stmts):  # a device function or a vstore may write local memory
+        if isinstance(x, CallFunc):
+            unknown = True
+        elif isinstance(x, CallBuiltin):
+            va = x.builtin.vector_access
+            if va is not None and va.store:
+                unknown = True
     return None if unknown else out
 
 
@@ -180,9 +143,7 @@ def atomic_roots(fn: Function) -> set[Var] | None:
         if isinstance(x, Assign) and isinstance(x.target, VarRef)
     }
     bad = False
-
-    def visit(x: Any) -> None:
-        nonlocal bad
+    for x in walk(fn.body):
         if isinstance(x, CallBuiltin) and x.builtin.atomic is not None and x.args:
             if x.builtin.atomic.op != "fence":
                 v = root(x.args[0])
@@ -190,17 +151,6 @@ def atomic_roots(fn: Function) -> set[Var] | None:
                     bad = True
                 else:
                     out.add(v)
-        if isinstance(x, (Expr, Stmt)):
-            for y in vars(x).values():
-                if isinstance(y, (Expr, Stmt)):
-                    visit(y)
-                elif isinstance(y, (tuple, list)):
-                    for z in y:
-                        if isinstance(z, (Expr, Stmt)):
-                            visit(z)
-
-    for st in fn.body:
-        visit(st)
     return None if bad else out
 
 
@@ -223,9 +173,7 @@ def read_roots(stmts: list[Stmt], cond: Expr) -> set[Var] | None:
     known (a pointer variable)."""
     out: set[Var] = set()
     bad = False
-
-    def visit(x: Any) -> None:
-        nonlocal bad
+    for x in walk([cond, *stmts]):
         if isinstance(x, Index) and isinstance(x.base.type, (PointerType, ArrayType)):
             v = root(x.base)
             if v is None:
@@ -234,45 +182,17 @@ def read_roots(stmts: list[Stmt], cond: Expr) -> set[Var] | None:
                 out.add(v)
         if isinstance(x, CallBuiltin) and x.builtin.vector_access is not None:
             bad = True
-        if isinstance(x, (Expr, Stmt)):
-            for y in vars(x).values():
-                if isinstance(y, (Expr, Stmt)):
-                    visit(y)
-                elif isinstance(y, (tuple, list)):
-                    for z in y:
-                        if isinstance(z, (Expr, Stmt)):
-                            visit(z)
-
-    visit(cond)
-    for st in stmts:
-        visit(st)
     return None if bad else out
 
 
 def has_atomics(stmts: Sequence[Stmt]) -> bool:
-    found = False
-
-    def visit(x: Any) -> None:
-        nonlocal found
-        if found:
-            return
-        if isinstance(x, CallBuiltin):
-            spec = x.builtin.atomic
-            if spec is not None and spec.op != "fence":
-                found = True
-                return
-        if isinstance(x, (Expr, Stmt)):
-            for v in vars(x).values():
-                if isinstance(v, (Expr, Stmt)):
-                    visit(v)
-                elif isinstance(v, (tuple, list)):
-                    for y in v:
-                        if isinstance(y, (Expr, Stmt)):
-                            visit(y)
-
-    for s in stmts:
-        visit(s)
-    return found
+    """Whether ``stmts`` call an atomic other than a fence."""
+    return any(
+        isinstance(x, CallBuiltin)
+        and x.builtin.atomic is not None
+        and x.builtin.atomic.op != "fence"
+        for x in walk(stmts)
+    )
 
 
 def array_space(e: Expr) -> AddressSpace | None:

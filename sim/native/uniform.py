@@ -33,6 +33,7 @@ from clpy.ir.nodes import (
     VarRef,
     While,
 )
+from clpy.ir.walk import walk
 from clpy.types.core import ScalarType
 
 # work-item queries with one value per work-group
@@ -260,19 +261,7 @@ def rematerializable(fn: Function, uni: Uniformity) -> dict[Var, Expr]:
 
 def refs(e: Expr) -> set[Var]:
     """The variables ``e`` reads."""
-    out: set[Var] = set()
-    stack: list[object] = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, VarRef):
-            out.add(x.var)
-        elif isinstance(x, Expr):
-            for v in vars(x).values():
-                if isinstance(v, Expr):
-                    stack.append(v)
-                elif isinstance(v, tuple):
-                    stack.extend(y for y in v if isinstance(y, Expr))
-    return out
+    return {x.var for x in walk([e]) if isinstance(x, VarRef)}
 
 
 def live_in(v: Var, stmts: Sequence[Stmt]) -> bool:
