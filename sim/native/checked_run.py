@@ -111,14 +111,8 @@ def run(
     try:
         if cfg.atomic_order != "work-item":
             raise Unsupported(f"atomic_order={cfg.atomic_order!r}")
-        if any(g % n for g, n in zip(gs, ls)):
-            raise Unsupported("a global size that is not a multiple of the local size")
         binder = _Binder()
-        bound = [p.bind_sim(binder, a) for p, a in zip(params, args)]
-        if runner._overlap(binder.spans):
-            raise Unsupported("overlapping buffer arguments")
-        lsz = (*ls, 1, 1)[:3]
-        geom = Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), tuple(binder.local_counts))
+        bound, geom = runner.bind(binder, gs, ls, args, params)
         # the buffers the kernel writes, and any passed the same array as one of them (the
         # runner has refused partial overlaps): one shadow per array
         ptrs = {x[2] for x in binder.arrays if x[0].written and not x[0].constant}
@@ -130,12 +124,7 @@ def run(
         shared = tuple(x[0].name for x in written if seen[x[2]] > 1)
         compiled, used = _compiled(fn, geom, cfg.checks, names, shared)
     except Unsupported as e:
-        runner._record(fn, e.args[0])
-        if mode == "native":
-            raise runner.NativeUnavailable(
-                f"kernel {fn.name} cannot run on the native engine: {e.args[0]}"
-            ) from None
-        return False
+        return runner.refused(fn, mode, e)
     saved = [(x[1], x[1].copy()) for x in written]
     at = {x[0].name: (x[2], x[3]) for x in written}
     shadowed = [at[n] for n in used]

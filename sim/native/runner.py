@@ -210,25 +210,43 @@ def run(
         why = _blocked(cfg)
         if why is not None:
             raise Unsupported(why)
-        if any(g % n for g, n in zip(gs, ls)):
-            raise Unsupported("a global size that is not a multiple of the local size")
-        binder = _Binder()
-        bound = [p.bind_sim(binder, a) for p, a in zip(params, args)]
-        if _overlap(binder.spans):
-            raise Unsupported("overlapping buffer arguments")
-        lsz = (*ls, 1, 1)[:3]
-        geom = Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), tuple(binder.local_counts))
+        binder = _Binder()  # keeps the arguments' storage alive until the launch ends
+        bound, geom = bind(binder, gs, ls, args, params)
         compiled = _compiled(fn, geom)
     except Unsupported as e:
-        _record(fn, e.args[0])
-        if mode == "native":
-            raise NativeUnavailable(
-                f"kernel {fn.name} cannot run on the native engine: {e.args[0]}"
-            ) from None
-        return False
+        return refused(fn, mode, e)
     _execute(compiled, fn, gs, ls, off, bound, cfg)
     _record(fn, None)
     return True
+
+
+def bind(
+    binder: _Binder,
+    gs: tuple[int, ...],
+    ls: tuple[int, ...],
+    args: Sequence[Any],
+    params: Sequence[Param],
+) -> tuple[list[Any], Geometry]:
+    """The arguments bound through ``binder`` and the source's geometry; raises
+    ``Unsupported`` for a launch the native engine cannot run (checked or not)."""
+    if any(g % n for g, n in zip(gs, ls)):
+        raise Unsupported("a global size that is not a multiple of the local size")
+    bound = [p.bind_sim(binder, a) for p, a in zip(params, args)]
+    if _overlap(binder.spans):
+        raise Unsupported("overlapping buffer arguments")
+    lsz = (*ls, 1, 1)[:3]
+    return bound, Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), tuple(binder.local_counts))
+
+
+def refused(fn: Function, mode: str, e: Unsupported) -> bool:
+    """Record why ``fn`` runs on the NumPy engine (False), or raise ``NativeUnavailable``
+    under ``engine="native"``."""
+    _record(fn, e.args[0])
+    if mode == "native":
+        raise NativeUnavailable(
+            f"kernel {fn.name} cannot run on the native engine: {e.args[0]}"
+        ) from None
+    return False
 
 
 def _compiled(fn: Function, geom: Geometry) -> _Compiled:
