@@ -28,7 +28,15 @@ rows show the noise):
   them, instead of the built-in functions;
 - ``orig_sync``, ``clpy_sync``: the queue finished before each launch (whether a profiled
   interval includes waiting for the uploads still running ahead of it: clpy's staged uploads
-  return once the DMAs are enqueued, the original host's copies block).
+  return once the DMAs are enqueued, the original host's copies block);
+- ``orig_delay``: the original host waiting ``KDIAG_DELAY_US`` (25) us before each launch, as
+  a slower host loop would: whether kernels get slower when the GPU idles between them;
+- ``orig_gated``, ``clpy_gated``: every command of a run held back by a marker waiting on a
+  user event that a timer completes 50 ms later, so all launches are queued before the first
+  runs (a host loop that costs nothing between launches).
+
+Every build's row also gives the median idle time between consecutive kernels (profiled START
+of one minus END of the previous) and the median host time of a launch call.
 
 Host buffers (kernel or buffers? ``orig_clpyhost`` runs the original kernel under clpy's
 launch path with clpy's own ``DeviceArray``s: ``clpy.to_device``, pinned staging from 4 MiB
@@ -141,6 +149,17 @@ def _checked(m: Any, name: str, out: Any, ref: Any, seen: list[tuple[np.ndarray,
         seen.append(tuple(x.copy() for x in got))
 
 
+# The *_delay builds' busy wait before each launch (us; KDIAG_DELAY_US): about what clpy's
+# launch call costs beyond the original host's on the GPU host.
+DELAY_US = float(os.environ.get("KDIAG_DELAY_US", "25"))
+
+
+def _timeline(events: list[Any], host_us: list[float]) -> tuple[float, float]:
+    """(median idle us between consecutive kernels, median host us per launch call)."""
+    gaps = [(b.profile.start - a.profile.end) * 1e-3 for a, b in zip(events, events[1:])] or [0.0]
+    return statistics.median(gaps), statistics.median(host_us) if host_us else 0.0
+
+
 def _select(builds: list[Any], patterns: list[str]) -> list[Any]:
     """The builds named by ``patterns`` (names or fnmatch patterns), with ``orig`` and
     ``orig_b`` always; a pattern that names none of this program's builds is said."""
@@ -233,6 +252,20 @@ def diagnose(
         finally:
             hosts.SYNC.clear()
 
+    def delayed(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
+        hosts.DELAY_US.append(DELAY_US)
+        try:
+            return fn(events)
+        finally:
+            hosts.DELAY_US.clear()
+
+    def gated(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
+        hosts.GATE[:] = [queue]
+        try:
+            return fn(events)
+        finally:
+            hosts.GATE.clear()
+
     clpy_run([])  # builds the plans
     swap = hosts.Swap(cl, m, queue)
     clopts = swap.options
@@ -246,6 +279,9 @@ def diagnose(
         ("clpy_noopts", clpy_run, lambda: swap.apply(sources.same, "")),
         ("orig_sync", lambda ev: synced(orig, ev), lambda: None),
         ("clpy_sync", lambda ev: synced(clpy_run, ev), swap.restore),
+        ("orig_delay", lambda ev: delayed(orig, ev), lambda: None),
+        ("orig_gated", lambda ev: gated(orig, ev), lambda: None),
+        ("clpy_gated", lambda ev: gated(clpy_run, ev), swap.restore),
         ("orig_b", orig, lambda: None),
     ]
     adapted = sources.clpy_signature(m)
@@ -301,6 +337,9 @@ def diagnose(
         builds = _select(builds, select)
     res: dict[str, Any] = {"clpy_options": clopts}
     runs: dict[str, list[list[tuple[str, float]]]] = {b[0]: [] for b in builds}
+    # per run: the median idle time between consecutive kernels (START of one minus END of
+    # the one before, us) and the median host time of a launch call (us)
+    timeline: dict[str, list[tuple[float, float]]] = {b[0]: [] for b in builds}
     addrs: dict[str, list[dict[str, list[int]]]] = {b[0]: [] for b in builds}
     addr_prgs: dict[int, Any] = {}
     seen: list[tuple[np.ndarray, ...]] = []  # outputs already checked against NumPy
@@ -324,10 +363,12 @@ def diagnose(
                 events: list[Any] = []
                 hosts.NAMES.clear()
                 hosts.BUFFERS.clear()
+                hosts.HOST_US.clear()
                 out = fn(events)
                 _checked(m, name, out, ref, seen)
                 if r:  # round 0 warms every build up
                     runs[name].append(list(zip(list(hosts.NAMES), sources.intervals(events))))
+                    timeline[name].append(_timeline(events, hosts.HOST_US))
                     # after the timed launches: where this run's buffers were
                     addrs[name].append(hosts.addresses(ctx, queue, addr_prgs))
             except Exception as e:
@@ -371,6 +412,8 @@ def diagnose(
             "total_median_us": statistics.median(totals),
             "totals_us": totals,
             "kernels": per_kernel,
+            "gap_median_us": statistics.median(g for g, _ in timeline[name]),
+            "host_median_us": statistics.median(h for _, h in timeline[name]),
             # per run: each kernel's buffer arguments' device addresses (first launch)
             "addresses": addrs[name],
         }
@@ -396,14 +439,15 @@ def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
             f"clpy options: `{res.get('clpy_options', '')}`; rounds measured: "
             f"{res.get('rounds_done', info['rounds'])}",
             "",
-            "| build | total (median run) | ratio | per kernel: median launch / first launch |",
-            "|---|---|---|---|",
+            "| build | total (median run) | ratio | idle between kernels | host per launch "
+            "| per kernel: median launch / first launch |",
+            "|---|---|---|---|---|---|",
         ]
         for name, r in res.items():
             if not isinstance(r, dict) or name == "cuda":
                 continue
             if "error" in r:
-                lines.append(f"| {name} | error: {r['error'][:120]} | | |")
+                lines.append(f"| {name} | error: {r['error'][:120]} | | | | |")
                 continue
             t = r["total_median_us"]
             ks = "; ".join(
@@ -412,7 +456,10 @@ def markdown(info: dict[str, Any], results: dict[str, Any]) -> str:
                 for k, v in r["kernels"].items()
             )
             rat = f"{base / t:.3f}x" if base else "-"
-            lines.append(f"| {name} | {t:.1f} | {rat} | {ks} |")
+            lines.append(
+                f"| {name} | {t:.1f} | {rat} | {r.get('gap_median_us', 0):.1f} "
+                f"| {r.get('host_median_us', 0):.1f} | {ks} |"
+            )
         lay = [
             (name, r["addresses"])
             for name, r in res.items()
