@@ -5,6 +5,40 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#include <setjmp.h>
+
+/* Cancellation (Ctrl-C inside a native launch, sim/native/runner.py). The runner sets this
+   library's flag (its address: clpy_cancel_ptr()) and the kernel stops at its next poll:
+   CLPY_BACKEDGE() at the group loop's and the user's loops' back-edges (a relaxed load and a
+   branch predicted not taken). A poll that finds the flag set jumps back to clpy_enter, which
+   returns CLPY_CANCELLED; the runner then restores the launch's written buffers from their
+   snapshot. Python calls clpy_enter, never clpy_run directly. */
+#define CLPY_CANCELLED (1 << 30)
+static volatile int32_t clpy_cancel_flag;
+int32_t *clpy_cancel_ptr(void) { return (int32_t *)&clpy_cancel_flag; }
+static __thread jmp_buf *clpy_cancel_jb; /* this thread's clpy_enter (none: keep running) */
+__attribute__((cold, noinline)) static void clpy_cancelled(void) {
+    if (clpy_cancel_jb) longjmp(*clpy_cancel_jb, 1);
+}
+#define CLPY_BACKEDGE()                                                                      \
+    do {                                                                                     \
+        if (__builtin_expect(__atomic_load_n(&clpy_cancel_flag, __ATOMIC_RELAXED), 0))       \
+            clpy_cancelled();                                                                \
+    } while (0)
+int clpy_run(void **A, const int64_t *N, int64_t g0, int64_t g1);
+/* clpy_run(A, N, g0, g1) with a landing place for a cancelled poll */
+int clpy_enter(void **A, const int64_t *N, int64_t g0, int64_t g1) {
+    jmp_buf jb;
+    jmp_buf *volatile prev = clpy_cancel_jb;
+    if (setjmp(jb)) {
+        clpy_cancel_jb = prev;
+        return CLPY_CANCELLED;
+    }
+    clpy_cancel_jb = &jb;
+    int st = clpy_run(A, N, g0, g1);
+    clpy_cancel_jb = prev;
+    return st;
+}
 
 /* an element index out of [0, n) is made 0, as the NumPy engine does with checks off */
 static inline int64_t clpy_ix(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n ? i : 0; }
