@@ -95,32 +95,11 @@ FLUSH_BYTES = 256 << 20
 # The *_delay builds: microseconds of busy waiting before each launch (a slower host loop:
 # does the GPU's kernel time grow when it idles between short kernels?).
 DELAY_US: list[float] = []
-# The *_gated builds: [queue, user event] while a run's commands are held back: a marker
-# waiting for the user event goes first, so every launch is queued before the first runs (a
-# host loop infinitely fast); a timer completes the event after GATE_S.
-GATE: list[Any] = []
-GATE_S = 0.05
 # Host time per launch call (microseconds), in launch order, for the timeline columns.
 HOST_US: list[float] = []
 
 
-def _gate() -> None:
-    import threading
-
-    import pyopencl as cl
-
-    q = GATE[0]
-    ev = cl.UserEvent(q.context)
-    cl.enqueue_marker(q, wait_for=[ev])
-    GATE.append(ev)
-    timer = threading.Timer(GATE_S, ev.set_status, (cl.command_execution_status.COMPLETE,))
-    timer.daemon = True
-    timer.start()
-
-
 def before_launch() -> None:
-    if len(GATE) == 1:
-        _gate()
     if DELAY_US:
         until = time.perf_counter() + DELAY_US[0] * 1e-6
         while time.perf_counter() < until:

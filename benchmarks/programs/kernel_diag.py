@@ -32,8 +32,8 @@ rows show the noise):
 - ``orig_delay``: the original host waiting ``KDIAG_DELAY_US`` (25) us before each launch, as
   a slower host loop would: whether kernels get slower when the GPU idles between them;
 - ``orig_gated``, ``clpy_gated``: every command of a run held back by a marker waiting on a
-  user event that a timer completes 50 ms later, so all launches are queued before the first
-  runs (a host loop that costs nothing between launches).
+  user event that a timer completes ``common.GATE_S`` later, so all launches are queued
+  before the first runs (a host loop that costs nothing between launches).
 
 Every build's row also gives the median idle time between consecutive kernels (profiled START
 of one minus END of the previous) and the median host time of a launch call.
@@ -260,11 +260,11 @@ def diagnose(
             hosts.DELAY_US.clear()
 
     def gated(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
-        hosts.GATE[:] = [queue]
+        common.GATE[:] = [queue]
         try:
             return fn(events)
         finally:
-            hosts.GATE.clear()
+            common.GATE.clear()
 
     clpy_run([])  # builds the plans
     swap = hosts.Swap(cl, m, queue)
