@@ -1,5 +1,11 @@
 """Common functions (spec §1.13.4) and the integer/common ``min``/``max``/``clamp``.
-Float results are computed in double and rounded once to the argument type."""
+Float results are computed in double and rounded once to the argument type.
+
+``fmin``/``fmax`` (below, also math.py's) say which of two operands wins with ``np.where``
+instead of NumPy's ``np.fmin``/``np.fmax``: NumPy's SIMD loops and its scalar loops (a
+group-uniform value is a NumPy scalar; the last few elements of an array take the scalar
+loop too) choose different operands for equal zeros and for two NaNs, so a kernel's bits
+would depend on which arguments are uniform, the global size and the batch."""
 
 from __future__ import annotations
 
@@ -15,28 +21,51 @@ if TYPE_CHECKING:
     from clpy_sim.frame import Frame
 
 
+def fmin(x: Any, y: Any) -> Any:
+    """OpenCL ``fmin`` (OpenCL C 2.0 §6.13.2, spec file §1.13.2), the same bits however NumPy
+    runs it: ``x`` where ``y`` is a NaN ("if one argument is a NaN, fmin() returns the other
+    argument", so two NaNs give ``x``'s, which §2.5.1 allows) or ``x < y``, else ``y``.
+
+    The spec leaves the sign of ``fmin(+0, -0)`` open (footnote 29 defers to C99, whose
+    F.9.9.2 does not fix it); equal arguments give ``y``, as PoCL does and NumPy's SIMD loop
+    did (``fmin(+0.0, -0.0)`` is ``-0.0``, ``fmin(-0.0, +0.0)`` is ``+0.0``). NaN bits pass
+    through unchanged (a NaN result is one of the operands)."""
+    return np.where(np.isnan(y) | (x < y), x, y)
+
+
+def fmax(x: Any, y: Any) -> Any:
+    """OpenCL ``fmax`` (§6.13.2): ``x`` where ``y`` is a NaN or ``x > y``, else ``y``; the
+    same operand rules as ``fmin`` (equal arguments give ``y``, two NaNs ``x``)."""
+    return np.where(np.isnan(y) | (x > y), x, y)
+
+
 def _isf(call: Call) -> bool:
     return bool(element_of(call.params[0]).is_float)
 
 
 def _min(call: Call, fr: Frame, args: list[Any]) -> Any:
+    """Integers: the smaller. Floats (§6.13.4: undefined for a NaN argument, and the text
+    "y if y < x, otherwise x" is C99's fmin, whose zero sign is open): ``fmin``, so a NaN
+    argument is ignored and the bits do not depend on uniformity or lane position."""
     x, y = np.asarray(args[0]), np.asarray(args[1])
     if _isf(call):
-        return fix(np.fmin(x, y), call.ret)
+        return fix(fmin(x, y), call.ret)
     return fix(np.minimum(x, y), call.ret)
 
 
 def _max(call: Call, fr: Frame, args: list[Any]) -> Any:
+    """Integers: the larger. Floats: ``fmax`` (see ``_min``)."""
     x, y = np.asarray(args[0]), np.asarray(args[1])
     if _isf(call):
-        return fix(np.fmax(x, y), call.ret)
+        return fix(fmax(x, y), call.ret)
     return fix(np.maximum(x, y), call.ret)
 
 
 def _clamp(call: Call, fr: Frame, args: list[Any]) -> Any:
+    """``fmin(fmax(x, minval), maxval)`` for floats, as §6.13.4 defines it."""
     x, lo, hi = (np.asarray(a) for a in args)
     if _isf(call):
-        return fix(np.fmin(np.fmax(x, lo), hi), call.ret)
+        return fix(fmin(fmax(x, lo), hi), call.ret)
     return fix(np.minimum(np.maximum(x, lo), hi), call.ret)
 
 

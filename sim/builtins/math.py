@@ -15,6 +15,7 @@ import numpy as np
 from clpy.types.core import PointerType, Type, element_of
 from clpy_sim import fpexact
 from clpy_sim.builtins import elementwise, f64, fix, store_through
+from clpy_sim.builtins.common import fmax, fmin
 
 if TYPE_CHECKING:
     from clpy_sim.call import Call
@@ -107,13 +108,35 @@ def _fdim(x: Any, y: Any) -> Any:
 
 
 def _maxmag(x: Any, y: Any) -> Any:
+    """§6.13.2: x if |x| > |y|, y if |y| > |x|, otherwise fmax(x, y) (common.py ``fmax``)."""
     ax, ay = np.abs(x), np.abs(y)
-    return np.where(ax > ay, x, np.where(ay > ax, y, np.fmax(x, y)))
+    return np.where(ax > ay, x, np.where(ay > ax, y, fmax(x, y)))
 
 
 def _minmag(x: Any, y: Any) -> Any:
+    """§6.13.2: x if |x| < |y|, y if |y| < |x|, otherwise fmin(x, y)."""
     ax, ay = np.abs(x), np.abs(y)
-    return np.where(ax < ay, x, np.where(ay < ax, y, np.fmin(x, y)))
+    return np.where(ax < ay, x, np.where(ay < ax, y, fmin(x, y)))
+
+
+def _pow(x: Any, y: Any) -> Any:
+    """``pow`` in double with the same bits for uniform and varying arguments.
+
+    NumPy's loop for 0-d operands (a group-uniform value) is not its array loop: it takes
+    shortcuts for some exponents (``y == 0.5`` is ``sqrt``, so ``pow(-0, 0.5)`` gave -0 and
+    ``pow(-inf, 0.5)`` NaN against the +0 and +inf of C99 F.9.4.4, which §2.5 makes
+    binding), and NaN operands come out with other signs. So the array loop always runs (on
+    at least one element), and the NaN cases are explicit: ``pow(x, ±0)`` and ``pow(+1, y)``
+    are 1 even for a NaN (F.9.4.4; the C library gives NaN for a signalling one), otherwise a
+    NaN argument is returned, quieted, ``x``'s before ``y``'s (§2.5.1: "one of the NaN
+    operands"; its sign and payload are kept)."""
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+    r = np.power(np.atleast_1d(x), np.atleast_1d(y)).reshape(shape)
+    nx, ny = np.isnan(x), np.isnan(y)
+    if nx.any() or ny.any():
+        r = np.where(nx, x + x, np.where(ny, y + y, r))
+        r = np.where((y == 0) | (x == 1), 1.0, r)
+    return r
 
 
 def _remainder(x: Any, y: Any) -> Any:
@@ -134,7 +157,7 @@ def _remainder(x: Any, y: Any) -> Any:
 def _powr(x: Any, y: Any) -> Any:
     # powr is defined for x >= 0 only: -0 is +0 (powr(-0, -1) = +inf), NaN in is NaN out
     # (powr(NaN, 0) is NaN, unlike pow), spec §2.1 "powr"
-    out = np.power(np.where(x == 0, np.abs(x), x), y)
+    out = _pow(np.where(x == 0, np.abs(x), x), y)
     bad = (x < 0) | ((x == 0) & (y == 0)) | (np.isinf(x) & (y == 0)) | ((x == 1) & np.isinf(y))
     return np.where(bad | np.isnan(x) | np.isnan(y), np.nan, out)
 
@@ -154,7 +177,12 @@ def _rootn(x: Any, n: Any) -> Any:
 
 
 def _pown(x: Any, n: Any) -> Any:
-    return np.power(x, n.astype(np.float64))
+    """pow with an integer exponent: ``pown(x, 0)`` is 1 for any x, even NaN (§2.5.1)."""
+    return _pow(x, n.astype(np.float64))
+
+
+def _exp10(x: Any) -> Any:
+    return _pow(np.float64(10.0), x)
 
 
 def _ldexp(call: Call, fr: Frame, args: list[Any]) -> Any:
@@ -211,8 +239,9 @@ def _fract(call: Call, fr: Frame, args: list[Any]) -> Any:
             np.asarray(0.0, dtype=np.asarray(args[0]).dtype),
         )
     )
-    r = np.fmin(x - fl, one_minus)
+    r = fmin(x - fl, one_minus)
     r = np.where(np.isinf(x), np.copysign(0.0, x), r)
+    r = np.where(np.isnan(x), x + x, r)  # fract(NaN) returns the NaN (§2.5.1), not fmin's 1 - ulp
     store_through(call, fr, args[1], fix(fl, call.ret))
     return fix(r, call.ret)
 
@@ -301,7 +330,7 @@ IMPLS: dict[str, Any] = {
     "erf": _E(_erf),
     "exp": _E(np.exp),
     "exp2": _E(np.exp2),
-    "exp10": _E(lambda x: np.power(10.0, x)),
+    "exp10": _E(_exp10),
     "expm1": _E(np.expm1),
     "fabs": _E(np.abs),
     "floor": _E(np.floor),
@@ -332,11 +361,11 @@ IMPLS: dict[str, Any] = {
     "maxmag": _E(_maxmag),
     "minmag": _E(_minmag),
     "nextafter": _nextafter,
-    "pow": _E(np.power),
+    "pow": _E(_pow),
     "powr": _E(_powr),
     "remainder": _E(_remainder),
-    "fmax": _E(np.fmax),
-    "fmin": _E(np.fmin),
+    "fmax": _E(fmax),
+    "fmin": _E(fmin),
     "fma": _fma,
     "mad": _mad,
     "fract": _fract,
@@ -355,7 +384,7 @@ _FAST: dict[str, Any] = {
     "cos": np.cos,
     "exp": np.exp,
     "exp2": np.exp2,
-    "exp10": lambda x: np.power(10.0, x),
+    "exp10": _exp10,
     "log": np.log,
     "log2": np.log2,
     "log10": np.log10,

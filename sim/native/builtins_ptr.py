@@ -24,7 +24,7 @@ def _pair(name: str, bits: int) -> tuple[str, str] | None:
     if name == "fract":
         return (
             f"double s = clpy_m_floor(x); double r = clpy_fmin_d(clpy_sub_d(x, s), "
-            f"{_ONE_MINUS[bits]}); if (isinf(x)) r = copysign(0.0, x);",
+            f"{_ONE_MINUS[bits]}); if (isinf(x)) r = copysign(0.0, x); if (x != x) r = x + x;",
             "s",
         )
     if name == "modf":

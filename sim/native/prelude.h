@@ -102,11 +102,10 @@ static inline double clpy_wf(float x) { return x != x ? (double)(x + x) : (doubl
  * np.where(..., np.nan, ...) and where NumPy's loops return their own NaN. */
 static inline double clpy_qnan(void) { return clpy_bitsd(0x7ff8000000000000ull); }
 
-/* np.fmin / np.fmax on float32 and float64 arrays as NumPy's SIMD loops compute them: the
- * other operand where one is NaN, the first where both are, the second where they compare
- * equal (fmin(+0, -0) is -0). NumPy's scalar loop (a uniform value, an array's last few
- * elements) differs for equal zeros and for two NaNs: the NumPy engine is not consistent
- * there, so neither can this be. */
+/* sim/builtins/common.py fmin / fmax (OpenCL C 2.0 6.13.2): the other operand where one is
+ * NaN, the first where both are, the second where they compare equal (fmin(+0, -0) is -0,
+ * fmin(-0, +0) is +0, as PoCL gives). The NumPy engine says so with np.where, not NumPy's
+ * fmin loops, whose scalar and SIMD versions choose differently. */
 #define CLPY_FMINMAX(T, S)                                                                   \
     static inline T clpy_fmin_##S(T a, T b) {                                                \
         if (b != b) return a;                                                                \
@@ -169,7 +168,8 @@ static inline double clpy_m_round(double x) {
 static inline double clpy_m_acospi(double x) { return clpy_m_acos(x) / CLPY_PI; }
 static inline double clpy_m_asinpi(double x) { return clpy_m_asin(x) / CLPY_PI; }
 static inline double clpy_m_atanpi(double x) { return clpy_m_atan(x) / CLPY_PI; }
-static inline double clpy_m_exp10(double x) { return pow(10.0, x); }
+static inline double clpy_m_pow(double x, double y);
+static inline double clpy_m_exp10(double x) { return clpy_m_pow(10.0, x); }
 /* math.py _reduce2, _sinpi, _cospi, _tanpi */
 static inline double clpy_m_reduce2(double x) { return x - 2.0 * clpy_m_rint(x * 0.5); }
 static inline double clpy_m_sinpi(double x) {
@@ -322,7 +322,14 @@ static inline double clpy_m_atan2pi(double y, double x) { return clpy_m_atan2(y,
 static inline double clpy_m_copysign(double x, double y) { return copysign(x, y); }
 static inline double clpy_m_fmod(double x, double y) { return fmod(x, y); }
 static inline double clpy_m_hypot(double x, double y) { return hypot(x, y); }
-static inline double clpy_m_pow(double x, double y) { return pow(x, y); }
+/* math.py _pow: pow(x, +-0) and pow(+1, y) are 1 even for a NaN (C99 F.9.4.4; the C library
+ * gives NaN for a signalling one), else a NaN argument quieted, x's before y's */
+static inline double clpy_m_pow(double x, double y) {
+    if (y == 0 || x == 1) return 1.0;
+    if (x != x) return x + x;
+    if (y != y) return y + y;
+    return pow(x, y);
+}
 static inline double clpy_m_fmin(double x, double y) { return clpy_fmin_d(x, y); }
 static inline double clpy_m_fmax(double x, double y) { return clpy_fmax_d(x, y); }
 static inline double clpy_m_divide(double x, double y) { return x / y; }
