@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from clpy.abi import Buffer, LocalBuffer, Param, kernel_params
+from clpy.abi.buffers import SimSnapshot
 from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, Type, VectorType
 from clpy.types.structs import StructType
@@ -98,13 +99,18 @@ def launch(
     args: Sequence[Any],
     offset: Sequence[int] | None = None,
     params: Sequence[Param] | None = None,
+    snapshot: SimSnapshot | None = None,
 ) -> None:
     """Execute kernel ``fn`` (a typed ``clpy.ir.nodes.Function``) on NumPy arrays in place.
 
     ``args`` follow docs/ARCHITECTURE.md "Runtime ↔ simulator contract", one per
     ``fn.params`` entry; ``params`` is the kernel's parameter ABI (``clpy.abi``; computed from
     ``fn`` when not given). Raises ``SimulationError`` when a checker finds a bug (see
-    ``clpy.sim.config``).
+    ``clpy.sim.config``). ``snapshot`` (the runtime's ``clpy.abi.buffers.SimSnapshot`` of
+    the written arguments) is saved before any path that can fail after writing: the NumPy
+    engine, the checked native engine (which restores from it for its re-run), a native
+    launch expected to be long (which Ctrl-C then stops); a short native launch takes none
+    (it cannot fail once started; Ctrl-C raises when it has completed).
     """
     if not fn.is_kernel:
         raise TypeError(f"sim.launch: {fn.name} is a device function, not a kernel")
@@ -121,13 +127,16 @@ def launch(
     tune_allocator()  # once per process: lane arrays reuse memory (sim/alloc.py)
     if params is None:
         params = kernel_params(fn)
-    if cfg.engine_name() != "numpy":
+    mode = cfg.engine_name()
+    if mode != "numpy":
         # checkers on: the kernel with their detectors; a detection hands the launch, from
         # untouched inputs, to the NumPy engine (sim/native/checked_run.py)
         run_native = checked_run.run if cfg.checks else native_run
-        if run_native(fn, gs, ls, off, args, params, cfg):
+        if run_native(fn, gs, ls, off, args, params, cfg, mode, snapshot):
             return  # ran on the native engine (sim/native/)
     check_budget(fn, gs, ls, params, args, cfg)  # before anything is allocated
+    if snapshot is not None:
+        snapshot.save()  # the NumPy engine can fail (a checker, Ctrl-C) after writing
     _run(fn, gs, ls, off, args, params, cfg, None)
 
 

@@ -55,18 +55,117 @@ class ForeignContext(Exception):
 
 
 class SimDeferred:
-    """Work a simulator launch does after it returned (``commit``) or failed (``rollback``):
-    copy-backs of NumPy arguments, restoring snapshots of arrays used in place."""
+    """Work around one simulator launch: ``commit`` after it returned (copy-backs of NumPy
+    arguments), ``rollback`` after it failed (restoring snapshots of arrays used in place),
+    and, for an argument the launch writes (``array``: the array ``sim.launch`` gets),
+    ``save`` and ``restore`` (``SimSnapshot``)."""
 
-    __slots__ = ("commit", "rollback")
+    __slots__ = ("_commit", "_rollback", "_restore", "array")
 
-    def __init__(self, commit: Any = None, rollback: Any = None) -> None:
-        self.commit = commit or _noop
-        self.rollback = rollback or _noop
+    def __init__(
+        self, commit: Any = None, rollback: Any = None, restore: Any = None, array: Any = None
+    ) -> None:
+        self._commit = commit
+        self._rollback = rollback
+        self._restore = restore  # puts ``array`` back as it was before the launch
+        self.array = array
+
+    def commit(self) -> None:
+        if self._commit is not None:
+            self._commit()
+
+    def rollback(self) -> None:
+        if self._rollback is not None:
+            self._rollback()
+
+    def save(self) -> None:
+        """Take what ``rollback`` and ``restore`` need (nothing: a working copy)."""
+
+    def restore(self) -> None:
+        if self._restore is not None:
+            self._restore()
 
 
-def _noop() -> None:
-    pass
+class _CopyBack(SimDeferred):
+    """A NumPy argument the kernel writes: the simulator writes a working copy, copied back
+    into the caller's array after the launch succeeded; the caller's array is the snapshot."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: np.ndarray, work: np.ndarray) -> None:
+        super().__init__(array=work)
+        self.source = source
+
+    def commit(self) -> None:
+        np.copyto(self.source, self.array)
+
+    def restore(self) -> None:
+        np.copyto(self.array, self.source)
+
+
+class _InPlace(SimDeferred):
+    """An array the simulator writes in place (a ``DeviceArray``'s host array): its snapshot
+    is taken only when the simulator asks (``SimSnapshot.save``), before a path that can fail
+    after writing; a failed launch without one wrote nothing or completed (sim.launch)."""
+
+    __slots__ = ("saved",)
+
+    def __init__(self, host: np.ndarray) -> None:
+        super().__init__(array=host)
+        self.saved: np.ndarray | None = None
+
+    def save(self) -> None:
+        if self.saved is None:
+            self.saved = self.array.copy()
+
+    def rollback(self) -> None:
+        if self.saved is not None:
+            np.copyto(self.array, self.saved)
+
+    def restore(self) -> None:
+        assert self.saved is not None, "SimSnapshot.restore before save"
+        np.copyto(self.array, self.saved)
+
+
+class SimSnapshot:
+    """The arguments one simulator launch writes, as ``sim.launch(..., snapshot=)`` gets
+    them: ``save()`` makes the launch restorable (copies of arrays written in place; once,
+    before a path that can fail after writing: the NumPy engine, the checked native engine, a
+    long native launch that Ctrl-C may stop), ``restore()`` then puts every written argument
+    back as it was before the launch (the checked native engine's re-run on the NumPy
+    engine), and the runtime's ``rollback`` after a failure uses the same copies."""
+
+    __slots__ = ("deferred", "saved")
+
+    def __init__(self, deferred: list[SimDeferred]) -> None:
+        self.deferred = deferred
+        self.saved = False
+
+    def save(self) -> None:
+        if self.saved:
+            return
+        self.saved = True
+        seen: list[Any] = []  # one copy of an array passed twice
+        for d in self.deferred:
+            if d.array is not None:
+                if any(d.array is a for a in seen):
+                    continue
+                seen.append(d.array)
+            d.save()
+
+    def covers(self, array: Any) -> bool:
+        """Whether ``restore`` puts ``array`` (an argument ``sim.launch`` got) back."""
+        return any(d.array is array for d in self.deferred)
+
+    def restore(self) -> None:
+        """Every written argument as it was before the launch (after ``save``)."""
+        assert self.saved, "SimSnapshot.restore before save"
+        done: list[Any] = []
+        for d in self.deferred:
+            if d.array is None or any(d.array is a for a in done):
+                continue
+            done.append(d.array)
+            d.restore()
 
 
 def element_layout(p: Param, elem: Type) -> tuple[np.dtype[Any], int]:
@@ -248,7 +347,7 @@ class Buffer(_Pointer):
                 self.check_array(a)
                 work = np.array(a, copy=True, order="C")
                 if written:
-                    deferred.append(SimDeferred(commit=lambda: np.copyto(a, work)))
+                    deferred.append(_CopyBack(a, work))
                 return work
             if type(a) is DeviceArray:
                 host = a.sim_array
@@ -257,9 +356,8 @@ class Buffer(_Pointer):
                 if a.base is not None:
                     a.check_kernel_view(self.where())
                 self.check_array(host)
-                if written:  # in place; a failing launch restores the snapshot
-                    saved = host.copy()
-                    deferred.append(SimDeferred(rollback=lambda: np.copyto(host, saved)))
+                if written:  # in place; a snapshot when sim.launch asks (SimSnapshot)
+                    deferred.append(_InPlace(host))
                 return host
             return self._sim_from_pyopencl(a, deferred)
 
@@ -275,7 +373,11 @@ class Buffer(_Pointer):
             self.check_array(a)
             work = a.get()
             if self.written:
-                deferred.append(SimDeferred(commit=lambda: a.set(work)))
+                deferred.append(
+                    SimDeferred(
+                        commit=lambda: a.set(work), restore=lambda: a.get(ary=work), array=work
+                    )
+                )
             return work
         if isinstance(a, cl.Buffer):
             dtype, lanes = element_layout(self, self.elem)
@@ -284,7 +386,13 @@ class Buffer(_Pointer):
             queue = cl.CommandQueue(a.context)
             cl.enqueue_copy(queue, work, a)
             if self.written:
-                deferred.append(SimDeferred(commit=lambda: cl.enqueue_copy(queue, a, work)))
+                deferred.append(
+                    SimDeferred(
+                        commit=lambda: cl.enqueue_copy(queue, a, work),
+                        restore=lambda: cl.enqueue_copy(queue, work, a),
+                        array=work,
+                    )
+                )
             return work
         raise self._wrong(
             a, "NumPy array, clpy.DeviceArray, pyopencl.array.Array or pyopencl.Buffer"

@@ -5,12 +5,14 @@ parameter's ABI object converts its argument), then
 The simulator writes into copies of NumPy arguments; they are copied back only after it
 returned without error, so a ``SimulationError`` leaves the caller's arrays bit-identical.
 Device arrays (``clpy.DeviceArray``) are used in place: the ones the kernel writes are
-snapshotted and restored when the launch fails, as are pipes.
+snapshotted when the simulator asks (``SimSnapshot``: before a path that can fail after
+writing) and restored when the launch fails, as are pipes (always snapshotted).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +20,7 @@ import numpy as np
 
 from clpy.abi import Buffer, Converter, Param, SimDeferred
 from clpy.abi.aliasing import shared_arrays
+from clpy.abi.buffers import SimSnapshot
 from clpy.ir.nesting import deepest_ir, nesting_guard
 from clpy.runtime.handles import DoneHandle, LaunchHandle
 from clpy.runtime.sizes import (
@@ -49,6 +52,15 @@ def _sim_module() -> ModuleType:
     return sim
 
 
+@functools.lru_cache(maxsize=8)
+def _takes_snapshot(launch: Any) -> bool:
+    """Whether ``sim.launch`` takes ``snapshot=`` (saving it itself where it can fail)."""
+    try:
+        return "snapshot" in inspect.signature(launch).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class SimPlan:
     """One specialization prepared for the simulator."""
 
@@ -78,7 +90,13 @@ class SimPlan:
             work = out[k]
             out.append(work)
             if p.written and not first.written:
-                deferred.append(SimDeferred(commit=functools.partial(np.copyto, args[i], work)))
+                deferred.append(
+                    SimDeferred(
+                        commit=functools.partial(np.copyto, args[i], work),
+                        restore=functools.partial(np.copyto, work, args[i]),
+                        array=work,
+                    )
+                )
         return out
 
     def run(
@@ -109,7 +127,20 @@ class SimPlan:
         try:
             # The simulator compiles and runs expressions recursively, like the emitter.
             with nesting_guard(lambda: deepest_ir(fns)):
-                sim.launch(self.function, g, loc, sim_args, offset=off, params=self.params)
+                snap = SimSnapshot(deferred)
+                if _takes_snapshot(sim.launch):
+                    sim.launch(
+                        self.function,
+                        g,
+                        loc,
+                        sim_args,
+                        offset=off,
+                        params=self.params,
+                        snapshot=snap,
+                    )
+                else:  # a simulator without lazy snapshots: restorable before it starts
+                    snap.save()
+                    sim.launch(self.function, g, loc, sim_args, offset=off, params=self.params)
         except BaseException:
             for d in deferred:
                 d.rollback()

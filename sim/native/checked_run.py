@@ -19,11 +19,13 @@ from typing import Any
 import numpy as np
 
 from clpy.abi import Buffer, Param
+from clpy.abi.buffers import SimSnapshot
 from clpy.ir.nodes import Function
 from clpy_sim.config import SimConfig
 from clpy_sim.native import runner
 from clpy_sim.native.cgen import Geometry
 from clpy_sim.native.checks import CheckSpec, fired, generate_checked
+from clpy_sim.native.chunks import CANCELLED, LONG_S, run_long, run_short
 from clpy_sim.native.compiler import CompileFailed, build
 from clpy_sim.native.ctypes_c import Unsupported
 
@@ -105,9 +107,14 @@ def run(
     args: Sequence[Any],
     params: Sequence[Param],
     cfg: SimConfig,
+    mode: str | None = None,
+    snapshot: SimSnapshot | None = None,
 ) -> bool:
-    """Launch ``fn`` natively with ``cfg.checks``; False: the NumPy engine runs it."""
-    mode = cfg.engine_name()
+    """Launch ``fn`` natively with ``cfg.checks``; False: the NumPy engine runs it, from the
+    written buffers as they were before (restored from ``snapshot``, the runtime's copies,
+    where it covers them; else from copies taken here)."""
+    if mode is None:
+        mode = cfg.engine_name()
     try:
         if cfg.atomic_order != "work-item":
             raise Unsupported(f"atomic_order={cfg.atomic_order!r}")
@@ -125,19 +132,37 @@ def run(
         compiled, used = _compiled(fn, geom, cfg.checks, names, shared)
     except Unsupported as e:
         return runner.refused(fn, mode, e)
-    saved = [(x[1], x[1].copy()) for x in written]
+    # one snapshot for the runtime's rollback and this engine's re-run: the runtime's copies
+    # (a NumPy argument's working copy is restored from the caller's array, no copy at all)
+    own: list[tuple[np.ndarray, np.ndarray]] = []
+    if snapshot is not None:
+        snapshot.save()
+        own = [(x[1], x[1].copy()) for x in written if not snapshot.covers(x[1])]
+    else:
+        own = [(x[1], x[1].copy()) for x in written]
     at = {x[0].name: (x[2], x[3]) for x in written}
     shadowed = [at[n] for n in used]
-    status = _execute(compiled, fn, gs, ls, off, bound, cfg, shadowed)
+    try:
+        status = _execute(compiled, fn, gs, ls, off, bound, cfg, shadowed)
+    except BaseException:  # Ctrl-C: the caller's rollback restores the snapshot
+        if snapshot is None:
+            _restore(own)
+        raise
     if status:
-        for a, copy in saved:
-            np.copyto(a, copy)
+        if snapshot is not None:
+            snapshot.restore()
+        _restore(own)
         runner._record(
             fn, f"a detector of the {fired(status)} checker fired: the NumPy engine decided"
         )
         return False
     runner._record(fn, None)
     return True
+
+
+def _restore(saved: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    for a, copy in saved:
+        np.copyto(a, copy)
 
 
 def _execute(
@@ -164,8 +189,8 @@ def _execute(
     total = ng[0] * ng[1] * ng[2]
     threads = 1 if c.ordered else cfg.thread_count()
     chunks = 1
-    est = c.per_group * total  # the launch's time on one thread, from the launches before
-    if threads > 1 and total > 1 and est > 5e-4:
+    est = c.expected(total)  # the launch's time on one thread, from the launches before
+    if threads > 1 and total > 1 and (est is None or est > 5e-4):
         chunks = min(total, threads)
         # each chunk's shadows take 16 bytes per element: no more than SHADOW_BYTES in all
         # beyond the first chunk's (memory stays bounded on many cores)
@@ -174,7 +199,11 @@ def _execute(
             chunks = max(1, min(chunks, 1 + SHADOW_BYTES // (16 * count)))
         # and a chunk's shadows cost their zeroed pages and the comparison at the end, ~6 ns
         # per element (bitonic's 136 launches of 64k elements: 93 ms on 2 threads, 52 on one)
-        if count and est * (1 - 1 / chunks) < 5e-4 + SHADOW_NS * 1e-9 * count * chunks:
+        if (
+            count
+            and est is not None
+            and est * (1 - 1 / chunks) < 5e-4 + SHADOW_NS * 1e-9 * count * chunks
+        ):
             chunks = 1
     arrays: dict[int, list[np.ndarray]] = {}  # per array: its shadow in each chunk
     order: list[int] = []
@@ -187,25 +216,21 @@ def _execute(
         own = [arrays[k][chunk].ctypes.data for k in order]
         return (ctypes.c_void_p * max(n + len(own), 1))(*vals, *own)
 
-    fnc = c.fn
+    jobs = [(ptrs_of(i), total * i // chunks, total * (i + 1) // chunks) for i in range(chunks)]
     t0 = time.perf_counter()
+    if est is None or est > LONG_S:
+        statuses = run_long(c, jobs, geo, chunks, total)
+    else:
+        statuses = run_short(c, jobs, geo, chunks)
+    c.measured(time.perf_counter() - t0, chunks, total)
     status = 0
-    if chunks > 1:
-        edges = [total * i // chunks for i in range(chunks + 1)]
-        pool = runner._pool(threads)
-        futs = [
-            pool.submit(fnc, ptrs_of(i), geo, a, b)
-            for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))
-        ]
-        for st in runner.chunk_statuses(futs):
-            status |= st
-        c.per_group = (time.perf_counter() - t0) * chunks / total
-        if not status:
-            cross = c.lib.clpy_ck_cross
-            for shs in arrays.values():
-                tab = (ctypes.c_void_p * chunks)(*[s.ctypes.data for s in shs])
-                status |= int(cross(tab, chunks, ctypes.c_int64(shs[0].size // 2)))
-        return status
-    status = int(fnc(ptrs_of(0), geo, 0, total))
-    c.per_group = (time.perf_counter() - t0) / total
+    for st in statuses:
+        status |= st
+    if status & CANCELLED:
+        raise RuntimeError(f"native engine: kernel {fn.name} was cancelled")
+    if chunks > 1 and not status:
+        cross = c.lib.clpy_ck_cross
+        for shs in arrays.values():
+            tab = (ctypes.c_void_p * chunks)(*[s.ctypes.data for s in shs])
+            status |= int(cross(tab, chunks, ctypes.c_int64(shs[0].size // 2)))
     return status

@@ -148,12 +148,19 @@ def build(source: str) -> ctypes.CDLL:
                     )
                 os.replace(out, so)
         lib = ctypes.CDLL(str(so))
-    fn = lib.clpy_run
-    fn.restype = ctypes.c_int
-    fn.argtypes = [
-        ctypes.POINTER(ctypes.c_void_p),
-        ctypes.POINTER(ctypes.c_int64),
-        ctypes.c_int64,
-        ctypes.c_int64,
-    ]
+    # clpy_run(A, N, g0, g1) runs groups [g0, g1); clpy_enter (engine.h) is it with a
+    # landing place for a cancelled poll (CLPY_BACKEDGE)
+    for fn in (lib.clpy_run, lib.clpy_enter):
+        fn.restype = ctypes.c_int
+        fn.argtypes = _RUN_ARGS
+    lib.clpy_cancel_ptr.restype = ctypes.POINTER(ctypes.c_int32)
+    lib.clpy_cancel_ptr.argtypes = []
     return lib
+
+
+_RUN_ARGS = [
+    ctypes.POINTER(ctypes.c_void_p),
+    ctypes.POINTER(ctypes.c_int64),
+    ctypes.c_int64,
+    ctypes.c_int64,
+]

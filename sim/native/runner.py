@@ -16,16 +16,17 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
 
 from clpy.abi import Buffer, LocalBuffer, Param
+from clpy.abi.buffers import SimSnapshot
 from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, VectorType
 from clpy_sim.config import SimConfig
 from clpy_sim.native.cgen import Geometry, generate
+from clpy_sim.native.chunks import LONG_S, Library, run_long, run_short
 from clpy_sim.native.compiler import CompileFailed, build
 from clpy_sim.native.ctypes_c import Unsupported
 
@@ -35,15 +36,13 @@ class NativeUnavailable(RuntimeError):
     why, with the construct's file:line:col where one is to blame)."""
 
 
-class _Compiled:
-    __slots__ = ("lib", "fn", "source", "ordered", "per_group")
+class _Compiled(Library):
+    __slots__ = ("source", "ordered")
 
     def __init__(self, lib: Any, source: str, ordered: bool) -> None:
-        self.lib = lib
-        self.fn = lib.clpy_run
+        super().__init__(lib)
         self.source = source
         self.ordered = ordered  # groups in order on one thread (atomics whose result is used)
-        self.per_group = 1.0  # seconds per group of the last launch run on one thread
 
 
 _LOCK = threading.Lock()
@@ -201,9 +200,14 @@ def run(
     args: Sequence[Any],
     params: Sequence[Param],
     cfg: SimConfig,
+    mode: str | None = None,
+    snapshot: SimSnapshot | None = None,
 ) -> bool:
-    """Launch ``fn`` natively; False: run it on the NumPy engine (why: ``why_not``)."""
-    mode = cfg.engine_name()
+    """Launch ``fn`` natively; False: run it on the NumPy engine (why: ``why_not``).
+    ``mode``: ``cfg.engine_name()``; ``snapshot``: saved first when the launch is long
+    (sim/native/chunks.py), so Ctrl-C can stop it."""
+    if mode is None:
+        mode = cfg.engine_name()
     if mode == "numpy":
         return False
     try:
@@ -215,7 +219,7 @@ def run(
         compiled = _compiled(fn, geom)
     except Unsupported as e:
         return refused(fn, mode, e)
-    _execute(compiled, fn, gs, ls, off, bound, cfg)
+    _execute(compiled, fn, gs, ls, off, bound, cfg, snapshot)
     _record(fn, None)
     return True
 
@@ -291,6 +295,7 @@ def _execute(
     off: tuple[int, ...],
     bound: list[Any],
     cfg: SimConfig,
+    snapshot: SimSnapshot | None,
 ) -> None:
     n = len(bound)
     ptr_t, geo_t = _arg_types(n)
@@ -301,38 +306,23 @@ def _execute(
     ng = [g3[0] // l3[0], g3[1] // l3[1], g3[2] // l3[2]]
     geo = geo_t(*g3, *ng, *o3, *[b[2] for b in bound])
     total = ng[0] * ng[1] * ng[2]
-    run = c.fn
+    est = c.expected(total)
     # threads only where the launch is long enough to pay for the hand-overs (~30 us each):
     # the time per group measured on the launches before
-    long = total > 1 and not c.ordered and c.per_group * total > 5e-4
-    threads = cfg.thread_count() if long else 1
-    if threads > 1:
-        chunks = min(total, threads)
-        bounds = [total * i // chunks for i in range(chunks + 1)]
-        pool = _pool(threads)
-        t0 = time.perf_counter()
-        futs = [pool.submit(run, ptrs, geo, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-        for st in chunk_statuses(futs):
-            _status(st, fn)
-        c.per_group = (time.perf_counter() - t0) * chunks / total
-        return
+    many = total > 1 and not c.ordered and (est is None or est > 5e-4)
+    threads = cfg.thread_count() if many else 1
+    chunks = min(total, threads)
+    jobs = [(ptrs, total * i // chunks, total * (i + 1) // chunks) for i in range(chunks)]
     t0 = time.perf_counter()
-    _status(run(ptrs, geo, 0, total), fn)
-    c.per_group = (time.perf_counter() - t0) / total
-
-
-def chunk_statuses(futs: list[Future[Any]]) -> list[int]:
-    """Every chunk's status. An exception while waiting (Ctrl-C in the main thread) first
-    lets the chunks already running finish: their C code writes into this launch's arrays and
-    shadows, which Python would otherwise free under them (the interpreter crashed with
-    "SystemError: unknown opcode"). The launch then fails as the exception says."""
-    try:
-        return [int(f.result()) for f in futs]
-    except BaseException:
-        for f in futs:
-            f.cancel()
-        wait(futs)
-        raise
+    if est is None or est > LONG_S:
+        if snapshot is not None:
+            snapshot.save()  # Ctrl-C may stop it: restorable first
+        statuses = run_long(c, jobs, geo, threads, total)
+    else:
+        statuses = run_short(c, jobs, geo, threads)
+    c.measured(time.perf_counter() - t0, chunks, total)
+    for st in statuses:
+        _status(st, fn)
 
 
 def _status(st: int, fn: Function) -> None:
@@ -344,8 +334,3 @@ def _status(st: int, fn: Function) -> None:
 def _arg_types(n: int) -> tuple[Any, Any]:
     """The ctypes array types of a kernel's argument pointers and geometry (``n`` params)."""
     return ctypes.c_void_p * max(n, 1), ctypes.c_int64 * (9 + n)
-
-
-@functools.lru_cache(maxsize=4)
-def _pool(threads: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="clpy-native")
