@@ -59,6 +59,7 @@ from clpy_sim.native.cgen_group import (  # noqa: F401 - re-exported (checks.py)
     contains_barrier,
     func_barrier,
 )
+from clpy_sim.native.cgen_region import HEAD, Affine, split_of
 from clpy_sim.native.ctypes_c import Geometry, Unsupported, c_type, ptr_struct
 from clpy_sim.native.uniform import Uniformity, live_in, rematerializable
 
@@ -100,6 +101,9 @@ class KernelGen(GroupGen):
         self.region_stmts: dict[int, Sequence[Stmt]] = {}  # each region's statements
         self.region_stmts_in: dict[int, Sequence[Stmt]] = {}  # pass 1's (for pass 2)
         self.atomic_sites: list[tuple[str, bool]] = []
+        self.affine = Affine(self)
+        self.aff_defs: dict[Var, Expr] = {}  # variables the affine analysis may expand
+        self.aff_known: set[Var] = set()  # those of them defined where code is generated
 
     # ------------------------------------------------------------------ names and storage
 
@@ -261,6 +265,14 @@ class KernelGen(GroupGen):
                 args.append(f"({c_type(p.type, a.loc)})({self.expr(a)})")
         return f"{name}({', '.join(args)})"
 
+    def checked_ix(self, i: str, n: str, e: Expr) -> str:
+        plan = self.plan
+        if plan is not None and self.in_func is None and (n.isdigit() or n.startswith("clpy_n_")):
+            x = self.affine(e)
+            if x is not None:
+                return f"clpy_hx{plan.site(x, n)}({i}, {n})"
+        return f"clpy_ix({i}, {n})"
+
     # ------------------------------------------------------------------ static functions
 
     def static_func(self, f: Function) -> str:
@@ -322,6 +334,8 @@ class KernelGen(GroupGen):
     def s_Declare(self, s: Declare) -> None:
         v = s.var
         self.note(v, declare_top=True)
+        if self.plan is not None and self.depth == 0 and v in self.aff_defs:
+            self.aff_known.add(v)  # (after its value: a site before the Declare cannot read it)
         if v in self.remat and self.in_func is None:
             return  # (computed at the start of each region that reads it)
         t = v.type
@@ -433,11 +447,28 @@ class KernelGen(GroupGen):
 
     def s_If(self, s: If) -> None:
         w = self.w
-        w(f"if ({self.cond(s.cond)}) {{")
+        plan = self.plan
+        sp = None
+        if plan is not None and plan.split is None and self.depth == 0 and self.in_func is None:
+            sp = split_of(self.affine, s.cond)
+        if plan is None or sp is None:
+            w(f"if ({self.cond(s.cond)}) {{")
+            self.nested(s.body)
+            if s.orelse:
+                w("} else {")
+                self.nested(s.orelse)
+            w("}")
+            return
+        # (the region's loop is split at the ranges of wi where the condition holds)
+        plan.split = sp
+        w(f"if (CLPY_SPLIT({self.cond(s.cond)})) {{")
+        plan.domain = "in" if sp.inside == "then" else "out"
         self.nested(s.body)
         if s.orelse:
             w("} else {")
+            plan.domain = "out" if sp.inside == "then" else "in"
             self.nested(s.orelse)
+        plan.domain = "all"
         w("}")
 
     def nested(self, body: Sequence[Stmt]) -> None:
@@ -449,6 +480,7 @@ class KernelGen(GroupGen):
 
     def s_While(self, s: While) -> None:
         self.w(f"while ({self.cond(s.cond)}) {{")
+        self.w("    CLPY_BACKEDGE();")
         self.targets.append(_Target("c"))
         self.nested(s.body)
         self.targets.pop()
@@ -472,6 +504,7 @@ class KernelGen(GroupGen):
         test = self.for_test(s, x, stop, step)
         inc = self.binop("+", t, x, step, s, s.step.type)
         w(f"for (; {test}; {x} = ({ct})({inc})) {{")
+        w("    CLPY_BACKEDGE();")
         self.targets.append(_Target("c"))
         self.nested(s.body)
         self.targets.pop()
@@ -549,6 +582,11 @@ class KernelGen(GroupGen):
             self.uni_vars = self.uni.vars
             self.remat = rematerializable(fn, self.uni)
         self.region_locals: dict[int, list[Var]] = {}
+        if self.remat:
+            self.aff_defs = dict(self.remat)
+            self.aff_known = set(self.remat)
+        elif not self.uni_vars:
+            self.aff_defs = _once_defs(fn.body)
         if self.info_in is not None:
             for v, inf in self.info_in.items():
                 if v in self.uni_vars or v in self.remat:
@@ -623,7 +661,11 @@ class KernelGen(GroupGen):
         )
         head.extend(self.func_src)
         out = list(head)
+        if self.versioned:
+            out.append(HEAD)
         out.append("int clpy_run(void **A, const int64_t *N, int64_t g0, int64_t g1) {")
+        # (this call runs every group of the launch: no other thread writes its memory)
+        out.append("    const int clpy_solo = g0 == 0 && g1 == N[3] * N[4] * N[5];")
         out.extend("    " + x for x in prologue)
         out.extend("    " + x for x in self.group_decls)
         out.append("    for (int64_t clpy_grp = g0; clpy_grp < g1; clpy_grp++) {")
@@ -633,6 +675,7 @@ class KernelGen(GroupGen):
         )
         out.extend(f"        memset({m}, 0, sizeof {m});" for m in self.local_mems)
         out.extend(body_lines)
+        out.append("        CLPY_BACKEDGE();")
         out.append("    }")
         out.append("    return 0;")
         out.append("}")
@@ -678,6 +721,26 @@ def _locals(stmts: Sequence[Stmt]) -> list[Var]:
         elif isinstance(s, Assign) and isinstance(s.target, VarRef):
             out[s.target.var] = None
     return list(out)
+
+
+def _once_defs(body: Sequence[Stmt]) -> dict[Var, Expr]:
+    """Scalar integer variables declared once at the top level of ``body`` (a kernel without
+    barriers: one region) and never assigned again, with their values."""
+    assigned = _assigned_vars(body)
+    decls: dict[Var, int] = {}
+    for s in _walk(body):
+        if isinstance(s, Declare):
+            decls[s.var] = decls.get(s.var, 0) + 1
+    return {
+        s.var: s.init
+        for s in body
+        if isinstance(s, Declare)
+        and s.init is not None
+        and decls[s.var] == 1
+        and s.var not in assigned
+        and isinstance(s.var.type, ScalarType)
+        and s.var.type.is_int
+    }
 
 
 def _has_calls(e: Any) -> bool:

@@ -127,23 +127,41 @@ class BuiltinGen(ExprGen):
         if not isinstance(elem, ScalarType) or not elem.is_int:
             raise Unsupported(f"{b.name} on {elem} (its result depends on the order)", e.loc)
         ct = scalar_c(elem, e.loc)
-        place = p.at(off if off is not None else "0")
+        if off is not None and p.off == "0":
+            place = f"{p.base}[{self.checked_ix(off, p.count, e.args[1])}]"
+        else:
+            place = p.at(off if off is not None else "0")
         self.atomic_sites.append((p.base, False))  # type: ignore[attr-defined]
         if spec.op in ("inc", "dec"):
             val = "1"
         else:
             val = f"({ct})({self.expr(rest[0])})"
         self.uses_atomics = True
+        cmp = "<" if spec.op == "min" else ">"
+        # local memory is the running thread's own (one group at a time): a plain update;
+        # global memory too where this call runs the launch's every group (no other thread)
+        if sym is not None:
+            plain = f"{{ {ct} *clpy_ap = &{place}; *clpy_ap = ({ct})(*clpy_ap {sym} {val}); }}"
+        else:
+            plain = (
+                f"{{ {ct} *clpy_ap = &{place}; {ct} clpy_av = {val}; "
+                f"if (clpy_av {cmp} *clpy_ap) *clpy_ap = clpy_av; }}"
+            )
+        if p.base in self.local_mems:  # type: ignore[attr-defined]
+            return plain
         if sym is not None:
             fn = {"+": "add", "-": "sub", "&": "and", "|": "or", "^": "xor"}[sym]
-            return f"__atomic_fetch_{fn}(&{place}, {val}, __ATOMIC_RELAXED);"
-        cmp = "<" if spec.op == "min" else ">"
-        return (
-            f"{{ {ct} *clpy_ap = &{place}; {ct} clpy_av = {val}; "
-            f"{ct} clpy_ao = __atomic_load_n(clpy_ap, __ATOMIC_RELAXED); "
-            f"while (clpy_av {cmp} clpy_ao && !__atomic_compare_exchange_n(clpy_ap, &clpy_ao, "
-            f"clpy_av, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {{}} }}"
-        )
+            atomic = f"__atomic_fetch_{fn}(&{place}, {val}, __ATOMIC_RELAXED);"
+        else:
+            atomic = (
+                f"{{ {ct} *clpy_ap = &{place}; {ct} clpy_av = {val}; "
+                f"{ct} clpy_ao = __atomic_load_n(clpy_ap, __ATOMIC_RELAXED); "
+                f"while (clpy_av {cmp} clpy_ao && !__atomic_compare_exchange_n(clpy_ap, &clpy_ao, "
+                f"clpy_av, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {{}} }}"
+            )
+        if self.in_func is not None:  # type: ignore[attr-defined]
+            return atomic
+        return f"if (clpy_solo) {plain} else {atomic}"
 
     def atomic_value(self, e: CallBuiltin) -> str:
         """An atomic whose result is used: exact when the work-items run it in the NumPy

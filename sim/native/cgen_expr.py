@@ -97,6 +97,11 @@ class ExprGen:
     def call_func(self, e: CallFunc) -> str:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def checked_ix(self, i: str, n: str, e: Expr) -> str:
+        """The element index ``i`` (C text of IR index ``e``) into a memory of ``n`` elements,
+        made 0 when out of range (the region generator may prove it in range instead)."""
+        return f"clpy_ix({i}, {n})"
+
     # ------------------------------------------------------------------ dispatch
 
     def expr(self, e: Expr) -> str:
@@ -177,7 +182,7 @@ class ExprGen:
             stride = 1
             for d in a.dims[1:]:
                 stride *= d
-            i = f"clpy_ix((int64_t)({self.expr(e.index)}), {a.dims[0]})"
+            i = self.checked_ix(f"(int64_t)({self.expr(e.index)})", str(a.dims[0]), e.index)
             term = i if stride == 1 else f"{i} * {stride}"
             off = term if a.off == "0" else f"{a.off} + {term}"
             return ArrayRef(a.base, a.dims[1:], off, a.count)
@@ -195,7 +200,11 @@ class ExprGen:
                     raise Unsupported("a whole array row as a value", e.loc)
                 return f"{a.base}[{a.off}]"
             if isinstance(bt, PointerType):
-                return self.ptr(e.base).at(self.expr(e.index))
+                p = self.ptr(e.base)
+                i = self.expr(e.index)
+                if p.off == "0":
+                    return f"{p.base}[{self.checked_ix(i, p.count, e.index)}]"
+                return p.at(i)
         if isinstance(e, Swizzle) and len(e.lanes) == 1:
             return f"{self.lvalue(e.base)}[{e.lanes[0]}]"
         raise Unsupported(f"assignment to {type(e).__name__}", e.loc)

@@ -30,6 +30,7 @@ from clpy_sim.native import cgen_coll
 from clpy_sim.native.cgen_builtins import BuiltinGen
 from clpy_sim.native.cgen_coll import is_collective
 from clpy_sim.native.cgen_expr import Ptr
+from clpy_sim.native.cgen_region import Plan, assemble
 from clpy_sim.native.ctypes_c import Unsupported, c_type
 from clpy_sim.native.uniform import Uniformity, refs
 
@@ -152,6 +153,11 @@ class GroupGen(BuiltinGen):
     params: dict[Var, tuple[str, Any]]
     atomic_sites: list[tuple[str, bool]]
     region_stmts: dict[int, Sequence[Stmt]]
+    in_func: Function | None
+    hoist = True  # region loops with their index clamps proved away (sim/native/cgen_region.py)
+    plan: Plan | None = None
+    region_head = 0
+    versioned = False
 
     def cname(self, v: Var) -> str:  # pragma: no cover - KernelGen's
         raise NotImplementedError
@@ -205,6 +211,9 @@ class GroupGen(BuiltinGen):
         self.region = self.nregions
         self.nregions += 1
         w = self.w
+        self.region_head = len(w.lines)
+        if self.hoist and self.info_in is not None and self.in_func is None:
+            self.plan = Plan()
         w("for (int64_t wi = 0; wi < WG; wi++) {")
         w.ind += 1
         if self.masks and not (len(self.masks) == 1 and self.root_full):
@@ -239,6 +248,17 @@ class GroupGen(BuiltinGen):
         w(f"clpy_nx{self.region}: ;")
         w.ind -= 1
         w("}")
+        plan, self.plan = self.plan, None
+        if plan is not None:
+            pad = "    " * w.ind
+            body = [
+                x if x.startswith("#") else x[len(pad) :]
+                for x in w.lines[self.region_head + 1 : -1]
+            ]
+            out = assemble(plan, body, self.region)
+            if out is not None:
+                self.versioned = True
+                w.lines[self.region_head :] = [x if x.startswith("#") else pad + x for x in out]
         self.region = -1
 
     def emit_region(self, stmts: Sequence[Stmt]) -> None:
