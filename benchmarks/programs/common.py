@@ -33,29 +33,48 @@ def _is_queue(device: Any) -> bool:
 
 
 # A run's launches held back until all are queued (the "queued" kernel times): set to
-# ``[queue]``; the first launch of either host then enqueues a marker waiting for a user event,
-# which a timer completes ``GATE_S`` later. Kernel intervals then measure the kernels, not how
+# ``[queue]``; the first launch of either host then enqueues a marker waiting for a user event.
+# The event completes at the run's ``GATE_LAUNCHES``-th launch (from the launching thread: a
+# driver whose queue is full blocks the enqueue with the interpreter lock held, so a timer
+# thread could not run), or after ``GATE_S`` from a timer (a run with fewer launches, blocked in
+# its read-back, which lets the timer run). Kernel intervals then measure the kernels, not how
 # long the GPU idled before each (what a host loop's speed decides: on the H100, pathfinder's
-# 20 us kernels took 19.7 us after 112 us idle, 20.9 us after 26 us, 16.3 us back to back;
-# benchmarks/results/kernel_diag_h100_s9_gated.md).
+# 20 us kernels took 19.7 us after the original host's 112 us idle gaps, 20.9 us after clpy's
+# 26 us ones, 16.3 us back to back; benchmarks/results/kernel_diag_h100_s9_gated.md).
 GATE: list[Any] = []
 GATE_S = 0.25
+GATE_LAUNCHES = 128
 
 
 def gate_launches() -> None:
-    """Hold the queue in ``GATE`` behind a user event (once per run: ``GATE`` grows to
-    ``[queue, event]``)."""
+    """Called before each launch of a gated run: the first holds the queue in ``GATE[0]``
+    behind a user event (``GATE`` becomes ``[queue, event, launches]``), the
+    ``GATE_LAUNCHES``-th lets it go."""
     import threading
 
     import pyopencl as cl
 
-    q = GATE[0]
-    ev = cl.UserEvent(q.context)
-    cl.enqueue_marker(q, wait_for=[ev])
-    GATE.append(ev)
-    timer = threading.Timer(GATE_S, ev.set_status, (cl.command_execution_status.COMPLETE,))
-    timer.daemon = True
-    timer.start()
+    if len(GATE) == 1:
+        q = GATE[0]
+        ev = cl.UserEvent(q.context)
+        cl.enqueue_marker(q, wait_for=[ev])
+        GATE.extend([ev, 0])
+        timer = threading.Timer(GATE_S, _release, (ev,))
+        timer.daemon = True
+        timer.start()
+    GATE[2] += 1
+    if GATE[2] == GATE_LAUNCHES:
+        _release(GATE[1])
+
+
+def _release(ev: Any) -> None:
+    import pyopencl as cl
+
+    if ev.command_execution_status != cl.command_execution_status.COMPLETE:
+        try:
+            ev.set_status(cl.command_execution_status.COMPLETE)
+        except cl.Error:  # the other side (timer or launch count) was first
+            pass
 
 
 # Extra keyword arguments of every clpy launch a Host makes (gpu mode sets fp_contract=True
@@ -115,7 +134,7 @@ class Host:
         return np.array(a[:n])
 
     def __call__(self, k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
-        if len(GATE) == 1:
+        if GATE:
             gate_launches()
         if self.events is None:
             k[gsize, lsize](*args, device=self.device, **LAUNCH_OPTIONS)
@@ -173,7 +192,7 @@ class OrigHost:
         return self.cl.LocalMemory(nbytes)
 
     def __call__(self, name: str, gsize: Any, lsize: Any, *args: Any) -> None:
-        if len(GATE) == 1:
+        if GATE:
             gate_launches()
         k = self.kernel(name)
         k.set_args(*args)

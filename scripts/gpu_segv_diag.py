@@ -1,0 +1,117 @@
+"""Which objects crash NVIDIA's OpenCL at interpreter exit after tests/test_restrict.py's
+``test_in_place_shift_through_overlapping_views[opencl]`` (session 8: rc 139, "Garbage-
+collecting"). Each variant runs in its own process and prints where it got to:
+
+    python scripts/gpu_segv_diag.py VARIANT [--platform nvidia]
+
+- ``overlap``: the test's first half (a kernel through two overlapping views of one array);
+- ``disjoint``: the test's second half (two disjoint views);
+- ``overlap_gc``: ``overlap``, then every object dropped and ``gc.collect()`` before exit;
+- ``overlap_clear``: ``overlap``, then clpy's plans and caches cleared (``clpy.runtime``);
+- ``subbuf``: pyopencl alone: two overlapping sub-buffers of one buffer, a kernel writing
+  through one and reading through the other, no clpy;
+- ``subbuf_noexec``: the two overlapping sub-buffers, no kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import gc
+import sys
+
+import numpy as np
+
+faulthandler.enable()
+
+
+def say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def device(platform: str):  # noqa: ANN201
+    import pyopencl as cl
+
+    for p in cl.get_platforms():
+        if platform in p.name.lower():
+            return p.get_devices()[0]
+    raise SystemExit(f"no platform {platform}")
+
+
+def clpy_case(d, half: str) -> list:  # noqa: ANN001
+    import clpy
+    from clpy import Global, float32
+
+    @clpy.kernel
+    def shift_add(x: Global[float32], y: Global[float32]):
+        i = clpy.get_global_id(0)
+        y[i] = x[i] + x[i + 1]
+
+    dev = clpy.get_device(d)
+    n = max(int(d.mem_base_addr_align) // 8 // 4, 8)
+    h = np.arange(3 * n, dtype=np.float32) ** 2
+    a = clpy.to_device(h, dev)
+    if half == "overlap":
+        shift_add[(n,), (n,)](a[0 : n + 1], a[0:n], device=dev)
+    else:
+        shift_add[(n,), (n,)](a[0 : n + 1], a[2 * n : 3 * n], device=dev)
+    got = a.get()
+    say(f"launched, first values {got[:3]}")
+    return [a, shift_add, dev]
+
+
+def subbuf_case(d, run: bool) -> list:  # noqa: ANN001
+    import pyopencl as cl
+
+    ctx = cl.Context([d])
+    q = cl.CommandQueue(ctx)
+    n = max(int(d.mem_base_addr_align) // 8 // 4, 8)
+    h = np.arange(3 * n, dtype=np.float32) ** 2
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=h)
+    x = buf.get_sub_region(0, 4 * (n + 1), cl.mem_flags.READ_WRITE)
+    y = buf.get_sub_region(0, 4 * n, cl.mem_flags.READ_WRITE)
+    if run:
+        prg = cl.Program(
+            ctx,
+            "__kernel void k(__global const float *x, __global float *y)"
+            "{ size_t i = get_global_id(0); y[i] = x[i] + x[i + 1]; }",
+        ).build()
+        prg.k(q, (n,), (n,), x, y)
+        out = np.empty_like(h)
+        cl.enqueue_copy(q, out, buf)
+        say(f"launched, first values {out[:3]}")
+    return [ctx, q, buf, x, y]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("variant")
+    ap.add_argument("--platform", default="nvidia")
+    a = ap.parse_args()
+    d = device(a.platform)
+    v = a.variant
+    keep: list = []
+    if v.startswith("overlap") or v == "disjoint":
+        keep = clpy_case(d, "overlap" if v.startswith("overlap") else "disjoint")
+    elif v.startswith("subbuf"):
+        keep = subbuf_case(d, run=v == "subbuf")
+    else:
+        raise SystemExit(f"unknown variant {v}")
+    if v == "overlap_gc":
+        keep.clear()
+        gc.collect()
+        say("collected")
+    if v == "overlap_clear":
+        from clpy.runtime.devices import RUNTIME
+
+        keep[1].launches.plans.clear()
+        keep.clear()
+        say(f"plans cleared; runtime {type(RUNTIME).__name__}")
+        gc.collect()
+        say("collected")
+    say("exiting")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
