@@ -94,8 +94,9 @@ def _upsample(pe: list[ScalarType], re: ScalarType, a: list[str]) -> str:
 
 
 def _minmax(name: str) -> LaneGen:
-    """min, max, clamp: np.fmin/np.fmax in the argument's precision for floats
-    (sim/builtins/common.py), np.minimum/np.maximum for integers."""
+    """min, max, clamp: sim/builtins/common.py ``fmin``/``fmax`` in the argument's precision
+    for floats (the prelude's clpy_fmin_f|d: NaN ignored, two NaNs give x, equal arguments
+    y), np.minimum/np.maximum for integers."""
 
     def gen(pe: list[ScalarType], re: ScalarType, a: list[str]) -> str:
         if not re.is_float:
