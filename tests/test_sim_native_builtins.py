@@ -5,7 +5,9 @@ with the machine's C compiler and in a clpy kernel on the simulator, and the out
 compared byte for byte. Cases with the same signature share one kernel and one C function.
 
 Run as a script for a large measurement: ``python tests/test_sim_native_builtins.py 1000000``
-prints the mismatches of every case (lanes compared and lanes different).
+prints the mismatches of every case (lanes compared and lanes different); ``--local=7`` runs
+work-groups of 7 (odd row lengths put lanes in NumPy's loop tails), ``--uniform-only`` the
+uniform-argument launches.
 """
 
 from __future__ import annotations
@@ -359,9 +361,15 @@ class Result:
 
 
 def run(
-    cs: list[Case], n: int, workdir: Path, seed: int = 1, cc: str | None = None
+    cs: list[Case],
+    n: int,
+    workdir: Path,
+    seed: int = 1,
+    cc: str | None = None,
+    local: int = 64,
 ) -> list[Result]:
-    """Each case over ``n`` lanes on the simulator and in C; the lanes that differ."""
+    """Each case over ``n`` lanes on the simulator (work-groups of ``local``) and in C; the
+    lanes that differ."""
     cc = cc or compiler()
     assert cc is not None
     groups = _group(cs)
@@ -377,7 +385,7 @@ def run(
         sim_q = [_zeros(pt, n) for _ in gcs] if pt is not None else []
         c_q = [_zeros(pt, n) for _ in gcs] if pt is not None else []
         with clpy.sim.config(checks=False, engine="numpy"):
-            kernels[f"k{g}"][(n,), (64,)](*ins, *sim_out, *sim_q, device="sim")
+            kernels[f"k{g}"][(n,), (local,)](*ins, *sim_out, *sim_q, device="sim")
         ptrs = [ctypes.c_void_p(a.ctypes.data) for a in (*ins, *c_out, *c_q)]
         getattr(lib, f"h{g}")(*ptrs, ctypes.c_long(n))
         keep = lanes_of(ret)
@@ -612,13 +620,14 @@ def test_wrong_implementations_are_caught(workdir: Path) -> None:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 16
     every = "--every" in sys.argv
+    local = next((int(a[8:]) for a in sys.argv if a.startswith("--local=")), 64)
     names = [a for a in sys.argv[2:] if not a.startswith("--")]
     cs = [c for c in cases(every) if not names or c.name in names]
     with tempfile.TemporaryDirectory(prefix="clpy_native_builtins_") as d:
         if "--uniform-only" in sys.argv:  # uniform arguments only, n pairs of specials
             rs = run_uniform(cs, n, Path(d))
         else:
-            rs = run(cs, n, Path(d))
+            rs = run(cs, n, Path(d), local=local)
             if not names or "cast" in names:
                 rs += run_casts(vector_casts(), n, Path(d))
     for r in rs:
