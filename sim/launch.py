@@ -42,6 +42,12 @@ from clpy_sim.state import Batch, Launch
 
 
 def _sizes(name: str, v: Any) -> tuple[int, ...]:
+    if type(v) is tuple and 0 < len(v) <= 3:  # the runtime's: a tuple of positive ints
+        for x in v:
+            if type(x) is not int or x <= 0:
+                break
+        else:
+            return v
     t = (v,) if isinstance(v, (int, np.integer)) else tuple(v)
     if not 1 <= len(t) <= 3 or any(not isinstance(x, (int, np.integer)) or x <= 0 for x in t):
         raise ValueError(f"sim.launch: {name} must be 1 to 3 positive ints, got {v!r}")

@@ -216,6 +216,10 @@ class Buffer(_Pointer):
     def check_array(self, a: Any) -> None:
         """dtype, shape, contiguity and writability of an array argument."""
         dtype, lanes = element_layout(self, self.elem)
+        if lanes == 0 and type(a) is np.ndarray and a.dtype == dtype and a.ndim:
+            flags = a.flags  # (the common case first: one flags object)
+            if flags.c_contiguous and (flags.writeable or not self.written):
+                return
         if a.dtype != dtype:
             hint = f" (use {self.elem.name}.dtype)" if isinstance(self.elem, StructType) else ""
             raise TypeError(f"{self.where()}: expected an array of {dtype}{hint}, got {tname(a)}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,8 @@ class SimPlan:
             (p.index, p.sim_converter()) for p in self.params
         ]
         self._multi_buffer = sum(isinstance(p, Buffer) for p in self.params) > 1
+        self._sim: ModuleType | None = None  # the simulator module of the last launch
+        self._lazy = False  # its launch takes snapshot=
 
     def _convert_shared(self, args: tuple[Any, ...], deferred: list[SimDeferred]) -> list[Any]:
         """Convert the arguments, giving parameters passed one NumPy array one working copy
@@ -102,8 +105,12 @@ class SimPlan:
     def run(
         self, args: tuple[Any, ...], sizes: Sizes, wait: bool, offset: Any
     ) -> LaunchHandle | None:
-        sim = _sim_module()
-        check_index_range(self.name, sizes[0], offset, self.index_range)
+        sim = sys.modules.get("clpy_sim")
+        if sim is None or sim is not self._sim:
+            sim = self._sim = _sim_module()
+            self._lazy = _takes_snapshot(sim.launch)
+        if self.index_range is not None:
+            check_index_range(self.name, sizes[0], offset, self.index_range)
         deferred: list[SimDeferred] = []
         if self._multi_buffer:
             sim_args = self._convert_shared(args, deferred)
@@ -123,24 +130,19 @@ class SimPlan:
                 bool(getattr(sim, "SUPPORTS_NON_UNIFORM", False)),
             )
         off = None if offset is None else tuple(int(x) for x in np.atleast_1d(offset))
-        fns = [self.function, *self.function.callees]
+        snap = SimSnapshot(deferred)
         try:
-            # The simulator compiles and runs expressions recursively, like the emitter.
-            with nesting_guard(lambda: deepest_ir(fns)):
-                snap = SimSnapshot(deferred)
-                if _takes_snapshot(sim.launch):
-                    sim.launch(
-                        self.function,
-                        g,
-                        loc,
-                        sim_args,
-                        offset=off,
-                        params=self.params,
-                        snapshot=snap,
-                    )
+            try:
+                if self._lazy:
+                    sim.launch(self.function, g, loc, sim_args, off, self.params, snapshot=snap)
                 else:  # a simulator without lazy snapshots: restorable before it starts
                     snap.save()
                     sim.launch(self.function, g, loc, sim_args, offset=off, params=self.params)
+            except RecursionError:
+                # The simulator compiles and runs expressions recursively, like the emitter.
+                fns = [self.function, *self.function.callees]
+                with nesting_guard(lambda: deepest_ir(fns)):
+                    raise
         except BaseException:
             for d in deferred:
                 d.rollback()

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from clpy.abi import Buffer, Param
+from clpy.abi import Param
 from clpy.abi.buffers import SimSnapshot
 from clpy.ir.nodes import Function
 from clpy_sim.config import SimConfig
@@ -36,20 +36,6 @@ SHADOW_NS = 6  # cost of a thread chunk's race shadow per element (zeroed pages,
 _CACHE: weakref.WeakKeyDictionary[
     Function, dict[Any, tuple[runner._Compiled, tuple[str, ...]] | str]
 ] = weakref.WeakKeyDictionary()
-
-
-class _Binder(runner._Binder):
-    """The native binder, keeping each global buffer's array (to save, restore and shadow)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        # (parameter, array, its address, its elements)
-        self.arrays: list[tuple[Buffer, np.ndarray, int, int]] = []
-
-    def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
-        out = super().global_buffer(param, array)
-        self.arrays.append((param, array, out[1], out[2]))
-        return out
 
 
 def _compiled(
@@ -118,7 +104,7 @@ def run(
     try:
         if cfg.atomic_order != "work-item":
             raise Unsupported(f"atomic_order={cfg.atomic_order!r}")
-        binder = _Binder()
+        binder = runner._Binder()
         bound, geom = runner.bind(binder, gs, ls, args, params)
         # the buffers the kernel writes, and any passed the same array as one of them (the
         # runner has refused partial overlaps): one shadow per array

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from clpy.abi import Buffer, LocalBuffer, Param
+from clpy.abi import Buffer, LocalBuffer, Param, Value
 from clpy.abi.buffers import SimSnapshot
 from clpy.ir.nodes import Function
 from clpy.types.core import ScalarType, VectorType
@@ -85,6 +85,9 @@ def strict() -> bool:
 
 # per Buffer parameter (by id, checked): its element dtype and the lanes of one element
 _BUFFERS: dict[int, tuple[Any, np.dtype[Any], int]] = {}
+# per array (by id; checked by a weak reference and its size): its data address (1.4 us for
+# array.ctypes.data). An ndarray's data moves only in resize() to another size
+_ADDRESSES: dict[int, tuple[weakref.ref[np.ndarray], int, int]] = {}
 # NumPy scalar type codes -> ctypes types of the same bits
 _SCALARS: dict[str, Any] = {
     "?": ctypes.c_bool,
@@ -110,29 +113,32 @@ class _Binder:
         self.local_counts: list[tuple[str, int]] = []
         self.spans: list[tuple[int, int]] = []
         self.keep: list[Any] = []  # the values' storage, alive until the launch ends
+        # each global buffer: (parameter, array, its address, its elements)
+        self.arrays: list[tuple[Buffer, np.ndarray, int, int]] = []
 
     def global_buffer(self, param: Buffer, array: np.ndarray) -> Any:
-        known = _BUFFERS.get(id(param))
-        if known is not None and known[0] is param:
-            dt, lanes = known[1], known[2]
-        else:
-            elem = param.elem
-            if isinstance(elem, VectorType):
-                dt, lanes = elem.elem.dtype, (4 if elem.n == 3 else elem.n)
-            elif isinstance(elem, ScalarType):
-                dt, lanes = elem.dtype, 1
-            else:
-                raise Unsupported(f"a buffer of {elem}")
-            if len(_BUFFERS) > 4096:
-                _BUFFERS.clear()
-            _BUFFERS[id(param)] = (param, dt, lanes)
-        if array.dtype != dt or not array.flags.c_contiguous:
+        dt, lanes = _layout(param)
+        return self.array(param, array, dt, lanes)
+
+    def array(self, param: Buffer, array: np.ndarray, dt: np.dtype[Any], lanes: int) -> Any:
+        flags = array.flags
+        if array.dtype != dt or not flags.c_contiguous:
             raise Unsupported(f"argument {param.name!r}: not a C-contiguous array of {dt}")
-        if not array.flags.writeable and param.written:
+        if not flags.writeable and param.written:
             raise Unsupported(f"argument {param.name!r} is read-only")
-        ptr = array.ctypes.data
-        self.spans.append((ptr, ptr + array.nbytes))
-        return ("buffer", ptr, array.size // lanes)
+        nbytes = array.nbytes
+        known = _ADDRESSES.get(id(array))
+        if known is not None and known[0]() is array and known[1] == nbytes:
+            ptr = known[2]
+        else:
+            ptr = array.ctypes.data
+            if len(_ADDRESSES) > 1024:
+                _ADDRESSES.clear()
+            _ADDRESSES[id(array)] = (weakref.ref(array), nbytes, ptr)
+        count = array.size // lanes
+        self.spans.append((ptr, ptr + nbytes))
+        self.arrays.append((param, array, ptr, count))
+        return ("buffer", ptr, count)
 
     def local_buffer(self, param: LocalBuffer, count: int) -> Any:
         self.local_counts.append((param.name, count))
@@ -165,6 +171,54 @@ class _Binder:
 
     def sampler(self, param: Param, spec: Any) -> Any:
         raise Unsupported("samplers")
+
+
+def _layout(param: Buffer) -> tuple[np.dtype[Any], int]:
+    """A buffer parameter's element dtype and the lanes of one element."""
+    known = _BUFFERS.get(id(param))
+    if known is not None and known[0] is param:
+        return known[1], known[2]
+    elem = param.elem
+    if isinstance(elem, VectorType):
+        dt, lanes = elem.elem.dtype, (4 if elem.n == 3 else elem.n)
+    elif isinstance(elem, ScalarType):
+        dt, lanes = elem.dtype, 1
+    else:
+        raise Unsupported(f"a buffer of {elem}")
+    if len(_BUFFERS) > 4096:
+        _BUFFERS.clear()
+    _BUFFERS[id(param)] = (param, dt, lanes)
+    return dt, lanes
+
+
+_GENERIC, _BUF, _VAL = 0, 1, 2
+# per parameter list (by id, checked): how each parameter binds (a buffer: its dtype and
+# lanes; a scalar value: its NumPy and ctypes types; else the ABI's bind_sim)
+_SLOTS: dict[int, tuple[Sequence[Param], list[tuple[Any, ...]]]] = {}
+
+
+def _slots(params: Sequence[Param]) -> list[tuple[Any, ...]]:
+    known = _SLOTS.get(id(params))
+    if known is not None and known[0] is params:
+        return known[1]
+    out: list[tuple[Any, ...]] = []
+    for p in params:
+        slot: tuple[Any, ...] = (_GENERIC,)
+        if type(p) is Buffer:
+            try:
+                slot = (_BUF, *_layout(p))
+            except Unsupported:
+                pass
+        elif type(p) is Value and isinstance(p.type, ScalarType):
+            make = p.type.dtype.type
+            ct = _SCALARS.get(np.dtype(make).char)
+            if ct is not None:
+                slot = (_VAL, make, ct)
+        out.append(slot)
+    if len(_SLOTS) > 4096:
+        _SLOTS.clear()
+    _SLOTS[id(params)] = (params, out)
+    return out
 
 
 def _overlap(spans: list[tuple[int, int]]) -> bool:
@@ -233,13 +287,35 @@ def bind(
 ) -> tuple[list[Any], Geometry]:
     """The arguments bound through ``binder`` and the source's geometry; raises
     ``Unsupported`` for a launch the native engine cannot run (checked or not)."""
-    if any(g % n for g, n in zip(gs, ls)):
-        raise Unsupported("a global size that is not a multiple of the local size")
-    bound = [p.bind_sim(binder, a) for p, a in zip(params, args)]
-    if _overlap(binder.spans):
+    for g, n in zip(gs, ls):
+        if g % n:
+            raise Unsupported("a global size that is not a multiple of the local size")
+    bound: list[Any] = []
+    keep = binder.keep
+    for slot, p, a in zip(_slots(params), params, args):
+        kind = slot[0]
+        if kind == _BUF and type(a) is np.ndarray:
+            bound.append(binder.array(p, a, slot[1], slot[2]))  # type: ignore[arg-type]
+        elif kind == _VAL:
+            c = slot[2](slot[1](a).item())  # (the NumPy engine's conversion)
+            keep.append(c)
+            bound.append(("value", ctypes.addressof(c), 0))
+        else:
+            bound.append(p.bind_sim(binder, a))
+    if len(binder.spans) > 1 and _overlap(binder.spans):
         raise Unsupported("overlapping buffer arguments")
-    lsz = (*ls, 1, 1)[:3]
-    return bound, Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), tuple(binder.local_counts))
+    key = (len(gs), ls, tuple(binder.local_counts))
+    geom = _GEOMS.get(key)
+    if geom is None:
+        lsz = (*ls, 1, 1)[:3]
+        geom = Geometry(len(gs), (lsz[0], lsz[1], lsz[2]), key[2])
+        if len(_GEOMS) > 4096:
+            _GEOMS.clear()
+        _GEOMS[key] = geom
+    return bound, geom
+
+
+_GEOMS: dict[tuple[Any, ...], Geometry] = {}
 
 
 def refused(fn: Function, mode: str, e: Unsupported) -> bool:
@@ -254,6 +330,11 @@ def refused(fn: Function, mode: str, e: Unsupported) -> bool:
 
 
 def _compiled(fn: Function, geom: Geometry) -> _Compiled:
+    per = _CACHE.get(fn)
+    if per is not None:
+        got = per.get(geom)
+        if type(got) is _Compiled:
+            return got
     with _LOCK:
         per = _CACHE.setdefault(fn, {})
         got = per.get(geom)
