@@ -8,6 +8,9 @@ collecting"). Each variant runs in its own process and prints where it got to:
 - ``disjoint``: the test's second half (two disjoint views);
 - ``overlap_gc``: ``overlap``, then every object dropped and ``gc.collect()`` before exit;
 - ``overlap_clear``: ``overlap``, then clpy's plans and caches cleared (``clpy.runtime``);
+- ``overlap_steps``: ``overlap``, then the objects dropped one kind at a time with a
+  ``gc.collect()`` after each (the sub-buffer cache, the array, the plans, the kernel), each
+  step said before the next: the last step said is the one before the crash;
 - ``subbuf``: pyopencl alone: two overlapping sub-buffers of one buffer, a kernel writing
   through one and reading through the other, no clpy;
 - ``subbuf_noexec``: the two overlapping sub-buffers, no kernel.
@@ -109,6 +112,32 @@ def main() -> None:
         say(f"plans cleared; runtime {type(RUNTIME).__name__}")
         gc.collect()
         say("collected")
+    if v == "overlap_steps":
+        arr, kern, _ = keep
+        say(f"sub-buffer cache: {len(arr._cache())} entries")
+        arr._cache().clear()
+        gc.collect()
+        say("step 1: sub-buffer cache cleared")
+        keep.clear()
+        del arr
+        gc.collect()
+        say("step 2: array freed")
+        plans = list(kern.launches.plans.values())
+        for p in plans:
+            say(f"  plan {type(p).__name__}: variants {sorted(getattr(p, '_variants', {}))}")
+            for var in getattr(p, "_variants", {}).values():
+                var.last = None
+            if hasattr(p, "_again"):
+                p._again = None
+        gc.collect()
+        say("step 3: variants' last arguments and the repeat memo dropped")
+        kern.launches.plans.clear()
+        del plans, p
+        gc.collect()
+        say("step 4: plans freed")
+        del kern
+        gc.collect()
+        say("step 5: kernel freed")
     say("exiting")
     sys.stdout.flush()
 
