@@ -113,7 +113,8 @@ def test_simulation_error_renders_without_frames() -> None:
     assert out[0] == 0.0
 
 
-@pytest.mark.usefixtures("numpy_engine")  # the NumPy engine's batches; a native launch has none
+# the NumPy engine's batches (the native engine's bar: tests/test_sim_native_launch_path.py)
+@pytest.mark.usefixtures("numpy_engine")
 def test_progress_bar_for_long_launches(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -140,7 +141,10 @@ def test_progress_counts_groups() -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
-@pytest.mark.usefixtures("numpy_engine")  # a native launch is one uninterruptible C call
+# the NumPy engine: natively the warm-up's quick launch makes this one short, and a short
+# native launch runs to its end before Ctrl-C raises (tests/test_sim_native_launch_path.py and
+# test_sim_resources.py interrupt native launches)
+@pytest.mark.usefixtures("numpy_engine")
 def test_ctrl_c_leaves_arrays_untouched() -> None:
     x = np.arange(1 << 14, dtype=np.float32)
     before = x.copy()

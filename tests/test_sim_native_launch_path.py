@@ -236,3 +236,30 @@ def test_progress_bar_for_a_long_native_launch(
         slow[(x.size,), (64,)](x, 20000, device="sim")  # ~0.5 s
     assert clpy.sim.why_not(slow) is None
     assert "clpy sim" in capsys.readouterr().err
+
+
+def test_ctrl_c_during_a_short_native_launch_raises_after_it(saves: list[int]) -> None:
+    """A launch expected to be short (the kernel's launches before were quick; here its loop
+    count grew) takes no snapshot and runs to its end: Ctrl-C then raises, with the results
+    in the arrays."""
+    host = np.linspace(0, 1, 64 * 8, dtype=np.float32)
+    want = clpy.to_device(host, "sim")
+    got = clpy.to_device(host, "sim")
+    with clpy.sim.config(checks=(), threads=1):
+        for _ in range(3):  # quick launches: the time per group is known and small
+            slow[(host.size,), (64,)](clpy.to_device(host, "sim"), 1, device="sim")
+        slow[(host.size,), (64,)](want, 1 << 19, device="sim")
+        _fresh_kernel(slow)  # forget that one's time: the estimate comes from quick ones
+        for _ in range(3):
+            slow[(host.size,), (64,)](clpy.to_device(host, "sim"), 1, device="sim")
+        before = len(saves)
+        timer = threading.Timer(0.05, _thread.interrupt_main)
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                slow[(host.size,), (64,)](got, 1 << 19, device="sim")
+                time.sleep(60)  # only reached if the launch ended before the timer fired
+        finally:
+            timer.cancel()
+    assert len(saves) == before
+    assert got.get().tobytes() == want.get().tobytes()
