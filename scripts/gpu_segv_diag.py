@@ -13,7 +13,9 @@ collecting"). Each variant runs in its own process and prints where it got to:
   step said before the next: the last step said is the one before the crash;
 - ``subbuf``: pyopencl alone: two overlapping sub-buffers of one buffer, a kernel writing
   through one and reading through the other, no clpy;
-- ``subbuf_noexec``: the two overlapping sub-buffers, no kernel.
+- ``subbuf_noexec``: the two overlapping sub-buffers, no kernel;
+- ``order:LETTERS``: ``subbuf`` keeping the program and kernel, then releasing in the order
+  given: ``k`` kernel and program, ``p`` the parent buffer, ``x``/``y`` the sub-buffers.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def clpy_case(d, half: str) -> list:  # noqa: ANN001
     return [a, shift_add, dev]
 
 
-def subbuf_case(d, run: bool) -> list:  # noqa: ANN001
+def subbuf_case(d, run: bool, keep_kernel: bool = False) -> list:  # noqa: ANN001
     import pyopencl as cl
 
     ctx = cl.Context([d])
@@ -79,10 +81,13 @@ def subbuf_case(d, run: bool) -> list:  # noqa: ANN001
             "__kernel void k(__global const float *x, __global float *y)"
             "{ size_t i = get_global_id(0); y[i] = x[i] + x[i + 1]; }",
         ).build()
-        prg.k(q, (n,), (n,), x, y)
+        k = prg.k
+        k(q, (n,), (n,), x, y)
         out = np.empty_like(h)
         cl.enqueue_copy(q, out, buf)
         say(f"launched, first values {out[:3]}")
+    if keep_kernel:
+        return [ctx, q, buf, x, y, [prg, k]]
     return [ctx, q, buf, x, y]
 
 
@@ -98,6 +103,14 @@ def main() -> None:
         keep = clpy_case(d, "overlap" if v.startswith("overlap") else "disjoint")
     elif v.startswith("subbuf"):
         keep = subbuf_case(d, run=v == "subbuf")
+    elif v.startswith("order:"):
+        _, _, buf, x, y, kp = subbuf_case(d, run=True, keep_kernel=True)
+        objs = {"k": kp, "p": [buf], "x": [x], "y": [y]}
+        del buf, x, y, kp
+        for c in v[len("order:") :]:
+            objs[c].clear()
+            gc.collect()
+            say(f"released {c}")
     else:
         raise SystemExit(f"unknown variant {v}")
     if v == "overlap_gc":

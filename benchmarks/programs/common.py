@@ -34,10 +34,10 @@ def _is_queue(device: Any) -> bool:
 
 # A run's launches held back until all are queued (the "queued" kernel times): set to
 # ``[queue]``; the first launch of either host then enqueues a marker waiting for a user event.
-# The event completes at the run's ``GATE_LAUNCHES``-th launch (from the launching thread: a
-# driver whose queue is full blocks the enqueue with the interpreter lock held, so a timer
-# thread could not run), or after ``GATE_S`` from a timer (a run with fewer launches, blocked in
-# its read-back, which lets the timer run). Kernel intervals then measure the kernels, not how
+# The event completes at the run's ``GATE_LAUNCHES``-th launch or its first read-back or
+# upload, from the launching thread (on the H100 a non-blocking read into host memory waited
+# for the held queue with the interpreter lock held, so a timer thread could not run), or as
+# a last resort after ``GATE_S`` from a timer. Kernel intervals then measure the kernels, not how
 # long the GPU idled before each (what a host loop's speed decides: on the H100, pathfinder's
 # 20 us kernels took 19.7 us after the original host's 112 us idle gaps, 20.9 us after clpy's
 # 26 us ones, 16.3 us back to back; benchmarks/results/kernel_diag_h100_s9_gated.md).
@@ -64,6 +64,12 @@ def gate_launches() -> None:
         timer.start()
     GATE[2] += 1
     if GATE[2] == GATE_LAUNCHES:
+        _release(GATE[1])
+
+
+def open_gate() -> None:
+    """Let a gated run's held launches go (before it reads or writes host memory)."""
+    if len(GATE) > 1:
         _release(GATE[1])
 
 
@@ -116,17 +122,20 @@ class Host:
 
     def set(self, a: Any, value: np.ndarray) -> None:
         """Overwrite ``a`` (made by ``put``) with ``value`` (an upload when resident)."""
+        open_gate()
         if isinstance(a, clpy.DeviceArray):
             a.set(value)
         else:
             np.copyto(a, value)
 
     def get(self, a: Any) -> np.ndarray:
+        open_gate()
         return a.get() if isinstance(a, clpy.DeviceArray) else np.array(a)
 
     def head(self, a: Any, n: int = 1) -> np.ndarray:
         """The first ``n`` elements of ``a`` on the host, copying only those (a DeviceArray has
         no slicing: its ``cl_array``, or on the simulator its ``sim_array``, has)."""
+        open_gate()
         if isinstance(a, clpy.DeviceArray):
             if a.cl_array is not None:
                 return np.asarray(a.cl_array[:n].get())
@@ -201,11 +210,13 @@ class OrigHost:
             self.events.append(e)
 
     def read(self, b: Any, shape: Any, dtype: Any) -> np.ndarray:
+        open_gate()
         out = np.empty(shape, dtype)
         self.cl.enqueue_copy(self.queue, out, b)
         return out
 
     def write(self, b: Any, a: np.ndarray) -> None:
+        open_gate()
         self.cl.enqueue_copy(self.queue, b, np.ascontiguousarray(a))
 
 

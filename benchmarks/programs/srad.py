@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 import clpy
-from benchmarks.programs.common import Host, OrigHost, f32, i32
+from benchmarks.programs.common import Host, OrigHost, f32, i32, open_gate
 from clpy import Global, float32, int32, int64
 
 NAME = "srad"
@@ -311,6 +311,7 @@ def run_original(inp: dict[str, Any], ctx: Any, queue: Any, events: Any = None) 
                 sums2,
                 i32(blocks),
             )
+        open_gate()
         o.cl.enqueue_copy(o.queue, one, sums)  # blocking reads of the two totals
         o.cl.enqueue_copy(o.queue, one2, sums2)
         q0 = _q0sqr(float(one[0]), float(one2[0]), ne)
