@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -132,7 +133,9 @@ def launch(
     cfg = current()
     tune_allocator()  # once per process: lane arrays reuse memory (sim/alloc.py)
     if params is None:
-        params = kernel_params(fn)
+        params = _PARAMS.get(fn)
+        if params is None:
+            params = _PARAMS[fn] = kernel_params(fn)
     mode = cfg.engine_name()
     if mode != "numpy":
         # checkers on: the kernel with their detectors; a detection hands the launch, from
@@ -144,6 +147,10 @@ def launch(
     if snapshot is not None:
         snapshot.save()  # the NumPy engine can fail (a checker, Ctrl-C) after writing
     _run(fn, gs, ls, off, args, params, cfg, None)
+
+
+# per kernel: its parameter ABI, for callers that pass none (computing it takes ~4 us)
+_PARAMS: weakref.WeakKeyDictionary[Function, Sequence[Param]] = weakref.WeakKeyDictionary()
 
 
 def _run(

@@ -37,12 +37,13 @@ class NativeUnavailable(RuntimeError):
 
 
 class _Compiled(Library):
-    __slots__ = ("source", "ordered")
+    __slots__ = ("source", "ordered", "last")
 
     def __init__(self, lib: Any, source: str, ordered: bool) -> None:
         super().__init__(lib)
         self.source = source
         self.ordered = ordered  # groups in order on one thread (atomics whose result is used)
+        self.last: tuple[Any, ...] | None = None  # (_execute's arrays of the last launch)
 
 
 _LOCK = threading.Lock()
@@ -75,7 +76,8 @@ def why_not(kernel: Any) -> str | None:
 
 
 def _record(fn: Function, why: str | None) -> None:
-    _WHY[fn] = why
+    if why is not None or _WHY.get(fn, "") is not None:  # (a weak reference less per launch)
+        _WHY[fn] = why
     _WHY_NAME[fn.name] = why
 
 
@@ -378,15 +380,23 @@ def _execute(
     cfg: SimConfig,
     snapshot: SimSnapshot | None,
 ) -> None:
-    n = len(bound)
-    ptr_t, geo_t = _arg_types(n)
-    ptrs = ptr_t(*[b[1] for b in bound])
-    g3 = (*gs, 1, 1)[:3]
-    l3 = (*ls, 1, 1)[:3]
-    o3 = (*off, 0, 0)[:3]
-    ng = [g3[0] // l3[0], g3[1] // l3[1], g3[2] // l3[2]]
-    geo = geo_t(*g3, *ng, *o3, *[b[2] for b in bound])
-    total = ng[0] * ng[1] * ng[2]
+    vals = tuple([b[1] for b in bound])
+    key = (gs, ls, off, tuple([b[2] for b in bound]))
+    last = c.last  # the ctypes arrays of the launch before, when they fit this one
+    if last is not None and last[0] == vals:
+        ptrs = last[1]
+    else:
+        ptrs = _arg_types(len(bound))[0](*vals)
+    if last is not None and last[2] == key:
+        geo, total = last[3], last[4]
+    else:
+        g3 = (*gs, 1, 1)[:3]
+        l3 = (*ls, 1, 1)[:3]
+        o3 = (*off, 0, 0)[:3]
+        ng = [g3[0] // l3[0], g3[1] // l3[1], g3[2] // l3[2]]
+        geo = _arg_types(len(bound))[1](*g3, *ng, *o3, *key[3])
+        total = ng[0] * ng[1] * ng[2]
+    c.last = (vals, ptrs, key, geo, total)  # (read-only to the C code: threads may share)
     est = c.expected(total)
     # threads only where the launch is long enough to pay for the hand-overs (~30 us each):
     # the time per group measured on the launches before
