@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 from clpy_sim.native.ctypes_c import Unsupported
 
@@ -158,7 +159,7 @@ def build(source: str) -> ctypes.CDLL:
     return lib
 
 
-_RUN_ARGS = [
+_RUN_ARGS: list[Any] = [
     ctypes.POINTER(ctypes.c_void_p),
     ctypes.POINTER(ctypes.c_int64),
     ctypes.c_int64,
