@@ -15,7 +15,11 @@ collecting"). Each variant runs in its own process and prints where it got to:
   through one and reading through the other, no clpy;
 - ``subbuf_noexec``: the two overlapping sub-buffers, no kernel;
 - ``order:LETTERS``: ``subbuf`` keeping the program and kernel, then releasing in the order
-  given: ``k`` kernel and program, ``p`` the parent buffer, ``x``/``y`` the sub-buffers.
+  given: ``k`` kernel and program, ``p`` the parent buffer, ``x``/``y`` the sub-buffers;
+- ``sub:L:K:ACTIONS``: two sub-buffers of one buffer, overlapping (``L`` = ``o``) or disjoint
+  (``d``), a kernel that writes through ``y`` (``K`` = ``w``), only reads both (``r``) or
+  none (``n``), then the actions in order: ``f`` finish the queue, ``Q`` release the queue,
+  ``k``, ``p``, ``x``, ``y`` as for ``order``.
 """
 
 from __future__ import annotations
@@ -91,6 +95,44 @@ def subbuf_case(d, run: bool, keep_kernel: bool = False) -> list:  # noqa: ANN00
     return [ctx, q, buf, x, y]
 
 
+def sub_case(d, spec: str) -> None:  # noqa: ANN001
+    import pyopencl as cl
+
+    _, lay, kind, actions = spec.split(":")
+    ctx = cl.Context([d])
+    q = cl.CommandQueue(ctx)
+    n = max(int(d.mem_base_addr_align) // 8 // 4, 8)
+    h = np.arange(4 * n, dtype=np.float32) ** 2
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=h)
+    x = buf.get_sub_region(0, 4 * (n + 1), cl.mem_flags.READ_WRITE)
+    y = buf.get_sub_region(0 if lay == "o" else 8 * n, 4 * n, cl.mem_flags.READ_WRITE)
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * n)
+    kp: list = []
+    if kind != "n":
+        dst = "y" if kind == "w" else "o"
+        prg = cl.Program(
+            ctx,
+            "__kernel void k(__global const float *x, __global float *y, __global float *o)"
+            f"{{ size_t i = get_global_id(0); {dst}[i] = x[i] + x[i + 1] + y[i]; }}",
+        ).build()
+        k = prg.k
+        k(q, (n,), (n,), x, y, out)
+        got = np.empty_like(h)
+        cl.enqueue_copy(q, got, buf)
+        say(f"launched, first values {got[:3]}")
+        kp = [prg, k]
+        del prg, k
+    objs = {"k": kp, "p": [buf], "x": [x], "y": [y], "Q": [q, ctx]}
+    del buf, x, y, q, ctx
+    for c in actions:
+        if c == "f":
+            objs["Q"][0].finish()
+        else:
+            objs[c].clear()
+        gc.collect()
+        say(f"did {c}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("variant")
@@ -103,6 +145,8 @@ def main() -> None:
         keep = clpy_case(d, "overlap" if v.startswith("overlap") else "disjoint")
     elif v.startswith("subbuf"):
         keep = subbuf_case(d, run=v == "subbuf")
+    elif v.startswith("sub:"):
+        sub_case(d, v)
     elif v.startswith("order:"):
         _, _, buf, x, y, kp = subbuf_case(d, run=True, keep_kernel=True)
         objs = {"k": kp, "p": [buf], "x": [x], "y": [y]}
