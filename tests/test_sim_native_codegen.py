@@ -6,6 +6,9 @@ wrap-around) as well as pass."""
 
 from __future__ import annotations
 
+import _thread
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -126,7 +129,19 @@ def k_loops(y: Global[int32], n: int32):
     acc = spin(n)
     for k in range(n):
         acc += k
+    for k in range(8):  # (constant trips: no poll)
+        acc += k
     y[gid] = acc
+
+
+@clpy.kernel
+def k_forever(x: Global[int32], n: int32):
+    i = 0
+    while x[0] == 0:
+        i += 1
+    for k in range(n):
+        i += k
+    x[1] = i
 
 
 def _run(k: Any, gs: Any, ls: Any, args: list[Any], **cfg: Any) -> list[Any]:
@@ -185,11 +200,15 @@ def test_local_and_solo_atomics(threads: int) -> None:
 def test_loops_poll_the_cancel_flag() -> None:
     _compare(k_loops, (128,), (32,), [np.zeros(128, np.int32), np.int32(9)])
     src, _ = generate(k_loops.specialize(n=int32).function, Geometry(1, (32, 1, 1)))
-    # the device function's while, the kernel's for (in each copy of its region's loop), and
-    # the group loop
+    # the device function's while and the kernel's for (in each copy of its region's loop)
+    # poll every 1024 trips, the group loop once per group, the loop of 8 trips never
     func = src[src.index("static int32_t clpy_f_spin") : src.index("int clpy_run(")]
-    assert func.count("CLPY_BACKEDGE();") == 1
-    assert src.count("CLPY_BACKEDGE();") == 4
+    run = src[src.index("int clpy_run(") :]
+    assert func.count("CLPY_POLL(clpy_tk") == 1
+    assert run.count("CLPY_POLL(clpy_tk") == 2 and run.count("CLPY_BACKEDGE();") == 1
+    src, _ = generate(k_flat.specialize().function, Geometry(1, (32, 1, 1)))
+    run = src[src.index("int clpy_run(") :]
+    assert "CLPY_POLL(clpy_tk" not in src and run.count("CLPY_BACKEDGE();") == 1
 
 
 def test_tree_reduction_source() -> None:
@@ -197,3 +216,30 @@ def test_tree_reduction_source() -> None:
     src, _ = generate(k_split.specialize().function, Geometry(1, (64, 1, 1)))
     assert "for (int64_t wi = clpy_lo; wi < clpy_hi; wi++) {" in src
     assert "CLPY_IXU((int64_t)(((int32_t)((uint32_t)(lid) + (uint32_t)(clpy_a_k)))), 64)" in src
+
+
+@pytest.mark.parametrize("x0, n", [(0, 1), (1, 2**31 - 1)])
+def test_ctrl_c_stops_an_endless_work_item_loop(x0: int, n: int) -> None:
+    """Ctrl-C stops a work-item's endless while loop, or its for loop of 2^31 trips, at a
+    poll of the cancel flag; the array keeps its bits."""
+    x = np.array([x0, 5], np.int32)
+    with clpy.sim.config(checks=False, engine="native", threads=1):
+        k_forever[(1,), (1,)](np.array([1, 0], np.int32), 3, device="sim")  # (compiled)
+        # (a launch the runner takes for a first one: long, run where Ctrl-C can stop it;
+        # sim/native/chunks.py)
+        for fn, per in list(runner._CACHE.items()):
+            if fn.name == "k_forever":
+                for c in per.values():
+                    if isinstance(c, runner._Compiled):
+                        c.per_group = None
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        start = time.monotonic()
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                k_forever[(1,), (1,)](x, n, device="sim")
+                time.sleep(60)  # only reached if the launch ended before the timer fired
+        finally:
+            timer.cancel()
+    assert time.monotonic() - start < 10
+    assert x.tolist() == [x0, 5]

@@ -22,6 +22,7 @@ from typing import Any
 from clpy.ir.nodes import (
     Assert,
     Assign,
+    Binary,
     Break,
     CallBuiltin,
     CallFunc,
@@ -104,6 +105,7 @@ class KernelGen(GroupGen):
         self.affine = Affine(self)
         self.aff_defs: dict[Var, Expr] = {}  # variables the affine analysis may expand
         self.aff_known: set[Var] = set()  # those of them defined where code is generated
+        self.const_loops: dict[Var, tuple[int, int]] = {}  # counters of loops of few trips
 
     # ------------------------------------------------------------------ names and storage
 
@@ -479,8 +481,10 @@ class KernelGen(GroupGen):
         self.w.ind -= 1
 
     def s_While(self, s: While) -> None:
+        tk = self.fresh("tk")
+        self.w(f"uint32_t {tk} = 0;")
         self.w(f"while ({self.cond(s.cond)}) {{")
-        self.w("    CLPY_BACKEDGE();")
+        self.w(f"    CLPY_POLL({tk});")
         self.targets.append(_Target("c"))
         self.nested(s.body)
         self.targets.pop()
@@ -503,11 +507,21 @@ class KernelGen(GroupGen):
         x = self.var(v, s.loc)
         test = self.for_test(s, x, stop, step)
         inc = self.binop("+", t, x, step, s, s.step.type)
+        span = _span(s, self.const_loops)
+        if span is None:
+            # (a loop of a bounded number of trips needs no poll: it stays a candidate for
+            # unrolling and vectorizing, which the poll's call rules out)
+            tk = self.fresh("tk")
+            w(f"uint32_t {tk} = 0;")
         w(f"for (; {test}; {x} = ({ct})({inc})) {{")
-        w("    CLPY_BACKEDGE();")
+        if span is None:
+            w(f"    CLPY_POLL({tk});")
+        else:
+            self.const_loops[v] = span
         self.targets.append(_Target("c"))
         self.nested(s.body)
         self.targets.pop()
+        self.const_loops.pop(v, None)
         w("}")
         self.depth -= 1
         w.ind -= 1
@@ -655,6 +669,12 @@ class KernelGen(GroupGen):
         head.append(f"#define WG {g.wg}")
         head.append(f"#define L0 {L0}\n#define L1 {L1}\n#define L2 {L2}\n#define DIMS {g.dims}")
         head.extend(self.ptr_types.values())
+        # a work-item's loop polls the cancel flag every 1024 trips (a counter in a register:
+        # the flag's load on every trip cost 5% on gramschmidt and lud)
+        head.append(
+            "#define CLPY_POLL(t) do { if (__builtin_expect(!(++(t) & 1023u), 0)) "
+            "CLPY_BACKEDGE(); } while (0)"
+        )
         head.append(
             "static inline int clpy_any(const unsigned char *m, int64_t n) {\n"
             "    for (int64_t i = 0; i < n; i++) if (m[i]) return 1;\n    return 0;\n}"
@@ -721,6 +741,37 @@ def _locals(stmts: Sequence[Stmt]) -> list[Var]:
         elif isinstance(s, Assign) and isinstance(s.target, VarRef):
             out[s.target.var] = None
     return list(out)
+
+
+def _span(s: For, outer: dict[Var, tuple[int, int]]) -> tuple[int, int] | None:
+    """The values of the counter of ``s`` when its trips are at most 2^16 whatever the run
+    (constant bounds and step, or bounds from the counters of such loops around it, like
+    ``range(i)``; the counter never assigned in the body); None otherwise."""
+
+    def bounds(e: Expr) -> tuple[int, int] | None:
+        if isinstance(e, Const) and type(e.value) is int:
+            return e.value, e.value
+        if isinstance(e, VarRef):
+            return outer.get(e.var)
+        if isinstance(e, Binary) and e.op in ("+", "-"):
+            x, y = bounds(e.left), bounds(e.right)
+            if x is None or y is None:
+                return None
+            return (x[0] + y[0], x[1] + y[1]) if e.op == "+" else (x[0] - y[1], x[1] - y[0])
+        return None
+
+    if not (isinstance(s.step, Const) and type(s.step.value) is int and s.step.value):
+        return None
+    lo, hi, step = bounds(s.start), bounds(s.stop), s.step.value
+    if lo is None or hi is None or s.var in _assigned_vars(s.body):
+        return None
+    if max(abs(v) for v in (*lo, *hi)) > 1 << 30:
+        return None
+    if step > 0 and (hi[1] - lo[0]) // step <= 1 << 16:
+        return lo[0], max(lo[0], hi[1])
+    if step < 0 and (lo[1] - hi[0]) // -step <= 1 << 16:
+        return min(lo[1], hi[0]), lo[1]
+    return None
 
 
 def _once_defs(body: Sequence[Stmt]) -> dict[Var, Expr]:

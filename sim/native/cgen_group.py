@@ -350,6 +350,7 @@ class GroupGen(BuiltinGen):
         level = len(self.masks)
         w("for (;;) {")
         w.ind += 1
+        w("CLPY_BACKEDGE();")
         self.masks.append(ml)
         self.group_loops += 1
         self.open_region()
@@ -422,6 +423,7 @@ class GroupGen(BuiltinGen):
         """The body of a loop run once per group (its trips the same in every work-item)."""
         w = self.w
         w.ind += 1
+        w("CLPY_BACKEDGE();")
         self.group_loops += 1  # (a region inside runs once per trip)
         self.targets.append(_Target("uniform"))
         self.group_block(body)
