@@ -205,3 +205,84 @@ def test_ends_through_pinned_slots_and_one_finish(reg: Any, monkeypatch: Any) ->
     assert finishes and finishes[0] == 3 and finishes[-1] <= 3, finishes
     t = _table(reg)
     assert t._used == 0 and not t._landing
+
+
+def _counting_ring(monkeypatch: Any) -> list[str]:
+    """Count the pinned-staging transfers (``transfers.Ring``) the register path hands on."""
+    calls: list[str] = []
+    up, down = transfers.Ring.upload, transfers.Ring.download
+
+    def upload(self: Any, *a: Any) -> None:
+        calls.append("up")
+        up(self, *a)
+
+    def download(self: Any, *a: Any) -> None:
+        calls.append("down")
+        down(self, *a)
+
+    monkeypatch.setattr(transfers.Ring, "upload", upload)
+    monkeypatch.setattr(transfers.Ring, "download", download)
+    return calls
+
+
+def test_arrays_too_large_to_register_go_through_pinned_staging(
+    reg: Any, cl_device: Any, monkeypatch: Any
+) -> None:
+    """The table stays within REGISTER_DEVICE_FRACTION of the device's memory (on NVIDIA a
+    registration has a device copy: an 8 GiB to_device took 16.5 GiB of an H100, a 45 GiB one
+    failed); an array whose interior alone is larger is staged, and registers nothing."""
+    mem = int(cl_device.global_mem_size)
+    monkeypatch.setattr(registered, "REGISTER_DEVICE_FRACTION", (3 << 20) / mem)
+    calls = _counting_ring(monkeypatch)
+    small = np.full(1 << 19, 2, np.float32)  # 2 MiB: registered
+    big = np.arange(1 << 20, dtype=np.float32)  # 4 MiB: staged
+    y = np.zeros(1 << 19, np.float32)
+    _launch(reg, small, y, 1.0)
+    t = _table(reg)
+    assert t.limit <= 3 << 20 and len(t._bufs) == 1 and not calls  # one 2 MiB fits
+    yb = np.ones(1 << 20, np.float32)
+    _launch(reg, big, yb, 2.0)
+    np.testing.assert_array_equal(yb, 2 * big + 1)
+    assert calls == ["up", "up", "down"]  # x in, y in, y out, all staged
+    assert all(k[1] <= 3 << 20 for k in t._bufs)
+
+
+def test_out_of_memory_while_registered_drops_the_table_and_stages(
+    reg: Any, monkeypatch: Any
+) -> None:
+    """A registered transfer that fails for want of memory (MEM_OBJECT_ALLOCATION_FAILURE on
+    the device copy) drops every registration and is done again through pinned staging: the
+    launch succeeds with the right values; later launches register again."""
+    import pyopencl as cl
+
+    x = np.arange(1 << 19, dtype=np.float32)
+    y = np.ones(1 << 19, np.float32)
+    _launch(reg, x, y, 1.0)
+    t = _table(reg)
+    assert len(t._bufs) == 2
+    calls = _counting_ring(monkeypatch)
+    real = registered.Registered._map
+    failed: list[int] = []
+
+    def failing(self: Any, *a: Any, **kw: Any) -> None:
+        if not failed:
+            failed.append(1)
+            raise cl.MemoryError("clEnqueueMapBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE)
+        real(self, *a, **kw)
+
+    monkeypatch.setattr(registered.Registered, "_map", failing)
+    x2 = np.full(1 << 19, 3, np.float32)
+    _launch(reg, x2, y, 2.0)
+    np.testing.assert_array_equal(y, 1 + x + 2 * x2)
+    assert failed and calls[0] == "up"  # the failed upload, staged
+    _launch(reg, x2, y, 1.0)
+    np.testing.assert_array_equal(y, 1 + x + 3 * x2)
+    assert len(t._bufs) >= 1  # registering again
+
+
+def test_other_errors_are_not_taken_for_out_of_memory() -> None:
+    import pyopencl as cl
+
+    assert registered.out_of_memory(cl, cl.MemoryError("x", cl.status_code.OUT_OF_RESOURCES))
+    e = cl.LogicError("x", cl.status_code.INVALID_VALUE)
+    assert not registered.out_of_memory(cl, e)

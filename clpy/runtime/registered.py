@@ -33,6 +33,13 @@ memory, so the registration is dropped (the buffer released, which unpins the me
 memory. Memory owned by something that cannot be weakly referenced (``bytes``, some buffer
 providers) is kept alive by its buffer instead, as the whole table was before session 7.
 ``REGISTER_BYTES`` bounds the memory registered, and ``clpy.clear_caches()`` drops it all.
+Device memory. On NVIDIA a ``USE_HOST_PTR`` buffer has a copy in device memory (its map and
+unmap are the transfers): ``clpy.to_device`` of an 8 GiB array took 16.5 GiB of the H100's
+memory, and a 45 GiB one failed (``MEM_OBJECT_ALLOCATION_FAILURE``) where a plain copy fits
+(``scripts/gpu_reg_memory.py``, session 9). So the table also stays within
+``REGISTER_DEVICE_FRACTION`` of the device's global memory, an array whose interior alone is
+larger goes through ``large`` (pinned staging) instead, and a registered transfer that fails
+for want of memory drops every registration and is done again that way.
 The buffer is made over a ctypes view of the memory's address, not the array: pyopencl keeps
 its ``hostbuf`` alive. The API leaves commands on buffers made from overlapping host memory
 undefined, so a new registration first drops any it
@@ -50,6 +57,7 @@ import ctypes
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,16 +66,40 @@ PAGE = 1 << 12
 REGISTER_MIN = 1 << 20  # interior bytes below this go the fallback's way
 REGISTER_BYTES = 4 << 30  # the most host memory kept registered per queue
 ENDS_SLOTS = 64  # pinned pages for the ends of the arrays in flight (Registered._ends)
+REGISTER_DEVICE_FRACTION = 1 / 8  # of the device's global memory, the most registered
+
+
+def out_of_memory(cl: Any, e: Exception) -> bool:
+    """``e`` says the device (or the driver's host side) ran out of memory."""
+    st = cl.status_code
+    return isinstance(e, cl.MemoryError) or getattr(e, "code", None) in (
+        st.MEM_OBJECT_ALLOCATION_FAILURE,
+        st.OUT_OF_RESOURCES,
+        st.OUT_OF_HOST_MEMORY,
+    )
 
 
 class Registered:
     """The registered host buffers of one in-order queue; ``fallback`` (pinned staging, or
-    None for direct copies) takes arrays too small for a page-aligned interior."""
+    None for direct copies) takes arrays too small for a page-aligned interior, ``large`` (a
+    function making pinned staging for the queue, or None for direct copies) those too large
+    to register and transfers that ran out of memory registered."""
 
-    def __init__(self, cl: Any, queue: Any, fallback: Any = None) -> None:
+    def __init__(
+        self, cl: Any, queue: Any, fallback: Any = None, large: Callable[[], Any] | None = None
+    ) -> None:
         self._cl = cl
         self.queue = queue
         self.fallback = fallback
+        self._large_maker = large
+        self._large: Any = None
+        try:
+            mem = int(queue.device.global_mem_size)
+        except (AttributeError, cl.Error):
+            mem = 0
+        # the most bytes registered at once: host memory pinned, and on NVIDIA as much device
+        # memory again
+        self.limit = min(REGISTER_BYTES, int(mem * REGISTER_DEVICE_FRACTION) or REGISTER_BYTES)
         # (address, bytes) -> (buffer, what keeps the memory alive: a finalizer on its owner
         # that drops the entry, or the view itself when the owner has no weak references)
         self._bufs: OrderedDict[tuple[int, int], tuple[Any, Any]] = OrderedDict()
@@ -111,7 +143,7 @@ class Registered:
         buf = cl.Buffer(self.queue.context, access | mf.USE_HOST_PTR, hostbuf=host)
         self._bufs[key] = (buf, tie)
         self.held += hi - lo
-        while self.held > REGISTER_BYTES and len(self._bufs) > 1:
+        while self.held > self.limit and len(self._bufs) > 1:
             self._drop(next(iter(self._bufs)))
         return buf
 
@@ -162,11 +194,21 @@ class Registered:
             self._fallback_upload(dst, host, offset)
             return
         lo, hi = cut
+        if hi - lo > self.limit:
+            self._large_upload(dst, host, offset)
+            return
         q = self.queue
         with self.lock:
-            buf = self._buffer(flat, lo, hi)
-            self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, hi - lo, blocking=sync)
-            cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
+            try:
+                buf = self._buffer(flat, lo, hi)
+                self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, hi - lo, blocking=sync)
+                cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
+            except cl.Error as e:
+                if not out_of_memory(cl, e):
+                    raise
+                self._out_of_memory()
+                self._large_upload(dst, host, offset)
+                return
             self._ends(flat, dst, offset, lo, hi, upload=True)
             if sync:
                 self.finish()  # every byte on the device: the caller's array may change now
@@ -181,10 +223,20 @@ class Registered:
             self._fallback_download(host, src, offset)
             return
         lo, hi = cut
+        if hi - lo > self.limit:
+            self._large_download(host, src, offset)
+            return
         q = self.queue
         with self.lock:
-            buf = self._buffer(flat, lo, hi)
-            cl.enqueue_copy(q, buf, src, byte_count=hi - lo, src_offset=offset + lo)
+            try:
+                buf = self._buffer(flat, lo, hi)
+                cl.enqueue_copy(q, buf, src, byte_count=hi - lo, src_offset=offset + lo)
+            except cl.Error as e:
+                if not out_of_memory(cl, e):
+                    raise
+                self._out_of_memory()
+                self._large_download(host, src, offset)
+                return
             self._ends(flat, src, offset, lo, hi, upload=False)
             self._map(buf, cl.map_flags.READ, hi - lo, blocking=sync)
             if sync:
@@ -260,6 +312,42 @@ class Registered:
                 part[:] = slot
             self._landing.clear()
             self._used = 0
+
+    def _out_of_memory(self) -> None:
+        """A registered transfer ran out of memory: what is enqueued finishes, then every
+        registration goes (its device copy with it)."""
+        try:
+            self.finish()
+        except self._cl.Error:
+            pass
+        for key in list(self._bufs):
+            self._drop(key)
+
+    def _large_stager(self) -> Any:
+        if self._large is None and self._large_maker is not None:
+            try:
+                self._large = self._large_maker()
+            except self._cl.Error:  # no pinned memory to be had: direct copies
+                self._large_maker = None
+        return self._large
+
+    def _large_upload(self, dst: Any, host: np.ndarray, offset: int) -> None:
+        """An array not to be registered (too large, or out of memory): pinned staging, or
+        a direct copy; blocking."""
+        self.finish()  # the ends of earlier sync=False transfers land first
+        st = self._large_stager()
+        if st is not None:
+            st.upload(dst, host, offset)
+        else:
+            self._cl.enqueue_copy(self.queue, dst, host, dst_offset=offset, is_blocking=True)
+
+    def _large_download(self, host: np.ndarray, src: Any, offset: int) -> None:
+        self.finish()
+        st = self._large_stager()
+        if st is not None:
+            st.download(host, src, offset)
+        else:
+            self._cl.enqueue_copy(self.queue, host, src, src_offset=offset, is_blocking=True)
 
     def _fallback_upload(self, dst: Any, host: np.ndarray, offset: int) -> None:
         if self.fallback is not None:

@@ -444,7 +444,7 @@ def staging_for(cl: Any, queue: Any) -> Staging | Ring | Registered | None:
                 try:
                     pipe = PIPELINE or default_pipeline(queue.device)
                     if pipe == "register":
-                        st = Registered(cl, queue)
+                        st = Registered(cl, queue, large=lambda: Ring(cl, queue))
                     else:
                         st = Ring(cl, queue) if pipe == "ring" else Staging(cl, queue)
                 except cl.Error:
