@@ -43,7 +43,6 @@ def write_past_end(y: Global[float32], n: int32):
     y[i + n] = 1.0  # out of the view's bounds: the simulator stops the launch
 
 
-
 def _align(dev: Any) -> int:
     """Elements of float32 per base-address alignment (any view is aligned on the sim)."""
     return 1 if dev.is_sim else dev.cl_device.mem_base_addr_align // 32
@@ -492,3 +491,60 @@ def test_one_dimensional_slices_match_numpy() -> None:
         index_layout(Layout.contiguous((10,), 4), slice(0, 8, 2))
     with pytest.raises(TypeError, match="slice bounds must be integers"):
         index_layout(Layout.contiguous((10,), 4), slice(0.5, 3))
+
+
+def test_sub_buffers_are_released_newest_first(cl_device: Any, monkeypatch: Any) -> None:
+    """NVIDIA's OpenCL (driver 580) crashed releasing a sub-buffer a kernel had used while a
+    newer sub-buffer overlapping it was alive (benchmarks/results/segv_diag_h100_s9.md). The
+    sub-buffers of views are tracked oldest first; at exit (``_release_sub_buffers``, an
+    atexit hook) the live ones are released newest first, and a root's cache of them empties
+    newest first."""
+    from clpy.abi import device_array as da
+
+    released: list[str] = []
+
+    class Buf:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def release(self) -> None:
+            released.append(self.name)
+
+    class Arr:
+        def __init__(self, name: str) -> None:
+            self.base_data = Buf(name)
+
+    monkeypatch.setattr(da, "_SUB_ARRAYS", [])
+    arrs = [Arr(n) for n in "xyz"]
+    for a in arrs:
+        da._track_sub(a)
+    del a
+    dead = Arr("gone")
+    da._track_sub(dead)
+    del dead
+    da._release_sub_buffers()
+    assert released == ["z", "y", "x"] and not da._SUB_ARRAYS
+    cache = {"layout": 1, (0, (9,)): 2, (0, (8,)): 3}
+    order: list[Any] = []
+
+    class Spy(dict):  # type: ignore[type-arg]
+        def popitem(self) -> Any:
+            got = super().popitem()
+            order.append(got[1])
+            return got
+
+    spy = Spy(cache)
+    da._clear_newest_first(spy)
+    assert order == [3, 2, 1] and not spy
+    # real views on the test device are tracked as they are made
+    d = clpy.to_device(np.arange(64, dtype=np.float32), get_device_for(cl_device))
+    n0 = len(da._SUB_ARRAYS)
+    v = d[0:8]  # offset 0: aligned, a sub-buffer
+    assert v.cl_array is not None and not v.staged
+    assert len(da._SUB_ARRAYS) == n0 + 1
+
+
+def get_device_for(cl_device: Any) -> Any:
+    from clpy.runtime.api import get_device
+
+    return get_device(cl_device)

@@ -45,6 +45,43 @@ from clpy.runtime import regions, transfers
 # Sub-buffer views one array keeps (for views of the same regions made again and again).
 _SUB_CACHE = 64
 
+# Every sub-buffer array made, oldest first (weakly), for ``_release_sub_buffers`` at exit.
+# NVIDIA's OpenCL (driver 580, H100) crashes releasing a sub-buffer that a kernel used while
+# a newer sub-buffer overlapping it still exists; newest first is safe
+# (scripts/gpu_segv_diag.py, benchmarks/results/segv_diag_h100_s9.md: pyopencl alone does it).
+# At interpreter exit the last references go in no particular order, so the sub-buffers still
+# alive are released newest first before that; a root's cache of them empties newest first.
+_SUB_ARRAYS: list[weakref.ref[Any]] = []
+_EXIT_HOOKED: list[bool] = []
+
+
+def _track_sub(arr: Any) -> None:
+    if not _EXIT_HOOKED:
+        import atexit
+
+        atexit.register(_release_sub_buffers)
+        _EXIT_HOOKED.append(True)
+    if len(_SUB_ARRAYS) > 4 * _SUB_CACHE:  # forget the dead ones
+        _SUB_ARRAYS[:] = [r for r in _SUB_ARRAYS if r() is not None]
+    _SUB_ARRAYS.append(weakref.ref(arr))
+
+
+def _release_sub_buffers() -> None:
+    """Release the sub-buffers still alive, newest first (at interpreter exit)."""
+    for ref in reversed(_SUB_ARRAYS):
+        arr = ref()
+        if arr is not None:
+            try:
+                arr.base_data.release()
+            except Exception:  # noqa: BLE001 - released already, or the context is gone
+                pass
+    _SUB_ARRAYS.clear()
+
+
+def _clear_newest_first(cache: dict[Any, Any]) -> None:
+    while cache:
+        cache.popitem()  # the last inserted first
+
 
 class DeviceArray:
     """An array that lives on one device (``device``); ``get()`` copies it to the host,
@@ -313,7 +350,7 @@ class DeviceArray:
             v._lay = lay
             v.staged = not (lay.c_contiguous and lay.offset % root._align() == 0)
             if len(cache) > _SUB_CACHE:
-                cache.clear()
+                _clear_newest_first(cache)
             cache[lay] = weakref.ref(v)
         return v
 
@@ -348,9 +385,10 @@ class DeviceArray:
             arr = cache.get(key)
             if arr is None:
                 if len(cache) > _SUB_CACHE:
-                    cache.clear()
+                    _clear_newest_first(cache)
                 sub = buf.get_sub_region(lay.offset, lay.nbytes, cl.mem_flags.READ_WRITE)
                 arr = cache[key] = cla.Array(queue, lay.shape, dtype, data=sub)
+                _track_sub(arr)
             return arr
         return cla.Array(queue, lay.shape, dtype, strides=lay.strides, data=buf, offset=lay.offset)
 
