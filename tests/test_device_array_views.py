@@ -451,9 +451,14 @@ def test_a_region_indexed_again_is_the_same_view(cl_device: Any) -> None:
     assert d[a : 2 * a + 1] is not v and d[2 * a :] is not v
     for _ in range(4):
         add_one[a](d[0:a], d[a : 2 * a], np.int32(a), device=dev)
-    plan = next(p for key, p in add_one.launches.plans.items() if key[1] is dev)
-    again = plan._again
-    assert again is not None and again[1][1] is v  # the repeat path held the same view
+    # add_one may have plans for this device from other tests (other argument kinds): the
+    # one these launches used holds them for its repeat path
+    agains = [
+        p._again
+        for key, p in add_one.launches.plans.items()
+        if key[1] is dev and getattr(p, "_again", None) is not None
+    ]
+    assert any(ag[1][1] is v for ag in agains)  # the repeat path held the same view
     np.testing.assert_array_equal(d.get()[a : 2 * a], 1)
     e = clpy.to_device(np.zeros(3 * a, np.float32), dev)
     root = weakref.ref(e)
