@@ -177,8 +177,8 @@ class Affine:
             return None
         tests = (*x.tests, *y.tests)
         if op in ("+", "-"):
-            a = None if x.a is None or y.a is None else (x.a + y.a if op == "+" else x.a - y.a)
-            return _fits(Aff(lambda w: f"({x.at(w)} {op} {y.at(w)})", a, tests), t)
+            s = None if x.a is None or y.a is None else (x.a + y.a if op == "+" else x.a - y.a)
+            return _fits(Aff(lambda w: f"({x.at(w)} {op} {y.at(w)})", s, tests), t)
         # a product: one factor the same for the whole loop, the result a signed type of at most
         # 32 bits (its operands then at most 2^31 in magnitude: the int64 product is exact)
         if not t.is_signed or (x.a != 0 and y.a != 0):
@@ -273,7 +273,7 @@ def assemble(plan: Plan, body: list[str], region: int) -> list[str] | None:
         return None
     label = re.compile(rf"\bclpy_nx{region}\b")
 
-    def copy(k: str, split: str | None) -> list[str]:
+    def copy(k: str | None, split: str | None) -> list[str]:
         """The body: fast (``k`` names the copy's label; ``split``: the split condition's
         value there) or, for ``k`` None, the original."""
         out = []
