@@ -500,10 +500,12 @@ def test_one_dimensional_slices_match_numpy() -> None:
 
 def test_sub_buffers_are_released_newest_first(cl_device: Any, monkeypatch: Any) -> None:
     """NVIDIA's OpenCL (driver 580) crashed releasing a sub-buffer a kernel had used while a
-    newer sub-buffer overlapping it was alive (benchmarks/results/segv_diag_h100_s9.md). The
-    sub-buffers of views are tracked oldest first; at exit (``_release_sub_buffers``, an
-    atexit hook) the live ones are released newest first, and a root's cache of them empties
-    newest first."""
+    newer sub-buffer overlapping it was alive (benchmarks/results/segv_diag_h100_s9.md), and
+    the garbage collector and interpreter exit release in no particular order. A root keeps
+    its views' sub-buffers and releases them newest first when it goes; beyond ``_SUB_KEEP``
+    it releases the newest ones nothing else holds."""
+    import gc
+
     from clpy.abi import device_array as da
 
     released: list[str] = []
@@ -515,41 +517,29 @@ def test_sub_buffers_are_released_newest_first(cl_device: Any, monkeypatch: Any)
         def release(self) -> None:
             released.append(self.name)
 
-    class Arr:
-        def __init__(self, name: str) -> None:
-            self.base_data = Buf(name)
-
-    monkeypatch.setattr(da, "_SUB_ARRAYS", [])
-    arrs = [Arr(n) for n in "xyz"]
-    for a in arrs:
-        da._track_sub(a)
-    del a
-    dead = Arr("gone")
-    da._track_sub(dead)
-    del dead
-    da._release_sub_buffers()
-    assert released == ["z", "y", "x"] and not da._SUB_ARRAYS
-    cache = {"layout": 1, (0, (9,)): 2, (0, (8,)): 3}
-    order: list[Any] = []
-
-    class Spy(dict):  # type: ignore[type-arg]
-        def popitem(self) -> Any:
-            got = super().popitem()
-            order.append(got[1])
-            return got
-
-    spy = Spy(cache)
-    da._clear_newest_first(spy)
-    assert order == [3, 2, 1] and not spy
-    # real views on the test device are tracked as they are made
-    d = clpy.to_device(np.arange(64, dtype=np.float32), get_device_for(cl_device))
-    n0 = len(da._SUB_ARRAYS)
-    v = d[0:8]  # offset 0: aligned, a sub-buffer
-    assert v.cl_array is not None and not v.staged
-    assert len(da._SUB_ARRAYS) == n0 + 1
-
-
-def get_device_for(cl_device: Any) -> Any:
-    from clpy.runtime.api import get_device
-
-    return get_device(cl_device)
+    subs = da._SubBuffers()
+    held = [Buf("x"), Buf("y")]
+    for b in held:
+        subs.add(b)
+    subs.add(Buf("z"))  # held by the list alone
+    subs.trim()
+    assert released == ["z"]  # y is held elsewhere: x (older) stays too
+    da._SubBuffers.release_all(subs.bufs)
+    assert released == ["z", "y", "x"] and not subs.bufs
+    monkeypatch.setattr(da, "_SUB_KEEP", 2)
+    released.clear()
+    subs.add(held[0])
+    subs.add(Buf("w"))
+    subs.add(Buf("v"))  # over the bound: w goes first
+    assert released == ["w"] and [b.name for b in subs.bufs] == ["x", "v"]
+    monkeypatch.undo()
+    # real views: their sub-buffers belong to the root until it goes, then are released
+    d = clpy.to_device(np.arange(64, dtype=np.float32), clpy.get_device(cl_device))
+    v, w = d[0:8], d[0:4]  # offset 0: aligned, sub-buffers (overlapping)
+    assert v.cl_array is not None and w.cl_array is not None
+    bufs = d._sub_buffers().bufs
+    assert [b.int_ptr for b in bufs] == [v.cl_array.base_data.int_ptr, w.cl_array.base_data.int_ptr]
+    np.testing.assert_array_equal(w.get(), np.arange(4, dtype=np.float32))
+    del d, v, w
+    gc.collect()
+    assert bufs == []  # released, newest first, when the root went

@@ -45,42 +45,57 @@ from clpy.runtime import regions, transfers
 # Sub-buffer views one array keeps (for views of the same regions made again and again).
 _SUB_CACHE = 64
 
-# Every sub-buffer array made, oldest first (weakly), for ``_release_sub_buffers`` at exit.
 # NVIDIA's OpenCL (driver 580, H100) crashes releasing a sub-buffer that a kernel used while
 # a newer sub-buffer overlapping it still exists; newest first is safe
 # (scripts/gpu_segv_diag.py, benchmarks/results/segv_diag_h100_s9.md: pyopencl alone does it).
-# At interpreter exit the last references go in no particular order, so the sub-buffers still
-# alive are released newest first before that; a root's cache of them empties newest first.
-_SUB_ARRAYS: list[weakref.ref[Any]] = []
-_EXIT_HOOKED: list[bool] = []
+# Garbage collection and interpreter exit drop the last references in no particular order, so
+# a root keeps the sub-buffers of its views itself (``_SubBuffers``) and releases them newest
+# first: when it goes (a weakref.finalize, which the collector calls before it clears anything,
+# and atexit too), and, beyond ``_SUB_KEEP`` of them, those at the newest end that nothing else
+# holds.
+_SUB_KEEP = 256
 
 
-def _track_sub(arr: Any) -> None:
-    if not _EXIT_HOOKED:
-        import atexit
+class _SubBuffers:
+    """The sub-buffers made from one root's memory, oldest first."""
 
-        atexit.register(_release_sub_buffers)
-        _EXIT_HOOKED.append(True)
-    if len(_SUB_ARRAYS) > 4 * _SUB_CACHE:  # forget the dead ones
-        _SUB_ARRAYS[:] = [r for r in _SUB_ARRAYS if r() is not None]
-    _SUB_ARRAYS.append(weakref.ref(arr))
+    __slots__ = ("bufs", "__weakref__")
+
+    def __init__(self) -> None:
+        self.bufs: list[Any] = []
+
+    def add(self, buf: Any) -> None:
+        if len(self.bufs) >= _SUB_KEEP:
+            self.trim()
+        self.bufs.append(buf)
+
+    def trim(self) -> None:
+        """Release the newest sub-buffers that only this list holds (refcount: the list and
+        getrefcount's argument)."""
+        import sys
+
+        while self.bufs and sys.getrefcount(self.bufs[-1]) <= 2:
+            _release(self.bufs.pop())
+
+    @staticmethod
+    def release_all(bufs: list[Any]) -> None:
+        while bufs:
+            _release(bufs.pop())
 
 
-def _release_sub_buffers() -> None:
-    """Release the sub-buffers still alive, newest first (at interpreter exit)."""
-    for ref in reversed(_SUB_ARRAYS):
-        arr = ref()
-        if arr is not None:
-            try:
-                arr.base_data.release()
-            except Exception:  # noqa: BLE001 - released already, or the context is gone
-                pass
-    _SUB_ARRAYS.clear()
+def _release(buf: Any) -> None:
+    try:
+        buf.release()
+    except Exception:  # noqa: BLE001 - the context is gone already (interpreter exit)
+        pass
 
 
-def _clear_newest_first(cache: dict[Any, Any]) -> None:
-    while cache:
-        cache.popitem()  # the last inserted first
+def _clear_views(cache: dict[Any, Any]) -> None:
+    """Empty a root's cache of views and sub-buffer arrays, keeping its ``_SubBuffers``."""
+    subs = cache.get("subs")
+    cache.clear()
+    if subs is not None:
+        cache["subs"] = subs
 
 
 class DeviceArray:
@@ -350,9 +365,18 @@ class DeviceArray:
             v._lay = lay
             v.staged = not (lay.c_contiguous and lay.offset % root._align() == 0)
             if len(cache) > _SUB_CACHE:
-                _clear_newest_first(cache)
+                _clear_views(cache)
             cache[lay] = weakref.ref(v)
         return v
+
+    def _sub_buffers(self) -> _SubBuffers:
+        """This root's ``_SubBuffers`` (made with the finalizer that releases them)."""
+        cache = self._cache()
+        subs = cache.get("subs")
+        if subs is None:
+            subs = cache["subs"] = _SubBuffers()
+            weakref.finalize(self, _SubBuffers.release_all, subs.bufs)
+        return cast(_SubBuffers, subs)
 
     def _cache(self) -> dict[Any, Any]:
         if self._subs is None:
@@ -385,10 +409,10 @@ class DeviceArray:
             arr = cache.get(key)
             if arr is None:
                 if len(cache) > _SUB_CACHE:
-                    _clear_newest_first(cache)
+                    _clear_views(cache)
                 sub = buf.get_sub_region(lay.offset, lay.nbytes, cl.mem_flags.READ_WRITE)
                 arr = cache[key] = cla.Array(queue, lay.shape, dtype, data=sub)
-                _track_sub(arr)
+                self._root._sub_buffers().add(sub)
             return arr
         return cla.Array(queue, lay.shape, dtype, strides=lay.strides, data=buf, offset=lay.offset)
 
