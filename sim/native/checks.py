@@ -118,8 +118,6 @@ class CheckSpec:
 class CheckedGen(KernelGen):
     """``KernelGen`` with the detectors of ``spec.checks`` in the generated C."""
 
-    hoist = False  # (every index goes through its detector)
-
     def __init__(
         self, fn: Function, geom: Geometry, info: dict[Any, _Info] | None, spec: CheckSpec
     ) -> None:
