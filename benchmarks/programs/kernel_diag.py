@@ -266,6 +266,20 @@ def diagnose(
         finally:
             common.GATE.clear()
 
+    def ringed(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
+        """``fn`` with clpy's large transfers through its pinned ring instead of registered
+        host memory (no registration, so no device copy of the host arrays beside the data)."""
+        from clpy.runtime import transfers
+
+        saved = transfers.PIPELINE
+        transfers.PIPELINE = "ring"
+        transfers.clear_pools()
+        try:
+            return fn(events)
+        finally:
+            transfers.PIPELINE = saved
+            transfers.clear_pools()
+
     clpy_run([])  # builds the plans
     swap = hosts.Swap(cl, m, queue)
     clopts = swap.options
@@ -282,6 +296,8 @@ def diagnose(
         ("orig_delay", lambda ev: delayed(orig, ev), lambda: None),
         ("orig_gated", lambda ev: gated(orig, ev), lambda: None),
         ("clpy_gated", lambda ev: gated(clpy_run, ev), swap.restore),
+        ("clpy_ring", lambda ev: ringed(clpy_run, ev), swap.restore),
+        ("clpy_ring_gated", lambda ev: ringed(lambda e: gated(clpy_run, e), ev), swap.restore),
         ("orig_b", orig, lambda: None),
     ]
     adapted = sources.clpy_signature(m)
