@@ -69,32 +69,6 @@ def clpy_case(d, half: str) -> list:  # noqa: ANN001
     return [a, shift_add, dev]
 
 
-def subbuf_case(d, run: bool, keep_kernel: bool = False) -> list:  # noqa: ANN001
-    import pyopencl as cl
-
-    ctx = cl.Context([d])
-    q = cl.CommandQueue(ctx)
-    n = max(int(d.mem_base_addr_align) // 8 // 4, 8)
-    h = np.arange(3 * n, dtype=np.float32) ** 2
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=h)
-    x = buf.get_sub_region(0, 4 * (n + 1), cl.mem_flags.READ_WRITE)
-    y = buf.get_sub_region(0, 4 * n, cl.mem_flags.READ_WRITE)
-    if run:
-        prg = cl.Program(
-            ctx,
-            "__kernel void k(__global const float *x, __global float *y)"
-            "{ size_t i = get_global_id(0); y[i] = x[i] + x[i + 1]; }",
-        ).build()
-        k = prg.k
-        k(q, (n,), (n,), x, y)
-        out = np.empty_like(h)
-        cl.enqueue_copy(q, out, buf)
-        say(f"launched, first values {out[:3]}")
-    if keep_kernel:
-        return [ctx, q, buf, x, y, [prg, k]]
-    return [ctx, q, buf, x, y]
-
-
 def sub_case(d, spec: str) -> None:  # noqa: ANN001
     import pyopencl as cl
 
@@ -130,7 +104,7 @@ def sub_case(d, spec: str) -> None:  # noqa: ANN001
         else:
             objs[c].clear()
         gc.collect()
-        say(f"did {c}")
+        say(f"released {c}" if c in "kpxy" else f"did {c}")
 
 
 def main() -> None:
@@ -143,18 +117,12 @@ def main() -> None:
     keep: list = []
     if v.startswith("overlap") or v == "disjoint":
         keep = clpy_case(d, "overlap" if v.startswith("overlap") else "disjoint")
-    elif v.startswith("subbuf"):
-        keep = subbuf_case(d, run=v == "subbuf")
+    elif v in ("subbuf", "subbuf_noexec"):  # the sub: cases without release steps
+        sub_case(d, "sub:o:w:" if v == "subbuf" else "sub:o:n:")
+    elif v.startswith("order:"):  # as sub:o:w:LETTERS
+        sub_case(d, "sub:o:w:" + v[len("order:") :])
     elif v.startswith("sub:"):
         sub_case(d, v)
-    elif v.startswith("order:"):
-        _, _, buf, x, y, kp = subbuf_case(d, run=True, keep_kernel=True)
-        objs = {"k": kp, "p": [buf], "x": [x], "y": [y]}
-        del buf, x, y, kp
-        for c in v[len("order:") :]:
-            objs[c].clear()
-            gc.collect()
-            say(f"released {c}")
     else:
         raise SystemExit(f"unknown variant {v}")
     if v == "overlap_gc":

@@ -198,15 +198,15 @@ class Registered:
             self._large_upload(dst, host, offset)
             return
         q = self.queue
+
+        def move() -> Any:
+            buf = self._buffer(flat, lo, hi)
+            self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, hi - lo, blocking=sync)
+            cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
+            return buf
+
         with self.lock:
-            try:
-                buf = self._buffer(flat, lo, hi)
-                self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, hi - lo, blocking=sync)
-                cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
-            except cl.Error as e:
-                if not out_of_memory(cl, e):
-                    raise
-                self._out_of_memory()
+            if self._moved(move) is None:
                 self._large_upload(dst, host, offset)
                 return
             self._ends(flat, dst, offset, lo, hi, upload=True)
@@ -227,14 +227,15 @@ class Registered:
             self._large_download(host, src, offset)
             return
         q = self.queue
+
+        def move() -> Any:
+            buf = self._buffer(flat, lo, hi)
+            cl.enqueue_copy(q, buf, src, byte_count=hi - lo, src_offset=offset + lo)
+            return buf
+
         with self.lock:
-            try:
-                buf = self._buffer(flat, lo, hi)
-                cl.enqueue_copy(q, buf, src, byte_count=hi - lo, src_offset=offset + lo)
-            except cl.Error as e:
-                if not out_of_memory(cl, e):
-                    raise
-                self._out_of_memory()
+            buf = self._moved(move)
+            if buf is None:
                 self._large_download(host, src, offset)
                 return
             self._ends(flat, src, offset, lo, hi, upload=False)
@@ -313,15 +314,22 @@ class Registered:
             self._landing.clear()
             self._used = 0
 
-    def _out_of_memory(self) -> None:
-        """A registered transfer ran out of memory: what is enqueued finishes, then every
-        registration goes (its device copy with it)."""
+    def _moved(self, move: Callable[[], Any]) -> Any:
+        """``move()`` (the registered part of a transfer: returns the registered buffer), or
+        None when it ran out of memory: then what is enqueued finishes and every registration
+        goes (its device copy with it), for the caller to move the array another way."""
+        try:
+            return move()
+        except self._cl.Error as e:
+            if not out_of_memory(self._cl, e):
+                raise
         try:
             self.finish()
         except self._cl.Error:
             pass
         for key in list(self._bufs):
             self._drop(key)
+        return None
 
     def _large_stager(self) -> Any:
         if self._large is None and self._large_maker is not None:
