@@ -238,10 +238,8 @@ class Registered:
             if buf is None:
                 self._large_download(host, src, offset)
                 return
-            # the interior's DMA before the ends: NVIDIA's driver holds a read into host
-            # memory (an end) until the queue has drained, so the DMA is queued first
-            self._map(buf, cl.map_flags.READ, hi - lo, blocking=False)
             self._ends(flat, src, offset, lo, hi, upload=False)
+            self._map(buf, cl.map_flags.READ, hi - lo, blocking=sync)
             if sync:
                 self.finish()
 
