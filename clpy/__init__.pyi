@@ -10263,7 +10263,7 @@ def fma(arg0: _Any, arg1: _Any, arg2: _Any, /) -> _Any:
     """
 
 def fmax(arg0: _Any, arg1: _Any, /) -> _Any:
-    """The larger of x and y (a NaN argument is ignored).
+    """The larger of x and y (a NaN argument is ignored; two NaNs give a NaN; equal arguments give y in the simulator, as the sign of equal zeros is open: C99 via spec footnote 29).
 
     fmax(float, float) -> float
     fmax(float2, float2) -> float2
@@ -10277,7 +10277,7 @@ def fmax(arg0: _Any, arg1: _Any, /) -> _Any:
     """
 
 def fmin(arg0: _Any, arg1: _Any, /) -> _Any:
-    """The smaller of x and y (a NaN argument is ignored).
+    """The smaller of x and y (a NaN argument is ignored; two NaNs give a NaN; equal arguments give y in the simulator, as the sign of equal zeros is open: C99 via spec footnote 29).
 
     fmin(float, float) -> float
     fmin(float2, float2) -> float2
@@ -11097,7 +11097,7 @@ def mad_sat(arg0: _Any, arg1: _Any, arg2: _Any, /) -> _Any:
     """
 
 def max(arg0: _Any, arg1: _Any, /) -> _Any:
-    """y if x < y, otherwise x (component-wise; the second argument may be a scalar for vector x). For floats the result is undefined for NaN or infinite arguments (spec §1.13.4); use fmax for IEEE NaN handling.
+    """y if x < y, otherwise x (component-wise; the second argument may be a scalar for vector x). For floats the spec leaves NaN and infinite arguments undefined (§1.13.4) and devices differ in which of two equal zeros they return; the simulator gives fmax's result (a NaN argument ignored, y for equal arguments: max(-0, +0) is +0, as PoCL). Use fmax for IEEE NaN handling on every device.
 
     max(float, float) -> float
     max(float2, float2) -> float2
@@ -11131,7 +11131,7 @@ def mem_fence(arg0: _Any, /) -> _Any:
     """
 
 def min(arg0: _Any, arg1: _Any, /) -> _Any:
-    """y if y < x, otherwise x (component-wise; the second argument may be a scalar for vector x). For floats the result is undefined for NaN or infinite arguments (spec §1.13.4); use fmin for IEEE NaN handling.
+    """y if y < x, otherwise x (component-wise; the second argument may be a scalar for vector x). For floats the spec leaves NaN and infinite arguments undefined (§1.13.4) and devices differ in which of two equal zeros they return; the simulator gives fmin's result (a NaN argument ignored, y for equal arguments: min(+0, -0) is -0, as PoCL). Use fmin for IEEE NaN handling on every device.
 
     min(float, float) -> float
     min(float2, float2) -> float2

@@ -31,8 +31,10 @@ declare(
     # computed in 32 bits where a driver gets a narrow one wrong (quirks: NVIDIA "min:short")
     lowering=Lowering("narrow_minmax"),
     doc="y if y < x, otherwise x (component-wise; the second argument may be a scalar "
-    "for vector x). For floats the result is undefined for NaN or infinite arguments "
-    "(spec §1.13.4); use fmin for IEEE NaN handling.",
+    "for vector x). For floats the spec leaves NaN and infinite arguments undefined "
+    "(§1.13.4) and devices differ in which of two equal zeros they return; the simulator "
+    "gives fmin's result (a NaN argument ignored, y for equal arguments: min(+0, -0) is "
+    "-0, as PoCL). Use fmin for IEEE NaN handling on every device.",
 )
 declare(
     "max",
@@ -42,8 +44,10 @@ declare(
     # computed in 32 bits where a driver gets a narrow one wrong (quirks: NVIDIA "min:short")
     lowering=Lowering("narrow_minmax"),
     doc="y if x < y, otherwise x (component-wise; the second argument may be a scalar "
-    "for vector x). For floats the result is undefined for NaN or infinite arguments "
-    "(spec §1.13.4); use fmax for IEEE NaN handling.",
+    "for vector x). For floats the spec leaves NaN and infinite arguments undefined "
+    "(§1.13.4) and devices differ in which of two equal zeros they return; the simulator "
+    "gives fmax's result (a NaN argument ignored, y for equal arguments: max(-0, +0) is "
+    "+0, as PoCL). Use fmax for IEEE NaN handling on every device.",
 )
 declare(
     "clamp",

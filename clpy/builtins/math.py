@@ -69,8 +69,12 @@ _BINARY = {
     "remainder": "IEEE remainder x - n*y, n nearest.",
 }
 _FMINMAX = {
-    "fmax": "The larger of x and y (a NaN argument is ignored).",
-    "fmin": "The smaller of x and y (a NaN argument is ignored).",
+    "fmax": "The larger of x and y (a NaN argument is ignored; two NaNs give a NaN; "
+    "equal arguments give y in the simulator, as the sign of equal zeros is open: C99 "
+    "via spec footnote 29).",
+    "fmin": "The smaller of x and y (a NaN argument is ignored; two NaNs give a NaN; "
+    "equal arguments give y in the simulator, as the sign of equal zeros is open: C99 "
+    "via spec footnote 29).",
 }
 _TERNARY = {
     "fma": "x * y + z rounded once.",
