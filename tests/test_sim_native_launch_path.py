@@ -133,13 +133,14 @@ def test_checked_native_detection_reruns_from_the_shared_snapshot(
     kind: str, saves: list[int]
 ) -> None:
     """The detector fires after the native run wrote ``x``: the NumPy engine's re-run starts
-    from the runtime's snapshot (one copy for a DeviceArray, none for a NumPy argument, whose
-    caller's array is the snapshot) and its result stands."""
+    from the runtime's snapshot (one copy per written array, written in place: a DeviceArray
+    or a NumPy argument) and its result stands."""
     host = np.arange(128, dtype=np.float32)
     arg = host.copy() if kind == "numpy" else clpy.to_device(host, "sim")
     out = np.zeros(128, np.float32)
     with clpy.sim.config(checks=("bounds",)):
         racy_bump[(128,), (64,)](arg, out, device="sim")
+    assert saves == [128, 128]  # x and out, once each
     assert "races checker fired" in (clpy.sim.why_not(racy_bump) or "")
     got = arg if kind == "numpy" else arg.get()
     assert got.tobytes() == (host + np.float32(1.0)).tobytes()  # once, not twice
@@ -147,7 +148,6 @@ def test_checked_native_detection_reruns_from_the_shared_snapshot(
     with clpy.sim.config(engine="numpy", checks=("bounds",)):
         racy_bump[(128,), (64,)](host.copy(), ref, device="sim")
     assert out.tobytes() == ref.tobytes()
-    assert saves == ([] if kind == "numpy" else [128])
 
 
 @pytest.mark.parametrize("checks", [(), ("bounds", "races")])
@@ -263,3 +263,31 @@ def test_ctrl_c_during_a_short_native_launch_raises_after_it(saves: list[int]) -
             timer.cancel()
     assert len(saves) == before
     assert got.get().tobytes() == want.get().tobytes()
+
+
+def test_short_native_launch_writes_numpy_arguments_in_place(
+    monkeypatch: pytest.MonkeyPatch, saves: list[int]
+) -> None:
+    """A written NumPy argument is written in place: no copy in or out on a short native
+    launch; the same bytes as the NumPy engine, which copies it (a snapshot) first."""
+    copies: list[int] = []  # np.array calls (the runtime's copy of an argument)
+    host = np.linspace(-2, 2, 256, dtype=np.float32)
+    want = host.copy()
+    with clpy.sim.config(engine="numpy", checks=()):
+        bump[(256,), (64,)](want, 256, device="sim")
+    x = host.copy()
+    with clpy.sim.config(checks=()):
+        bump[(256,), (64,)](x.copy(), 256, device="sim")  # the first launch: long
+        before = len(saves)
+        monkeypatch.setattr(np, "array", _counting(np.array, copies))
+        bump[(256,), (64,)](x, 256, device="sim")
+    assert len(saves) == before and copies == []
+    assert x.tobytes() == want.tobytes()
+
+
+def _counting(f: Any, calls: list[int]) -> Any:
+    def wrapper(*a: Any, **k: Any) -> Any:
+        calls.append(1)
+        return f(*a, **k)
+
+    return wrapper

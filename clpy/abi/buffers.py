@@ -2,7 +2,8 @@
 (``LocalBuffer``, sized at launch with ``clpy.LocalMemory``).
 
 A ``Buffer`` takes a NumPy array (copied to the device, and back only if the kernel writes
-through the pointer, only after the kernel succeeded), a ``clpy.DeviceArray``, a
+through the pointer, only after the kernel succeeded; the simulator writes an aligned one in
+place and restores it if the launch fails), a ``clpy.DeviceArray``, a
 ``pyopencl.array.Array`` or a ``pyopencl.Buffer`` (used in place). A pointer the kernel never
 writes is declared ``const``.
 """
@@ -104,7 +105,8 @@ class _CopyBack(SimDeferred):
 
 
 class _InPlace(SimDeferred):
-    """An array the simulator writes in place (a ``DeviceArray``'s host array): its snapshot
+    """An array the simulator writes in place (a written NumPy argument, a ``DeviceArray``'s
+    host array): its snapshot
     is taken only when the simulator asks (``SimSnapshot.save``), before a path that can fail
     after writing; a failed launch without one wrote nothing or completed (sim.launch)."""
 
@@ -349,6 +351,12 @@ class Buffer(_Pointer):
         def conv(a: Any, deferred: list[SimDeferred]) -> Any:
             if isinstance(a, np.ndarray):
                 self.check_array(a)
+                if written and type(a) is np.ndarray and a.flags.aligned:
+                    # written in place (checked: C-contiguous, writable), snapshotted when
+                    # sim.launch asks, as a DeviceArray: no copy in and out on a launch
+                    # that cannot fail once started
+                    deferred.append(_InPlace(a))
+                    return a
                 work = np.array(a, copy=True, order="C")
                 if written:
                     deferred.append(_CopyBack(a, work))

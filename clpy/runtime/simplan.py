@@ -2,11 +2,13 @@
 parameter's ABI object converts its argument), then
 ``sim.launch(fn, global_size, local_size, args, offset, params)``.
 
-The simulator writes into copies of NumPy arguments; they are copied back only after it
-returned without error, so a ``SimulationError`` leaves the caller's arrays bit-identical.
-Device arrays (``clpy.DeviceArray``) are used in place: the ones the kernel writes are
-snapshotted when the simulator asks (``SimSnapshot``: before a path that can fail after
-writing) and restored when the launch fails, as are pipes (always snapshotted).
+The simulator reads copies of the NumPy arguments the kernel only reads (as a device
+gets them), and writes the ones the kernel writes in place where they are aligned
+(else into copies, copied back only after it returned without error), as it does device
+arrays (``clpy.DeviceArray``): the arrays written in place are snapshotted when the simulator
+asks (``SimSnapshot``: before a path that can fail after writing) and restored when the launch
+fails, as are pipes (always snapshotted); so a ``SimulationError`` leaves the caller's arrays
+bit-identical.
 """
 
 from __future__ import annotations
