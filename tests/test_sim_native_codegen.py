@@ -21,6 +21,13 @@ from clpy_sim.native.cgen import Geometry, generate
 
 pytestmark = pytest.mark.filterwarnings("ignore::clpy.UniformityWarning")
 
+
+@pytest.fixture(autouse=True)
+def _strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A C compiler error on a generated source fails the test (no quiet fall-back)."""
+    monkeypatch.setenv("CLPY_SIM_NATIVE_STRICT", "1")
+
+
 BIG = 2**31 - 10
 SMALL = -(2**31) + 3
 
@@ -73,6 +80,15 @@ def k_flat(x: Global[float32], y: Global[float32], k: int32, n: int32):
 
 
 @clpy.kernel
+def k_counters(x: Global[float32], y: Global[float32]):
+    gid = clpy.get_global_id(0)
+    s = float32(0.0)
+    for j in range(4):
+        s += x[gid * 4 + j] * x[j]
+    y[gid] = s
+
+
+@clpy.kernel
 def k_unsigned(x: Global[int32], y: Global[int32], u: uint32):
     gid = clpy.get_global_id(0)
     y[gid] = x[uint32(gid) + u] + x[uint32(gid) * uint32(2)]
@@ -89,6 +105,23 @@ def k_2d(x: Global[float32], y: Global[float32], k: int32):
     clpy.barrier()
     if tx < k:
         y[gy * w + gx] = tmp[tx + 1] + tmp[k - tx]
+
+
+@clpy.kernel
+def k_2d_more(x: Global[float32], y: Global[float32], k: int32):
+    tx = clpy.get_local_id(0)
+    ty = clpy.get_local_id(1)
+    li = clpy.get_local_linear_id()
+    tmp = clpy.local_array(float32, 64)
+    tmp[li] = x[clpy.get_global_id(1) * 32 + clpy.get_global_id(0)]
+    clpy.barrier()
+    v = tmp[ty * tx + k] + tmp[li - k]
+    if tx < ty:
+        v += tmp[ty - tx]
+    clpy.barrier()
+    if tx >= k:
+        v *= 2.0
+    y[clpy.get_global_id(1) * 32 + clpy.get_global_id(0)] = v
 
 
 @clpy.kernel
@@ -177,6 +210,14 @@ def test_barrier_free_indices(k: int, n: int) -> None:
     _compare(k_flat, (640,), (64,), [x, np.zeros(640, np.float32), np.int32(k), np.int32(n)])
 
 
+def test_region_kept_as_one_loop() -> None:
+    """Most indices vary with a loop counter: the region keeps its one loop, clamps back."""
+    x = RNG.uniform(-9, 9, 512).astype(np.float32)
+    _compare(k_counters, (128,), (32,), [x, np.zeros(128, np.float32)])
+    src, _ = generate(k_counters.specialize().function, Geometry(1, (32, 1, 1)))
+    assert "clpy_hx" not in src and "CLPY_IXU" not in src
+
+
 @pytest.mark.parametrize("u", [0, 3, 200, 2**32 - 5, 2**31])
 def test_unsigned_indices(u: int) -> None:
     x = RNG.integers(-99, 99, 300).astype(np.int32)
@@ -188,6 +229,15 @@ def test_unsigned_indices(u: int) -> None:
 def test_two_dimensions(ls: tuple[int, int], k: int) -> None:
     x = RNG.uniform(-9, 9, 64 * 4).astype(np.float32)
     _compare(k_2d, (64, 4), ls, [x, np.zeros(64 * 4, np.float32), np.int32(k)])
+
+
+@pytest.mark.parametrize("ls", [(8, 8), (16, 4), (32, 2)])
+@pytest.mark.parametrize("k", [-9, 0, 3, 40])
+def test_two_dimensional_rows(ls: tuple[int, int], k: int) -> None:
+    x = RNG.uniform(-9, 9, 32 * 8).astype(np.float32)
+    _compare(k_2d_more, (32, 8), ls, [x, np.zeros(32 * 8, np.float32), np.int32(k)])
+    src, _ = generate(k_2d_more.specialize().function, Geometry(2, (*ls, 1)))
+    assert "for (int64_t clpy_lx = 0; clpy_lx < clpy_lo; clpy_lx++) {" in src
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -30,7 +30,7 @@ from clpy_sim.native import cgen_coll
 from clpy_sim.native.cgen_builtins import BuiltinGen
 from clpy_sim.native.cgen_coll import is_collective
 from clpy_sim.native.cgen_expr import Ptr
-from clpy_sim.native.cgen_region import Plan, assemble
+from clpy_sim.native.cgen_region import Plan, assemble, plain
 from clpy_sim.native.ctypes_c import Unsupported, c_type
 from clpy_sim.native.uniform import Uniformity, refs
 
@@ -213,7 +213,8 @@ class GroupGen(BuiltinGen):
         w = self.w
         self.region_head = len(w.lines)
         if self.hoist and self.info_in is not None and self.in_func is None:
-            self.plan = Plan()
+            g = self.geom
+            self.plan = Plan(two=g.dims == 2 and g.local[2] == 1 and g.local[1] > 1)
         w("for (int64_t wi = 0; wi < WG; wi++) {")
         w.ind += 1
         if self.masks and not (len(self.masks) == 1 and self.root_full):
@@ -259,6 +260,8 @@ class GroupGen(BuiltinGen):
             if out is not None:
                 self.versioned = True
                 w.lines[self.region_head :] = [x if x.startswith("#") else pad + x for x in out]
+            else:
+                w.lines[self.region_head :] = [plain(x) for x in w.lines[self.region_head :]]
         self.region = -1
 
     def emit_region(self, stmts: Sequence[Stmt]) -> None:

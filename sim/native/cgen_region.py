@@ -42,20 +42,27 @@ MAX_BODY_LINES = 400  # a longer region keeps its one loop (the copies cost comp
 HEAD = (
     "static inline int clpy_inr(int64_t a, int64_t b, int64_t lo, int64_t hi) {\n"
     "    return a >= lo && a <= hi && b >= lo && b <= hi;\n}\n"
-    "static inline int64_t clpy_clampwg(int64_t t) { return t < 0 ? 0 : t > WG ? WG : t; }\n"
+    "static inline int64_t clpy_clamp(int64_t t, int64_t n) { return t < 0 ? 0 : t > n ? n : t; }\n"
     "#define CLPY_IXU(i, n) (i)\n#define CLPY_SPLIT0(c) 0\n#define CLPY_SPLIT1(c) 1"
 )
 
 
+At = Callable[[str, str], str]
+Tests = tuple[tuple[At, str, str], ...]
+
+
 @dataclass(frozen=True)
 class Aff:
-    """An integer value affine in ``wi``: ``at(w)`` its exact value at ``wi = w`` (C int64
-    text), ``a`` its coefficient of ``wi`` (None: not a compile-time constant), ``tests``
-    (value, lowest, highest): values that must be in range for ``at`` to be the C value."""
+    """An integer value affine in each of the local ids ``x`` (``wi`` in a 1-D group) and
+    ``y`` (2-D groups): ``at(x, y)`` its exact value there (C int64 text), ``a`` its
+    coefficient of ``x`` (None: not a compile-time constant), ``deps`` the ids it depends on,
+    ``tests`` (value, lowest, highest): values that must be in range for ``at`` to be the C
+    value. Affine in each id, such a value takes its extremes at the corners of a range."""
 
-    at: Callable[[str], str]
+    at: At
     a: int | None
-    tests: tuple[tuple[Callable[[str], str], str, str], ...] = ()
+    tests: Tests = ()
+    deps: frozenset[str] = frozenset()
 
 
 def _range(t: ScalarType) -> tuple[str, str]:
@@ -70,13 +77,13 @@ def _int(t: object) -> ScalarType | None:
 
 
 def _leaf(text: str) -> Aff:
-    return Aff(lambda w: f"((int64_t)({text}))", 0)
+    return Aff(lambda x, y: f"((int64_t)({text}))", 0)
 
 
 def _fits(x: Aff, t: ScalarType) -> Aff:
     """``x`` converted to ``t``: exact when its value is in ``t``'s range."""
     lo, hi = _range(t)
-    return Aff(x.at, x.a, (*x.tests, (x.at, lo, hi)))
+    return Aff(x.at, x.a, (*x.tests, (x.at, lo, hi)), x.deps)
 
 
 class Affine:
@@ -101,7 +108,7 @@ class Affine:
                 v -= 1 << t.bits
             if v == -(1 << 63):
                 return None
-            return Aff(lambda w: f"({v}LL)", 0)
+            return Aff(lambda x, y: f"({v}LL)", 0)
         if isinstance(e, _VarRef):
             return self.var(e.var, e)
         if isinstance(e, Cast):
@@ -118,7 +125,10 @@ class Affine:
                 return None
             if e.op == "+":
                 return x
-            return _fits(Aff(lambda w: f"(-{x.at(w)})", None if x.a is None else -x.a, x.tests), t)
+            neg = Aff(
+                lambda p, q: f"(-{x.at(p, q)})", None if x.a is None else -x.a, x.tests, x.deps
+            )
+            return _fits(neg, t)
         if isinstance(e, Binary):
             return self.binary(e, t)
         return None
@@ -155,18 +165,26 @@ class Affine:
             return _leaf(g.expr(e))  # (one value per group)
         if g.geom.wg > 1 << 15:
             return None
-        if not flat or d != 0 or (name == "get_global_linear_id" and dims != 1):
+        two = g.geom.dims == 2 and g.geom.local[2] == 1 and not flat  # (nested loops: y, x)
+        if not (flat or two) or d > 1 or (name == "get_global_linear_id" and not flat):
             return None
-        base = {
-            "get_local_id": "0",
-            "get_local_linear_id": "0",
-            "get_global_id": "clpy_g[0] * L0 + N[6]",
-            "get_global_linear_id": "clpy_g[0] * L0",
-        }[name]
-        x = Aff(lambda w: w if base == "0" else f"((int64_t)({base}) + {w})", 1)
+        xs = frozenset("x")
+        if name == "get_local_linear_id" or (name == "get_global_linear_id" and flat):
+            base = "0" if name == "get_local_linear_id" else "clpy_g[0] * L0"
+            if two:
+                return Aff(lambda x, y: f"((int64_t)({y}) * L0 + {x})", 1, (), frozenset("xy"))
+            r = Aff(lambda x, y: x if base == "0" else f"((int64_t)({base}) + {x})", 1, (), xs)
+            return r if base == "0" else _fits(r, t)
+        if d == 1:  # (2-D: the row)
+            base = "0" if name == "get_local_id" else "clpy_g[1] * L1 + N[7]"
+            r = Aff(lambda x, y: y if base == "0" else f"((int64_t)({base}) + {y})", 0, (),
+                    frozenset("y"))  # fmt: skip
+        else:
+            base = "0" if name == "get_local_id" else "clpy_g[0] * L0 + N[6]"
+            r = Aff(lambda x, y: x if base == "0" else f"((int64_t)({base}) + {x})", 1, (), xs)
         if base == "0" and (t.bits > 16 or (t.bits == 16 and not t.is_signed)):
-            return x  # (a local id: below WG, a few thousand)
-        return _fits(x, t) if t.bits < 64 else x
+            return r  # (a local id: below WG, a few thousand)
+        return _fits(r, t) if t.bits < 64 else r
 
     def binary(self, e: Binary, t: ScalarType) -> Aff | None:
         op = e.op
@@ -176,13 +194,15 @@ class Affine:
         if x is None or y is None:
             return None
         tests = (*x.tests, *y.tests)
+        deps = x.deps | y.deps
         if op in ("+", "-"):
             s = None if x.a is None or y.a is None else (x.a + y.a if op == "+" else x.a - y.a)
-            return _fits(Aff(lambda w: f"({x.at(w)} {op} {y.at(w)})", s, tests), t)
+            at: At = lambda p, q: f"({x.at(p, q)} {op} {y.at(p, q)})"  # noqa: E731
+            return _fits(Aff(at, s, tests, deps), t)
         # a product: one factor the same for the whole loop, the result a signed type of at most
         # 32 bits (its operands then at most 2^31 in magnitude: the int64 product is exact)
-        if not t.is_signed or (x.a != 0 and y.a != 0):
-            return None
+        if not t.is_signed or (x.deps & y.deps):
+            return None  # (a product of two factors varying with one id is not affine in it)
         if x.a == 0 and y.a == 0:
             a: int | None = 0
         else:
@@ -193,27 +213,27 @@ class Affine:
                 a = None
         if a is not None and abs(a) > MAX_COEF:
             return None
-        return _fits(Aff(lambda w: f"({x.at(w)} * {y.at(w)})", a, tests), t)
+        at = lambda p, q: f"({x.at(p, q)} * {y.at(p, q)})"  # noqa: E731
+        return _fits(Aff(at, a, tests, deps), t)
 
 
 @dataclass
 class Split:
-    """A region's ``if`` on ``wi``: the condition is true for ``wi`` in [lo, hi) (C texts)
+    """A region's ``if`` on ``x``: the condition is true for ``x`` in [lo, hi) (C texts)
     when ``inside`` is "then", false there when it is "else"; ``tests`` make it exact."""
 
-    stmt: object
     lo: str
     hi: str
     inside: str
-    tests: tuple[tuple[Callable[[str], str], str, str], ...]
+    tests: Tests
 
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 def split_of(an: Affine, cond: Expr) -> Split | None:
-    """The ranges of ``wi`` where ``cond`` (``X op U``, X with coefficient 1, U the same for
-    the whole loop) holds; None when it is not of that form."""
+    """The ranges of ``x`` where ``cond`` (``X op U``, X with coefficient 1 and no other id,
+    U the same for the whole loop) holds; None when it is not of that form."""
     if not isinstance(cond, Compare) or cond.op not in _FLIP:
         return None
     lt, rt = _int(cond.left.type), _int(cond.right.type)
@@ -225,18 +245,25 @@ def split_of(an: Affine, cond: Expr) -> Split | None:
     op = cond.op
     if x.a == 0 and u.a == 1:
         x, u, op = u, x, _FLIP[op]
-    if x.a != 1 or u.a != 0:
+    if x.a != 1 or u.deps or x.deps != frozenset("x"):
         return None
-    t = f"({u.at('0')} - {x.at('0')})"  # cond <=> wi op t
+    n = "L0" if _two(an) else "WG"
+    t = f"({u.at('0', '0')} - {x.at('0', '0')})"  # cond <=> x op t
     lo, hi, inside = {
-        "<": ("0", f"clpy_clampwg({t})", "then"),
-        "<=": ("0", f"clpy_clampwg({t} + 1)", "then"),
-        ">": (f"clpy_clampwg({t} + 1)", "WG", "then"),
-        ">=": (f"clpy_clampwg({t})", "WG", "then"),
-        "==": (f"clpy_clampwg({t})", f"clpy_clampwg({t} + 1)", "then"),
-        "!=": (f"clpy_clampwg({t})", f"clpy_clampwg({t} + 1)", "else"),
+        "<": ("0", f"clpy_clamp({t}, {n})", "then"),
+        "<=": ("0", f"clpy_clamp({t} + 1, {n})", "then"),
+        ">": (f"clpy_clamp({t} + 1, {n})", n, "then"),
+        ">=": (f"clpy_clamp({t}, {n})", n, "then"),
+        "==": (f"clpy_clamp({t}, {n})", f"clpy_clamp({t} + 1, {n})", "then"),
+        "!=": (f"clpy_clamp({t}, {n})", f"clpy_clamp({t} + 1, {n})", "else"),
     }[op]
-    return Split(None, lo, hi, inside, (*x.tests, *u.tests))
+    return Split(lo, hi, inside, (*x.tests, *u.tests))
+
+
+def _two(an: Affine) -> bool:
+    """Whether the region loops of ``an``'s kernel are nested: rows ``y``, columns ``x``."""
+    g = an.gen.geom
+    return g.dims == 2 and g.local[2] == 1 and g.local[1] > 1
 
 
 @dataclass
@@ -244,26 +271,35 @@ class Plan:
     """What one region's fast copies need: the index tests of each site ("all": outside the
     split ``if``; "in"/"out": in its branch taken inside/outside [lo, hi)), and the split."""
 
-    sites: list[tuple[str, tuple[tuple[Callable[[str], str], str, str], ...]]] = field(
-        default_factory=list
-    )
+    two: bool = False  # (2-D groups: rows y of L0 work-items x)
+    sites: list[tuple[str, Tests]] = field(default_factory=list)
     split: Split | None = None
     domain: str = "all"
-    tried_split: bool = False
 
     def site(self, x: Aff, n: str) -> int:
         self.sites.append((self.domain, (*x.tests, (x.at, "0LL", f"((int64_t)({n}) - 1)"))))
         return len(self.sites) - 1
 
 
-def _tests(tests: tuple[tuple[Callable[[str], str], str, str], ...], lo: str, hi: str) -> str:
+def _tests(tests: Tests, lo: str, hi: str, two: bool) -> str:
+    """Every value of ``tests`` in its range at the corners of [lo, hi) x the rows."""
     if not tests:
         return "1"
     last = f"(({hi}) - 1)"
-    return " && ".join(f"clpy_inr({f(lo)}, {f(last)}, {a}, {b})" for f, a, b in tests)
+    out = []
+    for f, a, b in tests:
+        out.append(f"clpy_inr({f(lo, '0')}, {f(last, '0')}, {a}, {b})")
+        if two:
+            out.append(f"clpy_inr({f(lo, '(L1 - 1)')}, {f(last, '(L1 - 1)')}, {a}, {b})")
+    return " && ".join(out)
 
 
 _SITE = re.compile(r"\bclpy_hx\d+\(")
+
+
+def plain(line: str) -> str:
+    """A line of a region kept as one loop: its sites' clamps and its split condition back."""
+    return _SITE.sub("clpy_ix(", line).replace("CLPY_SPLIT(", "(")
 
 
 def assemble(plan: Plan, body: list[str], region: int) -> list[str] | None:
@@ -271,7 +307,15 @@ def assemble(plan: Plan, body: list[str], region: int) -> list[str] | None:
     one level), or None when its one plain loop is best (nothing to gain, or too long)."""
     if (not plan.sites and plan.split is None) or len(body) > MAX_BODY_LINES:
         return None
+    if plan.split is None:
+        # (the copy pays where it takes the clamps off most indices; with most of them left,
+        # like convsep's, whose indices vary with loop counters, the loop stays as it was)
+        left = sum(line.count("clpy_ix(") for line in body)
+        if left > len(plan.sites):
+            return None
     label = re.compile(rf"\bclpy_nx{region}\b")
+    two = plan.two
+    pad = "            " if two else "        "
 
     def copy(k: str | None, split: str | None) -> list[str]:
         """The body: fast (``k`` names the copy's label; ``split``: the split condition's
@@ -279,39 +323,49 @@ def assemble(plan: Plan, body: list[str], region: int) -> list[str] | None:
         out = []
         for line in body:
             if k is None:
-                s = _SITE.sub("clpy_ix(", line).replace("CLPY_SPLIT(", "(")
-            else:
-                s = _SITE.sub("CLPY_IXU(", line).replace("CLPY_SPLIT(", f"CLPY_SPLIT{split}(")
-                s = label.sub(f"clpy_nx{region}_{k}", s)
-            out.append(s if s.startswith("#") else "        " + s)
+                s = plain(line)
+                out.append(s if s.startswith("#") else "        " + s)
+                continue
+            s = _SITE.sub("CLPY_IXU(", line).replace("CLPY_SPLIT(", f"CLPY_SPLIT{split}(")
+            s = label.sub(f"clpy_nx{region}_{k}", s)
+            if two:  # (cgen_builtins.local_id's spellings for 2-D groups)
+                s = s.replace("(wi % L0)", "clpy_lx").replace("(wi / L0)", "clpy_ly")
+            out.append(s if s.startswith("#") else pad + s)
         return out
 
-    def loop(lo: str, hi: str, k: str | None, split: str | None) -> list[str]:
-        head = f"        for (int64_t wi = {lo}; wi < {hi}; wi++) {{"
-        return [head, *copy(k, split), "        }"]
-
     sp = plan.split
+    n = "L0" if two else "WG"
     conds: list[str] = []
     lines: list[str] = ["{"]
     if sp is not None:
-        conds.append(_tests(sp.tests, "0", "WG"))
+        conds.append(_tests(sp.tests, "0", n, two))
         lines.append(f"    const int64_t clpy_lo = {sp.lo}, clpy_hi = {sp.hi};")
-        ranges = [("0", "clpy_lo", "out"), ("clpy_lo", "clpy_hi", "in"), ("clpy_hi", "WG", "out")]
+        ranges = [("0", "clpy_lo", "out"), ("clpy_lo", "clpy_hi", "in"), ("clpy_hi", n, "out")]
         if sp.lo == "0":
             ranges = ranges[1:]
-        if sp.hi == "WG":
+        if sp.hi == n:
             ranges = ranges[:-1]
     else:
-        ranges = [("0", "WG", "all")]
+        ranges = [("0", n, "all")]
     for lo, hi, dom in ranges:
         tests = tuple(t for d, ts in plan.sites if d in ("all", dom) for t in ts)
         if tests:
-            conds.append(f"({lo} >= {hi} || ({_tests(tests, lo, hi)}))")
+            conds.append(f"({lo} >= {hi} || ({_tests(tests, lo, hi, two)}))")
     lines.append(f"    if ({' && '.join(c for c in conds if c != '1') or '1'}) {{")
+    if two:
+        lines.append("        for (int64_t clpy_ly = 0; clpy_ly < L1; clpy_ly++) {")
     for i, (lo, hi, dom) in enumerate(ranges):
         split = None if sp is None else "1" if (dom == "in") == (sp.inside == "then") else "0"
-        lines += loop(lo, hi, str(i), split)
+        if two:
+            lines.append(f"            for (int64_t clpy_lx = {lo}; clpy_lx < {hi}; clpy_lx++) {{")
+            lines.append("                const int64_t wi = clpy_ly * L0 + clpy_lx;")
+            lines += [*copy(str(i), split), "            }"]
+        else:
+            lines.append(f"        for (int64_t wi = {lo}; wi < {hi}; wi++) {{")
+            lines += [*copy(str(i), split), "        }"]
+    if two:
+        lines.append("        }")
     lines.append("    } else {")
-    lines += loop("0", "WG", None, None)
+    lines += ["        for (int64_t wi = 0; wi < WG; wi++) {", *copy(None, None), "        }"]
     lines += ["    }", "}"]
     return lines
