@@ -73,21 +73,20 @@ def run_short(lib: Library, jobs: list[Job], geo: Any, threads: int) -> list[int
 def run_long(lib: Library, jobs: list[Job], geo: Any, threads: int, total: int) -> list[int]:
     """Each job's status, the jobs in pieces on the pool (a bar after a while); Ctrl-C stops
     them (their statuses are then moot: the exception goes on)."""
+    stop = [False]
+    done = [0] * len(jobs)
+    statuses = [0] * len(jobs)
+    futs: list[Future[Any]] = []
+    progress = Progress(total)
+    mine = False
     with lib.cond:
         while lib.cancelling:
             lib.cond.wait()
         lib.active += 1
-    stop = [False]
-    done = [0] * len(jobs)
-    statuses = [0] * len(jobs)
-    workers = pool(max(threads, 1))
-    futs = [
-        workers.submit(_pieces, lib, job, geo, i, done, statuses, stop)
-        for i, job in enumerate(jobs)
-    ]
-    progress = Progress(total)
-    mine = False
     try:
+        workers = pool(max(threads, 1))
+        for i, job in enumerate(jobs):
+            futs.append(workers.submit(_pieces, lib, job, geo, i, done, statuses, stop))
         pending: set[Future[Any]] | list[Future[Any]] = futs
         while pending:
             _, pending = wait(pending, timeout=0.1)
