@@ -80,11 +80,25 @@ def k_flat(x: Global[float32], y: Global[float32], k: int32, n: int32):
 
 
 @clpy.kernel
-def k_counters(x: Global[float32], y: Global[float32]):
+def k_scattered(x: Global[float32], y: Global[float32]):
     gid = clpy.get_global_id(0)
     s = float32(0.0)
     for j in range(4):
-        s += x[gid * 4 + j] * x[j]
+        s += x[(gid * 4 + j) % 500] * x[gid % 3]
+    y[gid] = s
+
+
+@clpy.kernel
+def k_counters(x: Global[float32], y: Global[float32], k: int32):
+    gid = clpy.get_global_id(0)
+    p = clpy.private_array(float32, 4)
+    s = float32(0.0)
+    for i in range(4):
+        p[i] = x[gid + i * k]
+        for j in range(i + 1):
+            s += x[gid * 4 + j - i] * p[j]
+    for i in range(3, -1, -1):
+        s -= p[3 - i] * x[i + k]
     y[gid] = s
 
 
@@ -211,11 +225,22 @@ def test_barrier_free_indices(k: int, n: int) -> None:
 
 
 def test_region_kept_as_one_loop() -> None:
-    """Most indices vary with a loop counter: the region keeps its one loop, clamps back."""
+    """Most indices are not affine: the region keeps its one loop, its clamps back."""
     x = RNG.uniform(-9, 9, 512).astype(np.float32)
-    _compare(k_counters, (128,), (32,), [x, np.zeros(128, np.float32)])
+    _compare(k_scattered, (128,), (32,), [x, np.zeros(128, np.float32)])
+    src, _ = generate(k_scattered.specialize().function, Geometry(1, (32, 1, 1)))
+    assert "clpy_hx" not in src and "CLPY_IXU(" not in src.split("int clpy_run")[1]
+
+
+@pytest.mark.parametrize("n", [512, 509, 300])
+@pytest.mark.parametrize("k", [0, 1, 5, -2, 200, BIG])
+def test_loop_counters_in_indices(n: int, k: int) -> None:
+    """Indices with counters of loops of constant trips (and of ``range(i + 1)`` inside one)
+    are proved in range at the corners of the counters' ranges too."""
+    x = RNG.uniform(-9, 9, n).astype(np.float32)
+    _compare(k_counters, (128,), (32,), [x, np.zeros(128, np.float32), np.int32(k)])
     src, _ = generate(k_counters.specialize().function, Geometry(1, (32, 1, 1)))
-    assert "clpy_hx" not in src and "CLPY_IXU" not in src
+    assert "CLPY_IXU((int64_t)(j), 4)" in src and "CLPY_POLL(clpy_tk" not in src
 
 
 @pytest.mark.parametrize("u", [0, 3, 200, 2**32 - 5, 2**31])

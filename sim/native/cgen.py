@@ -97,6 +97,7 @@ class KernelGen(StmtGen):
         self.aff_defs: dict[Var, Expr] = {}  # variables the affine analysis may expand
         self.aff_known: set[Var] = set()  # those of them defined where code is generated
         self.const_loops: dict[Var, tuple[int, int]] = {}  # counters of loops of few trips
+        self.counter_alias: dict[Var, tuple[int, int]] = {}  # variables equal to one (i = i_)
 
     # ------------------------------------------------------------------ names and storage
 

@@ -25,7 +25,7 @@ test only computes with values already proved in range) that no operation wraps.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -47,17 +47,19 @@ HEAD = (
 )
 
 
-At = Callable[[str, str], str]
-Tests = tuple[tuple[At, str, str], ...]
+At = Callable[[Mapping[str, str]], str]
+Tests = tuple[tuple[At, str, str, frozenset[str]], ...]
 
 
 @dataclass(frozen=True)
 class Aff:
     """An integer value affine in each of the local ids ``x`` (``wi`` in a 1-D group) and
-    ``y`` (2-D groups): ``at(x, y)`` its exact value there (C int64 text), ``a`` its
-    coefficient of ``x`` (None: not a compile-time constant), ``deps`` the ids it depends on,
-    ``tests`` (value, lowest, highest): values that must be in range for ``at`` to be the C
-    value. Affine in each id, such a value takes its extremes at the corners of a range."""
+    ``y`` (2-D groups) and of the counters of loops of a few constant trips (``c:lo:hi:name``,
+    taking the values lo to hi): ``at(env)`` its exact value where they have the values
+    ``env`` (C int64 texts), ``a`` its coefficient of ``x`` (None: not a compile-time
+    constant), ``deps`` the variables it depends on, ``tests`` (value, lowest, highest, deps):
+    values that must be in range for ``at`` to be the C value. Affine in each variable, such
+    a value takes its extremes at the corners of their ranges."""
 
     at: At
     a: int | None
@@ -77,13 +79,13 @@ def _int(t: object) -> ScalarType | None:
 
 
 def _leaf(text: str) -> Aff:
-    return Aff(lambda x, y: f"((int64_t)({text}))", 0)
+    return Aff(lambda env: f"((int64_t)({text}))", 0)
 
 
 def _fits(x: Aff, t: ScalarType) -> Aff:
     """``x`` converted to ``t``: exact when its value is in ``t``'s range."""
     lo, hi = _range(t)
-    return Aff(x.at, x.a, (*x.tests, (x.at, lo, hi)), x.deps)
+    return Aff(x.at, x.a, (*x.tests, (x.at, lo, hi, x.deps)), x.deps)
 
 
 class Affine:
@@ -108,7 +110,7 @@ class Affine:
                 v -= 1 << t.bits
             if v == -(1 << 63):
                 return None
-            return Aff(lambda x, y: f"({v}LL)", 0)
+            return Aff(lambda env: f"({v}LL)", 0)
         if isinstance(e, _VarRef):
             return self.var(e.var, e)
         if isinstance(e, Cast):
@@ -125,9 +127,7 @@ class Affine:
                 return None
             if e.op == "+":
                 return x
-            neg = Aff(
-                lambda p, q: f"(-{x.at(p, q)})", None if x.a is None else -x.a, x.tests, x.deps
-            )
+            neg = Aff(lambda env: f"(-{x.at(env)})", None if x.a is None else -x.a, x.tests, x.deps)
             return _fits(neg, t)
         if isinstance(e, Binary):
             return self.binary(e, t)
@@ -140,6 +140,10 @@ class Affine:
             return _leaf(p[1])
         if v in g.uni_vars:
             return _leaf(g.expr(e))
+        span = g.const_loops.get(v) or g.counter_alias.get(v)
+        if span is not None:  # (a loop counter: a variable of its own, lo to hi)
+            name = f"c:{span[0]}:{span[1]}:{g.cname(v)}"
+            return Aff(lambda env: f"((int64_t)({env[name]}))", 0, (), frozenset([name]))
         init = g.aff_defs.get(v)
         if init is None or v not in g.aff_known:
             return None
@@ -172,16 +176,17 @@ class Affine:
         if name == "get_local_linear_id" or (name == "get_global_linear_id" and flat):
             base = "0" if name == "get_local_linear_id" else "clpy_g[0] * L0"
             if two:
-                return Aff(lambda x, y: f"((int64_t)({y}) * L0 + {x})", 1, (), frozenset("xy"))
-            r = Aff(lambda x, y: x if base == "0" else f"((int64_t)({base}) + {x})", 1, (), xs)
+                xy = frozenset("xy")
+                return Aff(lambda env: f"((int64_t)({env['y']}) * L0 + {env['x']})", 1, (), xy)
+            r = Aff(lambda env: _plus(base, env["x"]), 1, (), xs)
             return r if base == "0" else _fits(r, t)
         if d == 1:  # (2-D: the row)
             base = "0" if name == "get_local_id" else "clpy_g[1] * L1 + N[7]"
-            r = Aff(lambda x, y: y if base == "0" else f"((int64_t)({base}) + {y})", 0, (),
+            r = Aff(lambda env: _plus(base, env["y"]), 0, (),
                     frozenset("y"))  # fmt: skip
         else:
             base = "0" if name == "get_local_id" else "clpy_g[0] * L0 + N[6]"
-            r = Aff(lambda x, y: x if base == "0" else f"((int64_t)({base}) + {x})", 1, (), xs)
+            r = Aff(lambda env: _plus(base, env["x"]), 1, (), xs)
         if base == "0" and (t.bits > 16 or (t.bits == 16 and not t.is_signed)):
             return r  # (a local id: below WG, a few thousand)
         return _fits(r, t) if t.bits < 64 else r
@@ -195,9 +200,11 @@ class Affine:
             return None
         tests = (*x.tests, *y.tests)
         deps = x.deps | y.deps
+        if len(deps) > 4:
+            return None  # (the tests' corners: 2 per variable)
         if op in ("+", "-"):
             s = None if x.a is None or y.a is None else (x.a + y.a if op == "+" else x.a - y.a)
-            at: At = lambda p, q: f"({x.at(p, q)} {op} {y.at(p, q)})"  # noqa: E731
+            at: At = lambda env: f"({x.at(env)} {op} {y.at(env)})"  # noqa: E731
             return _fits(Aff(at, s, tests, deps), t)
         # a product: one factor the same for the whole loop, the result a signed type of at most
         # 32 bits (its operands then at most 2^31 in magnitude: the int64 product is exact)
@@ -213,7 +220,7 @@ class Affine:
                 a = None
         if a is not None and abs(a) > MAX_COEF:
             return None
-        at = lambda p, q: f"({x.at(p, q)} * {y.at(p, q)})"  # noqa: E731
+        at = lambda env: f"({x.at(env)} * {y.at(env)})"  # noqa: E731
         return _fits(Aff(at, a, tests, deps), t)
 
 
@@ -248,7 +255,8 @@ def split_of(an: Affine, cond: Expr) -> Split | None:
     if x.a != 1 or u.deps or x.deps != frozenset("x"):
         return None
     n = "L0" if _two(an) else "WG"
-    t = f"({u.at('0', '0')} - {x.at('0', '0')})"  # cond <=> x op t
+    zero = {"x": "0", "y": "0"}
+    t = f"({u.at(zero)} - {x.at(zero)})"  # cond <=> x op t
     lo, hi, inside = {
         "<": ("0", f"clpy_clamp({t}, {n})", "then"),
         "<=": ("0", f"clpy_clamp({t} + 1, {n})", "then"),
@@ -277,21 +285,33 @@ class Plan:
     domain: str = "all"
 
     def site(self, x: Aff, n: str) -> int:
-        self.sites.append((self.domain, (*x.tests, (x.at, "0LL", f"((int64_t)({n}) - 1)"))))
+        last = f"((int64_t)({n}) - 1)"
+        self.sites.append((self.domain, (*x.tests, (x.at, "0LL", last, x.deps))))
         return len(self.sites) - 1
 
 
 def _tests(tests: Tests, lo: str, hi: str, two: bool) -> str:
-    """Every value of ``tests`` in its range at the corners of [lo, hi) x the rows."""
+    """Every value of ``tests`` in its range at the corners of [lo, hi) x the rows x the
+    counters' ranges."""
     if not tests:
         return "1"
     last = f"(({hi}) - 1)"
     out = []
-    for f, a, b in tests:
-        out.append(f"clpy_inr({f(lo, '0')}, {f(last, '0')}, {a}, {b})")
-        if two:
-            out.append(f"clpy_inr({f(lo, '(L1 - 1)')}, {f(last, '(L1 - 1)')}, {a}, {b})")
+    for f, a, b, deps in tests:
+        others: list[list[tuple[str, str]]] = [[("y", "0")]]
+        if two and "y" in deps:
+            others = [[("y", "0")], [("y", "(L1 - 1)")]]
+        for d in sorted(deps - {"x", "y"}):
+            _, clo, chi, _ = d.split(":", 3)
+            others = [[*o, (d, v)] for o in others for v in dict.fromkeys((clo, chi))]
+        for o in others:
+            env = dict(o)
+            out.append(f"clpy_inr({f({**env, 'x': lo})}, {f({**env, 'x': last})}, {a}, {b})")
     return " && ".join(out)
+
+
+def _plus(base: str, v: str) -> str:
+    return v if base == "0" else f"((int64_t)({base}) + {v})"
 
 
 _SITE = re.compile(r"\bclpy_hx\d+\(")

@@ -33,7 +33,7 @@ from clpy.ir.nodes import (
 from clpy.ir.walk import walk
 from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType, Type
 from clpy_sim.native.cgen_expr import _common
-from clpy_sim.native.cgen_group import BARRIERS, GroupGen, _assigned_vars, _Target
+from clpy_sim.native.cgen_group import BARRIERS, GroupGen, _assigned_vars, _Target, _walk
 from clpy_sim.native.cgen_region import Affine, split_of
 from clpy_sim.native.ctypes_c import Unsupported, c_type
 
@@ -47,6 +47,7 @@ class StmtGen(GroupGen):
     aff_defs: dict[Var, Expr]
     aff_known: set[Var]
     const_loops: dict[Var, tuple[int, int]]
+    counter_alias: dict[Var, tuple[int, int]]
 
     def note(self, v: Var, declare_top: bool = False) -> None:  # pragma: no cover - KernelGen's
         raise NotImplementedError
@@ -239,7 +240,8 @@ class StmtGen(GroupGen):
         x = self.var(v, s.loc)
         test = self.for_test(s, x, stop, step)
         inc = self.binop("+", t, x, step, s, s.step.type)
-        span = _span(s, self.const_loops)
+        span = _span(s, {**self.const_loops, **self.counter_alias})
+        u = None
         if span is None:
             # (a loop of a bounded number of trips needs no poll: it stays a candidate for
             # unrolling and vectorizing, which the poll's call rules out)
@@ -250,10 +252,15 @@ class StmtGen(GroupGen):
             w(f"    CLPY_POLL({tk});")
         else:
             self.const_loops[v] = span
+            u = _alias(s)
+            if u is not None:
+                self.counter_alias[u] = span
         self.targets.append(_Target("c"))
         self.nested(s.body)
         self.targets.pop()
         self.const_loops.pop(v, None)
+        if u is not None:
+            self.counter_alias.pop(u, None)
         w("}")
         self.depth -= 1
         w.ind -= 1
@@ -344,10 +351,31 @@ def _span(s: For, outer: dict[Var, tuple[int, int]]) -> tuple[int, int] | None:
     if max(abs(v) for v in (*lo, *hi)) > 1 << 30:
         return None
     if step > 0 and (hi[1] - lo[0]) // step <= 1 << 16:
-        return lo[0], max(lo[0], hi[1])
+        return lo[0], max(lo[0], hi[1] - 1)
     if step < 0 and (lo[1] - hi[0]) // -step <= 1 << 16:
-        return min(lo[1], hi[0]), lo[1]
+        return min(lo[1], hi[0] + 1), lo[1]
     return None
+
+
+def _alias(s: For) -> Var | None:
+    """The user's variable a ``for`` body's first statement sets to the counter and the body
+    never sets again (the frontend's ``i = i_``): the counter's value in the whole body."""
+    if not s.body:
+        return None
+    first = s.body[0]
+    if not (
+        isinstance(first, Assign)
+        and first.op is None
+        and isinstance(first.target, VarRef)
+        and isinstance(first.value, VarRef)
+        and first.value.var is s.var
+    ):
+        return None
+    u = first.target.var
+    rest = s.body[1:]
+    if u in _assigned_vars(rest) or any(isinstance(x, Declare) and x.var is u for x in _walk(rest)):
+        return None
+    return u
 
 
 def _has_calls(e: Any) -> bool:
