@@ -347,6 +347,19 @@ class Buffer(_Pointer):
 
     def sim_converter(self) -> Converter:
         written = self.written
+        layout: list[np.dtype[Any]] = []  # a scalar element's dtype, once known
+
+        def plain(h: np.ndarray) -> bool:
+            """``check_array``'s common case: a C-contiguous (writable) array of scalars."""
+            if not layout:
+                dtype, lanes = element_layout(self, self.elem)
+                if lanes:
+                    return False
+                layout.append(dtype)
+            if h.dtype != layout[0] or not h.ndim:
+                return False
+            flags = h.flags
+            return bool(flags.c_contiguous and (flags.writeable or not written))
 
         def conv(a: Any, deferred: list[SimDeferred]) -> Any:
             if isinstance(a, np.ndarray):
@@ -367,7 +380,8 @@ class Buffer(_Pointer):
                     return conv(a.cl_array, deferred)
                 if a.base is not None:
                     a.check_kernel_view(self.where())
-                self.check_array(host)
+                if type(host) is not np.ndarray or not plain(host):
+                    self.check_array(host)
                 if written:  # in place; a snapshot when sim.launch asks (SimSnapshot)
                     deferred.append(_InPlace(host))
                 return host

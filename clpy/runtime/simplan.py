@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clpy.abi import Buffer, Converter, Param, SimDeferred
+from clpy.abi import Buffer, Converter, DeviceArray, Param, SimDeferred
 from clpy.abi.aliasing import shared_arrays
 from clpy.abi.buffers import SimSnapshot
 from clpy.ir.nesting import deepest_ir, nesting_guard
@@ -76,13 +76,25 @@ class SimPlan:
             (p.index, p.sim_converter()) for p in self.params
         ]
         self._multi_buffer = sum(isinstance(p, Buffer) for p in self.params) > 1
+        # the argument positions of the buffer parameters (clpy/abi/aliasing.py looks at them)
+        self._buffer_args = [
+            p.index for p in self.params if isinstance(p, Buffer) and p.index is not None
+        ]
         self._sim: ModuleType | None = None  # the simulator module of the last launch
         self._lazy = False  # its launch takes snapshot=
+
+    def _may_share(self, args: tuple[Any, ...]) -> bool:
+        for i in self._buffer_args:
+            a = args[i]
+            if isinstance(a, np.ndarray) or (type(a) is DeviceArray and a.staged):
+                return True
+        return False
 
     def _convert_shared(self, args: tuple[Any, ...], deferred: list[SimDeferred]) -> list[Any]:
         """Convert the arguments, giving parameters passed one NumPy array one working copy
         of it (clpy/abi/aliasing.py), written back once."""
-        shared = shared_arrays(self.params, args)
+        # (no NumPy array and no staged DeviceArray view: nothing shared_arrays could find)
+        shared = shared_arrays(self.params, args) if self._may_share(args) else {}
         out: list[Any] = []
         for slot, (i, conv) in enumerate(self.converters):
             k = shared.get(slot)
