@@ -102,3 +102,41 @@ def test_a_repeated_launch_is_the_same_launch(cl_device: Any) -> None:
     scale_add[n](dx, dy, a, n, device=dev)
     np.testing.assert_array_equal(dx.get(), 2 * x)
     np.testing.assert_array_equal(dy.get(), want + 4 * x)
+
+
+def test_ping_pong_arguments_are_checked_once_each(cl_device: Any, monkeypatch: Any) -> None:
+    """Each buffer parameter remembers the last two device objects it bound: a loop that swaps
+    two arrays checks each array once per parameter, and still binds the right one every
+    launch (the values show it); a third array in the slot is checked again."""
+    from clpy.abi import buffers
+
+    dev = clpy.get_device(cl_device)
+    n = 256
+    a = clpy.to_device(np.ones(n, np.float32), dev)
+    b = clpy.to_device(np.zeros(n, np.float32), dev)
+    axpy[n](a, b, np.int32(n), device=dev)  # build, first checks
+    checked: list[int] = []
+    real = buffers.Buffer.check_array
+
+    def counting(self: Any, arr: Any) -> Any:
+        checked.append(id(arr))
+        return real(self, arr)
+
+    monkeypatch.setattr(buffers.Buffer, "check_array", counting)
+    want_a, want_b = np.ones(n, np.float32), 2 * np.ones(n, np.float32)  # after the first
+    src, dst = b, a
+    for _ in range(10):
+        axpy[n](src, dst, np.int32(n), device=dev)
+        if dst is a:
+            want_a = want_a + 2 * want_b
+        else:
+            want_b = want_b + 2 * want_a
+        src, dst = dst, src
+    np.testing.assert_array_equal(a.get(), want_a)
+    np.testing.assert_array_equal(b.get(), want_b)
+    # each parameter checked the one array it had not bound yet, once
+    assert len(checked) == 2
+    c = clpy.to_device(np.zeros(n, np.float32), dev)
+    axpy[n](a, c, np.int32(n), device=dev)  # x: a, remembered; y: c, new
+    assert len(checked) == 3
+    np.testing.assert_array_equal(c.get(), 2 * want_a)

@@ -271,9 +271,30 @@ class Buffer(_Pointer):
         flags = (mf.READ_WRITE if written else mf.READ_ONLY) | mf.COPY_HOST_PTR
         ndarray, ClBuffer, Array, SVMPointer = np.ndarray, cl.Buffer, cla.Array, cl.SVMPointer
         const_limit = site.max_constant_buffer_size if self.constant else None
-        memo: list[tuple[Any, Any]] = [(_NOTHING, None)]  # last device object checked
+        # the last two device objects checked and what they bind: a loop that swaps two
+        # arrays (ping-pong buffers) passes each parameter one of two objects in turn
+        memo: list[tuple[Any, Any]] = [(_NOTHING, None), (_NOTHING, None)]
+
+        def remember(a: Any, out: Any) -> Any:
+            memo[0] = memo[1]
+            memo[1] = (a, out)
+            return out
+
+        def array(a: Any) -> Any:
+            if a.context != ctx:
+                raise ForeignContext(a.context, a.queue, self.name)
+            self.check_array(a)
+            if a.offset:
+                raise ValueError(
+                    f"{self.where()}: pyopencl array views with an offset "
+                    "are not supported; pass a copy"
+                )
+            return a.base_data
 
         def conv(a: Any, pending: list[Any]) -> Any:
+            m = memo[1]
+            if a is m[0]:
+                return m[1]
             m = memo[0]
             if a is m[0]:
                 return m[1]
@@ -298,30 +319,17 @@ class Buffer(_Pointer):
                     up = ViewUpload(a, written)
                     pending.append(up)
                     return up
-                out = conv(a.cl_array, pending)
-                memo[0] = (a, out)
-                return out
+                return remember(a, array(a.cl_array))
             if isinstance(a, Array):
-                if a.context != ctx:
-                    raise ForeignContext(a.context, a.queue, self.name)
-                self.check_array(a)
-                if a.offset:
-                    raise ValueError(
-                        f"{self.where()}: pyopencl array views with an offset "
-                        "are not supported; pass a copy"
-                    )
-                memo[0] = (a, a.base_data)
-                return a.base_data
+                return remember(a, array(a))
             if isinstance(a, ClBuffer):
                 if a.context != ctx:
                     raise ForeignContext(a.context, None, self.name)
                 self._check_buffer_size(a.size)
-                memo[0] = (a, a)
-                return a
+                return remember(a, a)
             if isinstance(a, SVMPointer):
                 site.on_svm()
-                memo[0] = (a, a)
-                return a
+                return remember(a, a)
             if isinstance(a, np.ndarray):  # a subclass (np.matrix, memmap ...)
                 # np.asarray is a view of the same memory: results copied back land in a
                 # (a memory-mapped file included); a mask would be ignored, so no masked arrays.
