@@ -155,6 +155,7 @@ class GroupGen(BuiltinGen):
     region_stmts: dict[int, Sequence[Stmt]]
     in_func: Function | None
     hoist = True  # region loops with their index clamps proved away (sim/native/cgen_region.py)
+    split_only = False  # only regions split at a condition on the local id get the fast copy
     plan: Plan | None = None
     region_head = 0
     versioned = False
@@ -256,7 +257,7 @@ class GroupGen(BuiltinGen):
                 x if x.startswith("#") else x[len(pad) :]
                 for x in w.lines[self.region_head + 1 : -1]
             ]
-            out = assemble(plan, body, self.region)
+            out = assemble(plan, body, self.region) if plan.split or not self.split_only else None
             if out is not None:
                 self.versioned = True
                 w.lines[self.region_head :] = [x if x.startswith("#") else pad + x for x in out]

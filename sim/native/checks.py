@@ -118,6 +118,10 @@ class CheckSpec:
 class CheckedGen(KernelGen):
     """``KernelGen`` with the detectors of ``spec.checks`` in the generated C."""
 
+    # (the detectors' calls dominate a region: a fast copy pays where the split skips
+    # work-items, like a tree reduction's; elsewhere it cost hotspot and convsep 10-30%)
+    split_only = True
+
     def __init__(
         self, fn: Function, geom: Geometry, info: dict[Any, _Info] | None, spec: CheckSpec
     ) -> None:
