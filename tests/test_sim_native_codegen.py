@@ -191,6 +191,16 @@ def k_forever(x: Global[int32], n: int32):
     x[1] = i
 
 
+@clpy.kernel
+def k_forever_group(x: Global[int32], n: int32):
+    t = clpy.local_array(int32, 4)
+    lid = clpy.get_local_id(0)
+    while x[0] == 0:
+        t[lid] += n
+        clpy.barrier()
+    x[1] = t[lid]
+
+
 def _run(k: Any, gs: Any, ls: Any, args: list[Any], **cfg: Any) -> list[Any]:
     out = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     with clpy.sim.config(checks=False, **cfg):
@@ -293,17 +303,20 @@ def test_tree_reduction_source() -> None:
     assert "CLPY_IXU((int64_t)(((int32_t)((uint32_t)(lid) + (uint32_t)(clpy_a_k)))), 64)" in src
 
 
-@pytest.mark.parametrize("x0, n", [(0, 1), (1, 2**31 - 1)])
-def test_ctrl_c_stops_an_endless_work_item_loop(x0: int, n: int) -> None:
-    """Ctrl-C stops a work-item's endless while loop, or its for loop of 2^31 trips, at a
-    poll of the cancel flag; the array keeps its bits."""
+@pytest.mark.parametrize(
+    "k, x0, n", [(k_forever, 0, 1), (k_forever, 1, 2**31 - 1), (k_forever_group, 0, 1)]
+)
+def test_ctrl_c_stops_an_endless_work_item_loop(k: Any, x0: int, n: int) -> None:
+    """Ctrl-C stops a work-item's endless while loop, its for loop of 2^31 trips, or a loop
+    with a barrier run once per group, at a poll of the cancel flag; the array keeps its
+    bits."""
     x = np.array([x0, 5], np.int32)
     with clpy.sim.config(checks=False, engine="native", threads=1):
-        k_forever[(1,), (1,)](np.array([1, 0], np.int32), 3, device="sim")  # (compiled)
+        k[(4,), (4,)](np.array([1, 0], np.int32), 3, device="sim")  # (compiled)
         # (a launch the runner takes for a first one: long, run where Ctrl-C can stop it;
         # sim/native/chunks.py)
         for fn, per in list(runner._CACHE.items()):
-            if fn.name == "k_forever":
+            if fn.name == k.__name__:
                 for c in per.values():
                     if isinstance(c, runner._Compiled):
                         c.per_group = None
@@ -312,7 +325,7 @@ def test_ctrl_c_stops_an_endless_work_item_loop(x0: int, n: int) -> None:
         timer.start()
         try:
             with pytest.raises(KeyboardInterrupt):
-                k_forever[(1,), (1,)](x, n, device="sim")
+                k[(4,), (4,)](x, n, device="sim")
                 time.sleep(60)  # only reached if the launch ended before the timer fired
         finally:
             timer.cancel()
