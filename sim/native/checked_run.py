@@ -191,6 +191,8 @@ def _execute(
             and est * (1 - 1 / chunks) < 5e-4 + SHADOW_NS * 1e-9 * count * chunks
         ):
             chunks = 1
+        if chunks > 1 and c.solo:  # one thread's plain atomics may win (runner.solo_threads)
+            chunks = min(chunks, c.solo_threads(chunks))
     arrays: dict[int, list[np.ndarray]] = {}  # per array: its shadow in each chunk
     order: list[int] = []
     for key, count in shadowed:
@@ -208,7 +210,10 @@ def _execute(
         statuses = run_long(c, jobs, geo, chunks, total)
     else:
         statuses = run_short(c, jobs, geo, chunks)
-    c.measured(time.perf_counter() - t0, chunks, total)
+    spent = time.perf_counter() - t0
+    c.measured(spent, chunks, total)
+    if c.solo and threads > 1 and total > 1:
+        c.trial[chunks] = spent / total
     status = 0
     for st in statuses:
         status |= st
