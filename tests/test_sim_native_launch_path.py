@@ -316,18 +316,18 @@ def test_a_kernel_with_a_solo_path_weighs_one_thread_against_many(
     """Global atomics are plain when one call runs every group (``clpy_solo``), so one thread
     may beat many (sim_bench's histogram on 16 cores: 4.7 ms on one thread, 19.6 ms on two):
     the first launch runs on the threads allowed, the next on one, the later ones on whichever
-    was faster per group; the counts are the same every time."""
+    was faster per group at that size; the counts are the same every time."""
     x = np.arange(1 << 18, dtype=np.int32) * 7
     want = np.bincount(x % 16, minlength=16).astype(np.int32)
     used: list[int] = []
-    real = runner._Compiled.solo_threads
+    real = runner._Compiled.weigh
 
-    def spy(self: Any, threads: int) -> int:
-        got = real(self, threads)
+    def spy(self: Any, total: int, threads: int, est: Any) -> int:
+        got = real(self, total, threads, est)
         used.append(got)
         return got
 
-    monkeypatch.setattr(runner._Compiled, "solo_threads", spy)
+    monkeypatch.setattr(runner._Compiled, "weigh", spy)
     with clpy.sim.config(checks=False, engine="native", threads=4):
         for _ in range(4):
             h = np.zeros(16, np.int32)
@@ -335,22 +335,32 @@ def test_a_kernel_with_a_solo_path_weighs_one_thread_against_many(
             np.testing.assert_array_equal(h, want)
     (c,) = _compiled_of(hist)
     assert c.solo and runner.SOLO_MARK in c.source  # the generator's test, as the runner reads it
-    # launches the runner judged long enough for threads weighed 4 and 1 before choosing (the
-    # first always is: nothing measured yet)
+    # the launches the runner ran on threads: 4, then 1, then the faster (the first always
+    # is one: nothing measured yet)
     assert used and used[0] == 4
+    total = x.size // 64
     if len(used) >= 2:
-        assert used[:2] == [4, 1] and set(c.trial) == {1, 4}
-        best = 1 if c.trial[1] <= c.trial[4] else 4
+        assert used[:2] == [4, 1] and {(total, 1), (total, 4)} <= set(c.trial)
+        best = 1 if c.trial[total, 1] <= c.trial[total, 4] else 4
         assert all(u == best for u in used[2:])
 
 
-def test_solo_threads_choice() -> None:
+def test_weigh_one_thread_against_many() -> None:
+    """Short launches (and any of a kernel with a solo path) try one thread once per size;
+    long ones keep every thread."""
     c = runner._Compiled.__new__(runner._Compiled)
     c.trial = {}
-    assert c.solo_threads(8) == 8
-    c.trial[8] = 2e-6
-    assert c.solo_threads(8) == 1
-    c.trial[1] = 1e-6
-    assert c.solo_threads(8) == 1
-    c.trial[1] = 3e-6
-    assert c.solo_threads(8) == 8
+    c.solo = False
+    assert c.weigh(100, 8, None) == 8  # nothing measured: no trial
+    assert c.weigh(100, 8, 1.0) == 8  # long on one thread: never tried there
+    c.weighed(100, 8, 2e-4)
+    assert c.weigh(100, 8, 1e-3) == 1  # short: one thread next
+    c.weighed(100, 1, 1e-4)
+    assert c.weigh(100, 8, 1e-3) == 1  # one thread was faster per group
+    assert c.weigh(200, 8, 1e-3) == 8  # another size: measured afresh
+    c.weighed(100, 1, 3e-4)
+    assert c.weigh(100, 8, 1e-3) == 8
+    c.solo = True
+    assert c.weigh(300, 8, 5.0) == 8
+    c.weighed(300, 8, 1.0)
+    assert c.weigh(300, 8, 5.0) == 1  # a solo path is tried whatever the length

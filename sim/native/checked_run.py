@@ -191,8 +191,8 @@ def _execute(
             and est * (1 - 1 / chunks) < 5e-4 + SHADOW_NS * 1e-9 * count * chunks
         ):
             chunks = 1
-        if chunks > 1 and c.solo:  # one thread's plain atomics may win (runner.solo_threads)
-            chunks = min(chunks, c.solo_threads(chunks))
+        if chunks > 1:  # one thread may win (runner._Compiled.weigh)
+            chunks = min(chunks, c.weigh(total, chunks, est))
     arrays: dict[int, list[np.ndarray]] = {}  # per array: its shadow in each chunk
     order: list[int] = []
     for key, count in shadowed:
@@ -212,8 +212,8 @@ def _execute(
         statuses = run_short(c, jobs, geo, chunks)
     spent = time.perf_counter() - t0
     c.measured(spent, chunks, total)
-    if c.solo and threads > 1 and total > 1:
-        c.trial[chunks] = spent / total
+    if threads > 1 and total > 1 and (est is None or est > 5e-4):
+        c.weighed(total, chunks, spent)
     status = 0
     for st in statuses:
         status |= st

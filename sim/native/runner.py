@@ -39,6 +39,8 @@ class NativeUnavailable(RuntimeError):
 # How the generated C tests for a global atomic made plain when one call runs every group of
 # the launch (cgen_builtins.py; tests/test_sim_native_launch_path.py checks it is there).
 SOLO_MARK = "if (clpy_solo) "
+# A launch expected to take less on one thread is tried on one thread too (_Compiled.weigh).
+WEIGH_S = 0.02
 
 
 class _Compiled(Library):
@@ -50,20 +52,28 @@ class _Compiled(Library):
         self.ordered = ordered  # groups in order on one thread (atomics whose result is used)
         self.last: tuple[Any, ...] | None = None  # (_execute's arrays of the last launch)
         self.solo = SOLO_MARK in source  # global atomics, plain on a solo call
-        self.trial: dict[int, float] = {}  # threads -> seconds per group, measured
+        # (groups, threads) -> seconds per group, measured on launches of that size
+        self.trial: dict[tuple[int, int], float] = {}
 
-    def solo_threads(self, threads: int) -> int:
-        """Threads for a launch of a kernel with a solo path: one call on one thread makes its
-        global atomics plain, which may beat many threads with real ones (sim_bench's
-        histogram on 16 cores at 2^22: 4.7 ms on one thread, 19.6 on two, 15.1 on 16). The
-        first launch runs on ``threads``, the next on one, the later ones on whichever was
-        faster per group."""
-        t = self.trial
-        if threads not in t:
+    def weigh(self, total: int, threads: int, est: float | None) -> int:
+        """Threads for a launch of ``total`` groups that may run on ``threads``: a launch
+        expected to take under ``WEIGH_S`` on one thread (so trying one thread costs little),
+        or any launch of a kernel with a solo path (one call on one thread makes its global
+        atomics plain), runs once on ``threads``, once on one, and then on whichever was faster
+        per group at that size. On the 16-core H100 host sim_bench's histogram took 4.7 ms on
+        one thread, 19.6 on two, 15.1 on sixteen at 2^22, and bitonic's 136 launches of 0.4 ms
+        ran 85 ms on the pool against 52 ms (with every checker) on one thread."""
+        if not (self.solo or (est is not None and est < WEIGH_S)):
             return threads
-        if 1 not in t:
+        t = self.trial
+        if (total, threads) not in t:
+            return threads
+        if (total, 1) not in t:
             return 1
-        return 1 if t[1] <= t[threads] else threads
+        return 1 if t[total, 1] <= t[total, threads] else threads
+
+    def weighed(self, total: int, threads: int, seconds: float) -> None:
+        self.trial[total, threads] = seconds / total
 
 
 _LOCK = threading.Lock()
@@ -422,8 +432,9 @@ def _execute(
     # the time per group measured on the launches before
     many = total > 1 and not c.ordered and (est is None or est > 5e-4)
     threads = cfg.thread_count() if many else 1
-    if threads > 1 and c.solo:
-        threads = c.solo_threads(threads)
+    weighing = threads > 1
+    if weighing:
+        threads = c.weigh(total, threads, est)
     chunks = min(total, threads)
     jobs = [(ptrs, total * i // chunks, total * (i + 1) // chunks) for i in range(chunks)]
     t0 = time.perf_counter()
@@ -435,8 +446,8 @@ def _execute(
         statuses = run_short(c, jobs, geo, threads)
     spent = time.perf_counter() - t0
     c.measured(spent, chunks, total)
-    if many and c.solo:
-        c.trial[threads] = spent / total
+    if weighing:
+        c.weighed(total, threads, spent)
     for st in statuses:
         _status(st, fn)
 
