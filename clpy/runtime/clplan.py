@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import operator
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -107,11 +108,22 @@ class CLPlan:
             isinstance(p, (Buffer, LocalBuffer, Value, StructValue)) for p in self.params
         )
         self._buffer_args = tuple(p.index for p in self.params if isinstance(p, Buffer))
+        self._pick_buffers = _picker(self._buffer_args)
+        self._value_args = tuple(p.index for p in self.params if not isinstance(p, Buffer))
         site = CLSite(self.context, self.local_limit, info.max_constant_buffer_size, self._saw_svm)
         self.converters: list[tuple[int, Converter]] = [
             (p.index, p.cl_converter(site)) for p in self.params
         ]
         self._checked: set[Sizes] = set()
+        # the arguments converted again on a launch that _recent recognises (all but buffers)
+        self._value_slots = tuple(
+            (j, i, conv)
+            for j, (i, conv) in enumerate(self.converters)
+            if not isinstance(self.params[j], Buffer)
+        )
+        # the last two launches' buffer arguments with what they bound (see _run_recent)
+        self._recent: _Recent | None = None
+        self._recent_prev: _Recent | None = None
         self._resident_memo: tuple[Any, ...] = ()
         self._resident_prev: tuple[Any, ...] = ()  # the set before (ping-pong arrays)
         # the last launch when it may simply be repeated: (sizes, args, converted args,
@@ -210,16 +222,25 @@ class CLPlan:
     def run(
         self, args: tuple[Any, ...], sizes: Sizes, wait: bool, offset: Any
     ) -> LaunchHandle | None:
-        again = self._again
-        if (
-            again is not None
-            and wait
-            and offset is None
-            and again[0] == sizes
-            and _identical(again[1], args)
-        ):
-            self._run_again(again)
-            return None
+        if offset is None:
+            again = self._again  # the last launch, if it uploaded nothing
+            if (
+                again is not None
+                and again[0] == sizes
+                and _identical(again[1], args)
+                and self._frozen_values(args)
+            ):
+                return self._run_again(again, wait)
+            recent = self._recent
+            if recent is not None and sizes in self._checked and 0 not in sizes[0]:
+                # ids of objects the entries hold: no other live object has them
+                ids = tuple(map(id, self._pick_buffers(args)))
+                if ids == recent.ids:
+                    return self._run_recent(recent, args, sizes, wait)
+                prev = self._recent_prev
+                if prev is not None and ids == prev.ids:
+                    self._recent_prev, self._recent = recent, prev
+                    return self._run_recent(prev, args, sizes, wait)
         if sizes not in self._checked:
             self.check_sizes(sizes)
         if offset is not None:
@@ -303,26 +324,18 @@ class CLPlan:
                 deferred.finish()  # the caller's arrays are free to change once this raises
             self._give_back(pooled)
             raise self._launch_error(e, loc) from e
+        self._again = None
+        if not temps and offset is None and self._plain:
+            rec = self._remember(args, cl_args, var)
+            if rec is not None:
+                return self._done(rec, args, sizes, cl_args, evt, wait)
         if wait and not temps and self._resident(args):
             # Device arrays on this plan's queue only: nothing comes back, and reading them
             # (DeviceArray.get, a later launch) is ordered after the kernel by the queue.
-            self._again = (sizes, args, cl_args, var) if offset is None and _frozen(args) else None
             return None
-        self._again = None
         if wait:
             try:
-                try:
-                    evt.wait()
-                except cl.Error as e:  # the device was lost, the kernel aborted ...
-                    raise LaunchError(
-                        f"{self.name}: kernel failed on {self.device}: {e}; arguments left "
-                        "untouched"
-                    ) from e
-                if evt.command_execution_status < 0:
-                    raise LaunchError(
-                        f"{self.name}: kernel failed on {self.device} with status "
-                        f"{evt.command_execution_status}; arguments left untouched"
-                    )
+                self._wait_kernel(evt)
                 for host, buf in copies:
                     staging = self._staging(host) if isinstance(buf, cl.Buffer) else None
                     if type(staging) is Registered:
@@ -344,22 +357,122 @@ class CLPlan:
         self._give_back(pooled)  # the queue is in order: a later write runs after these
         return LaunchHandle(evt, events, (keep, copies))
 
-    def _run_again(self, again: tuple[Any, ...]) -> None:
-        """The same launch as the last one (the same objects as arguments, all device arrays
-        or immutable numbers, nothing to copy): its converted arguments and variant serve
-        again; only the kernel is enqueued (the arguments are set again if another launch of
-        this variant changed them)."""
-        sizes, _, cl_args, var = again
+    def _wait_kernel(self, evt: Any) -> None:
+        """Wait for a launch's kernel; a ``LaunchError`` if it failed."""
+        cl = self._cl
+        try:
+            evt.wait()
+        except cl.Error as e:  # the device was lost, the kernel aborted ...
+            raise LaunchError(
+                f"{self.name}: kernel failed on {self.device}: {e}; arguments left untouched"
+            ) from e
+        if evt.command_execution_status < 0:
+            raise LaunchError(
+                f"{self.name}: kernel failed on {self.device} with status "
+                f"{evt.command_execution_status}; arguments left untouched"
+            )
+
+    def _remember(self, args: tuple[Any, ...], cl_args: list[Any], var: _Variant) -> _Recent | None:
+        """Keep what this launch's buffer arguments bound, for ``_run_recent``: only memory
+        objects (device arrays, pyopencl arrays and buffers; nothing uploaded for the launch,
+        no SVM pointer), which the converters also remember by the argument's identity."""
+        buffer_type = self._cl.Buffer
+        template: list[Any] = [None] * len(cl_args)
+        for j, _, _ in self._buffer_slots:
+            b = cl_args[j]
+            if type(b) is not buffer_type:
+                return None
+            template[j] = b
+        objs = tuple(self._pick_buffers(args))
+        alias = self._alias_memo if self._multi_buffer else None
+        rec = _Recent(objs, template, var, alias, self._resident(args))
+        recent = self._recent
+        if recent is not None and recent.ids == rec.ids:
+            self._recent = rec  # (new sizes, same arguments: keep the other set)
+        else:
+            self._recent_prev, self._recent = recent, rec
+        return rec
+
+    def _run_recent(
+        self, rec: _Recent, args: tuple[Any, ...], sizes: Sizes, wait: bool
+    ) -> LaunchHandle | None:
+        """A launch whose buffer arguments are the same objects as in one of the last two
+        launches (a loop that swaps two arrays alternates between two such sets), with
+        checked sizes and no offset: the buffers bind what they bound then and the variant
+        (the aliasing answer) is the same; only the other arguments (numbers, local memory)
+        are converted and checked, and only arguments that changed are set again."""
+        cl_args = rec.template.copy()
+        pending: list[Any] = []  # (values and local memory upload nothing)
+        for j, i, conv in self._value_slots:
+            cl_args[j] = conv(args[i], pending)
+        alias = rec.alias
+        if alias is not self._alias_memo:  # _noalias's memo: the last launch's answer
+            self._alias_prev, self._alias_memo = self._alias_memo, alias
+        g, loc = sizes
+        var = rec.var
+        cl = self._cl
+        try:
+            with self.lock:
+                var.set_args(cl_args)
+                evt = cl.enqueue_nd_range_kernel(self.queue, var.kernel, g, loc)
+        except cl.Error as e:
+            self._again = None
+            raise self._launch_error(e, loc) from e
+        return self._done(rec, args, sizes, cl_args, evt, wait)
+
+    def _done(
+        self,
+        rec: _Recent,
+        args: tuple[Any, ...],
+        sizes: Sizes,
+        cl_args: list[Any],
+        evt: Any,
+        wait: bool,
+    ) -> LaunchHandle | None:
+        """The end of a launch that uploaded nothing (``rec``: its buffer arguments): a
+        handle, or for ``wait=True`` the kernel's end, except on device arrays of this plan's
+        queue (nothing comes back, and reading them, with DeviceArray.get or a later launch,
+        is ordered after the kernel by the queue). The launch may be repeated (_run_again)."""
+        self._again = (sizes, args, cl_args, rec.var, rec.resident)
+        if not wait:
+            return LaunchHandle(evt, [evt], None)
+        if not rec.resident:
+            self._wait_kernel(evt)
+        return None
+
+    def _frozen_values(self, args: tuple[Any, ...]) -> bool:
+        """The arguments besides buffers are immutable numbers: the same objects next time
+        mean the same values (a 0-d NumPy array, a list of lanes or a structured ``np.void``,
+        which may be a view of an array, may change in place)."""
+        for i in self._value_args:
+            a = args[i]
+            t = type(a)
+            if t is not int and t is not float and t is not bool:
+                if not isinstance(a, _generic) or t is _void:
+                    return False
+        return True
+
+    def _run_again(self, again: tuple[Any, ...], wait: bool) -> LaunchHandle | None:
+        """The same launch as the last one that uploaded nothing (the same objects as
+        arguments: memory objects and immutable numbers): its converted arguments and variant
+        serve again; only the kernel is enqueued (the arguments are set again if another
+        launch of this variant changed them)."""
+        sizes, _, cl_args, var, resident = again
         g, loc = sizes
         cl = self._cl
         try:
             with self.lock:
                 if var.last is not cl_args:
                     var.set_args(cl_args)
-                cl.enqueue_nd_range_kernel(self.queue, var.kernel, g, loc)
+                evt = cl.enqueue_nd_range_kernel(self.queue, var.kernel, g, loc)
         except cl.Error as e:
             self._again = None
             raise self._launch_error(e, loc) from e
+        if not wait:
+            return LaunchHandle(evt, [evt], None)
+        if not resident:
+            self._wait_kernel(evt)
+        return None
 
     def _staging(self, host: np.ndarray) -> Staging | Ring | Registered | None:
         """Pinned staging for a large pageable array (None: copy it directly)."""
@@ -409,6 +522,24 @@ class CLPlan:
         return LaunchError(f"{self.name}: launch on {self.device} failed: {e}")
 
 
+class _Recent:
+    """A launch ``CLPlan._run_recent`` can repeat with other numbers: its buffer arguments
+    (held, so their identities stay theirs), the arguments list with what they bound (None
+    elsewhere), the variant, ``_noalias``'s memo entry and whether ``_resident`` held."""
+
+    __slots__ = ("objs", "ids", "template", "var", "alias", "resident")
+
+    def __init__(
+        self, objs: tuple[Any, ...], template: list[Any], var: _Variant, alias: Any, resident: bool
+    ) -> None:
+        self.objs = objs
+        self.ids = tuple(map(id, objs))
+        self.template = template
+        self.var = var
+        self.alias = alias
+        self.resident = resident
+
+
 class _Variant:
     """One emitted variant of a plan's kernel (``restrict`` on some buffers), built: its
     pyopencl ``Kernel``, argument setters and the arguments last set."""
@@ -420,6 +551,7 @@ class _Variant:
         self.kernel = cl.Kernel(program, fname)
         self.params = params
         self.last: list[Any] | None = None
+        self.slots = range(len(params))
         self.svm_seen = False
         self._bind_setters()
 
@@ -432,10 +564,11 @@ class _Variant:
 
     def set_args(self, cl_args: list[Any]) -> None:
         """Set only the arguments that changed since the last launch of this kernel: OpenCL
-        keeps kernel arguments between enqueues (spec: clSetKernelArg). Values (NumPy
-        scalars, vector lanes, structs) go through pyopencl's raw-bytes setter, as its own
-        generated invokers do: ``Kernel.set_arg`` takes ~10 µs to classify a NumPy scalar.
-        Call with the plan's lock held."""
+        keeps kernel arguments between enqueues (spec: clSetKernelArg). Values (scalars'
+        bytes, clpy/abi/values.py; NumPy scalars, vector lanes, structs) go through
+        pyopencl's raw-bytes setter, as its own generated invokers do: ``Kernel.set_arg``
+        takes ~10 µs to classify a NumPy scalar. A slot's value is always the same type, so
+        equal bytes are the same value (-0.0 is not 0.0). Call with the plan's lock held."""
         last = self.last
         self.last = None  # if a setter fails, the next launch sets everything
         if (
@@ -457,9 +590,8 @@ class _Variant:
             for j, a in enumerate(cl_args):
                 setters[j](j, a)
         else:
-            for j, a in enumerate(cl_args):
-                b = last[j]
-                if a is not b and not _same(a, b):
+            for j, a, b in zip(self.slots, cl_args, last):
+                if a is not b and (type(a) is not bytes or a != b):
                     setters[j](j, a)
         # Holding the previous arguments keeps their objects (and ids) alive.
         self.last = cl_args
@@ -492,25 +624,20 @@ def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> An
     return cl.enqueue_copy(queue, host, buf, **kw)
 
 
-def _frozen(args: tuple[Any, ...]) -> bool:
-    """Every argument is a device array or an immutable number: the same objects next time
-    mean the same launch (a 0-d NumPy array or a list of lanes may change in place)."""
-    for a in args:
-        t = type(a)
-        if t is not DeviceArray and t is not int and t is not float and t is not bool:
-            if not isinstance(a, np.generic):
-                return False
-    return True
-
-
 def _identical(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """The same objects in the same order (identity, not equality)."""
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
-def _same(a: Any, b: Any) -> bool:
-    """``a`` may stand for ``b`` as a kernel argument already set (same memory object, or the
-    same NumPy scalar type and bits: -0.0 is not 0.0)."""
-    if a is b:
-        return True
-    return isinstance(a, np.generic) and type(a) is type(b) and a.tobytes() == b.tobytes()
+_generic = np.generic
+_void = np.void
+
+
+def _picker(slots: tuple[int, ...]) -> Callable[[tuple[Any, ...]], Any]:
+    """A function taking the launch arguments to those in ``slots`` (an iterable)."""
+    if len(slots) > 1:
+        return operator.itemgetter(*slots)
+    if slots:
+        (i,) = slots
+        return lambda args: (args[i],)
+    return lambda args: ()

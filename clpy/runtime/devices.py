@@ -173,9 +173,10 @@ class Runtime:
         # names resolved before (launches pass the same name each time)
         self._found: dict[Any, tuple[Any, Device]] = {}
         # pyopencl selectors (queues, contexts, devices) carry their answer themselves
-        # (_FOUND_ATTR) with this runtime's token: nothing here keeps a caller's queue or
-        # context alive; reset() takes a new token, so answers from before it are not used
-        self._token = object()
+        # (_FOUND_ATTR) with this runtime's epoch: nothing here keeps a caller's queue or
+        # context alive. reset() starts a new epoch, so answers from before it are not used
+        # (here, and in the launchers' memo of the last device= object: launch.py)
+        self.epoch = object()
 
     def devices(self) -> list[Device]:
         devs = self._devices
@@ -215,11 +216,11 @@ class Runtime:
         """The device of a pyopencl object, remembered on the object (pyopencl's objects take
         attributes; where one does not, it is looked up each time)."""
         hit = getattr(obj, _FOUND_ATTR, None)
-        if hit is not None and hit[0] is self._token:
+        if hit is not None and hit[0] is self.epoch:
             return cast(Device, hit[1])
         d = self._from_pyopencl(obj)
         try:
-            setattr(obj, _FOUND_ATTR, (self._token, d))
+            setattr(obj, _FOUND_ATTR, (self.epoch, d))
         except (AttributeError, TypeError):
             pass
         return d
@@ -300,7 +301,7 @@ class Runtime:
             self._default = None
             self._selected = None
             self._found = {}
-            self._token = object()
+            self.epoch = object()
 
 
 def _matches(d: Device, parts: list[str]) -> bool:

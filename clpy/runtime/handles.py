@@ -14,6 +14,8 @@ class LaunchHandle:
     finished (raising ``LaunchError`` if it failed); ``event`` is the pyopencl event of the
     kernel, ``events`` every event including the copy-backs."""
 
+    __slots__ = ("event", "events", "_keep")
+
     def __init__(self, event: Any, events: list[Any], keep: Any) -> None:
         self.event = event
         self.events = events

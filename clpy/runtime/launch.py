@@ -71,7 +71,7 @@ class KernelLaunches:
     on the first launch) and the plans per (argument-type signature, device, context, queue).
     ``Kernel.launches`` holds it; ``clear()`` forgets everything."""
 
-    __slots__ = ("kernel", "meta", "plans", "captures", "__weakref__")
+    __slots__ = ("kernel", "meta", "plans", "captures", "last", "__weakref__")
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
@@ -80,6 +80,9 @@ class KernelLaunches:
         # module-level tables the plans' programs hold (clpy/program_scope.py): checked
         # before each launch, a change re-specializes the kernel
         self.captures: list[tuple[Any, Any]] = []
+        # the last launch's target: (device= object, fp_contract, signature key, runtime
+        # epoch, device, context, plan); see Launcher.__call__
+        self.last: tuple[Any, ...] | None = None
 
     def meta_of(self) -> Meta:
         m = self.meta
@@ -101,6 +104,7 @@ class KernelLaunches:
         self.meta = None
         self.plans.clear()
         self.captures = []
+        self.last = None
 
 
 def _type_key(a: Any) -> Any:
@@ -239,26 +243,23 @@ class Launcher:
         if len(args) != len(meta.names):
             raise arg_count_error(meta.name, list(meta.names), len(args))
         sizes = parse_sizes(self.sizes, meta.name)
-        if device is None:
-            dev, ctx, queue = RUNTIME.current(), None, None
-        else:
-            dev, ctx, queue = _exec_target(device)
         spec_key = meta.spec_key(args)
-        if fp_contract is not None:
-            spec_key = (spec_key, bool(fp_contract))
-        ctx_key = None if ctx is None else int(ctx.int_ptr)
-        key = (spec_key, dev, ctx_key, None if queue is None else int(queue.int_ptr))
-        try:
-            plan = launches.plans.get(key)
-        except TypeError:  # an unhashable constexpr value: specialize() says why
-            specialize_for(self.kernel, meta, args, fp_contract)
-            raise
-        if launches.captures and stale(launches.captures):  # a module table changed
-            self.kernel.clear_cache()
-            launches.meta = meta
-            plan = None
-        if plan is None:
-            plan = self._plan(launches, key, meta, args, dev, ctx, queue, fp_contract)
+        last = launches.last
+        # The same device= object (a name, a Device, a queue ...) as the last launch, in the
+        # same runtime epoch, with the same signature: the same plan (for device=None, while
+        # the current device is the same). ``last`` holds the object, so its identity stays.
+        if (
+            last is not None
+            and last[0] is device
+            and last[1] is fp_contract
+            and last[3] is RUNTIME.epoch
+            and last[2] == spec_key
+            and (device is not None or last[4] is RUNTIME.current())
+            and not (launches.captures and stale(launches.captures))
+        ):
+            dev, ctx, plan = last[4], last[5], last[6]
+        else:
+            dev, ctx, plan = self._resolve(launches, meta, args, spec_key, device, fp_contract)
         try:
             return plan.run(args, sizes, wait, offset)
         except ForeignContext as fc:
@@ -275,6 +276,8 @@ class Launcher:
             # options), in the argument's context and on its queue.
             there = dev if device is not None else RUNTIME.find(fc.context)
             qkey = None if fc.queue is None else int(fc.queue.int_ptr)
+            if fp_contract is not None:
+                spec_key = (spec_key, bool(fp_contract))
             key = (spec_key, there, int(fc.context.int_ptr), qkey)
             plan = launches.plans.get(key)
             if plan is None:
@@ -282,6 +285,39 @@ class Launcher:
                     launches, key, meta, args, there, fc.context, fc.queue, fp_contract
                 )
             return plan.run(args, sizes, wait, offset)
+
+    def _resolve(
+        self,
+        launches: KernelLaunches,
+        meta: Meta,
+        args: tuple[Any, ...],
+        spec_key: Any,
+        device: Any,
+        fp_contract: bool | None,
+    ) -> tuple[Device, Any, CLPlan | SimPlan]:
+        """(device, context or None, plan) for a launch, and the memo of it in
+        ``launches.last``."""
+        epoch = RUNTIME.epoch
+        if device is None:
+            dev, ctx, queue = RUNTIME.current(), None, None
+        else:
+            dev, ctx, queue = _exec_target(device)
+        key_sig = spec_key if fp_contract is None else (spec_key, bool(fp_contract))
+        ctx_key = None if ctx is None else int(ctx.int_ptr)
+        key = (key_sig, dev, ctx_key, None if queue is None else int(queue.int_ptr))
+        try:
+            plan = launches.plans.get(key)
+        except TypeError:  # an unhashable constexpr value: specialize() says why
+            specialize_for(self.kernel, meta, args, fp_contract)
+            raise
+        if launches.captures and stale(launches.captures):  # a module table changed
+            self.kernel.clear_cache()
+            launches.meta = meta
+            plan = None
+        if plan is None:
+            plan = self._plan(launches, key, meta, args, dev, ctx, queue, fp_contract)
+        launches.last = (device, fp_contract, spec_key, epoch, dev, ctx, plan)
+        return dev, ctx, plan
 
     def _plan(
         self,

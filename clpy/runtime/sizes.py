@@ -32,19 +32,36 @@ def _dims(v: Any, what: str, kname: str) -> Dims:
     return out
 
 
+def _plain(dims: tuple[Any, ...]) -> bool:
+    """1 to 3 positive Python ints (what ``_dims`` returns unchanged)."""
+    n = len(dims)
+    if n == 1:
+        x = dims[0]
+        return type(x) is int and x > 0
+    if n == 2:
+        x, y = dims
+        return type(x) is int and type(y) is int and x > 0 and y > 0
+    if n == 3:
+        x, y, z = dims
+        return type(x) is int and type(y) is int and type(z) is int and x > 0 and y > 0 and z > 0
+    return False
+
+
 def parse_sizes(sizes: Any, kname: str) -> Sizes:
     """``k[n]``, ``k[g, l]``, ``k[(w, h), None]``, ``k[(w, h), (8, 8)]`` → (global, local)."""
-    # Fast path for the common spellings with plain ints (no cache: 16.0 == 16 would hit).
+    # Fast path for the common spellings with plain positive ints (no cache: 16.0 == 16
+    # would hit): k[n], k[n, l], k[(w, h), None], k[(w, h), (8, 8)].
     t = type(sizes)
     if t is int and sizes > 0:
         return (sizes,), None
     if t is tuple and len(sizes) == 2:
         g0, l0 = sizes
-        if type(g0) is tuple and len(g0) == 1 and type(g0[0]) is int and g0[0] > 0:
-            if l0 is None:
-                return g0, None
-            if type(l0) is tuple and len(l0) == 1 and type(l0[0]) is int and l0[0] > 0:
-                return g0, l0
+        if type(g0) is tuple:
+            if _plain(g0):
+                if l0 is None:
+                    return g0, None
+                if type(l0) is tuple and len(l0) == len(g0) and _plain(l0):
+                    return g0, l0
         elif type(g0) is int and type(l0) is int and g0 > 0 and l0 > 0:
             return (g0,), (l0,)
     if isinstance(sizes, tuple) and len(sizes) == 2:
