@@ -11,6 +11,23 @@ threads stop spinning when the next launch comes a few microseconds later, so ea
 Python between launches costs more than a µs of wall time.
 
     .venv/bin/python benchmarks/launch_overhead.py [--launches N] [--json PATH]
+
+``--cpu``: the CPU time a launch costs the host, in the loop shapes of whole programs, clpy
+against raw pyopencl with the same arguments through pyopencl's fast setters (``set_arg`` for
+buffers, ``_set_arg_buf`` for NumPy scalars): ``pingpong`` (two DeviceArrays swapped every
+launch, one int scalar changing, ``wait=False``: pathfinder, hotspot, stencils), ``same``
+and ``same_wait`` (the same arguments every launch, ``wait=False`` / ``wait=True``) and
+``numpy`` (NumPy arrays copied in and out, ``wait=True``, one loop trip). Per case: µs per launch of
+``process_time`` (every thread: the driver's too) and ``thread_time`` (the launching thread),
+the best of ``--rounds`` batches of ``--launches``; the raw side sets every argument
+(``raw_all``, as the originals' hosts) or only those that changed (``raw_changed``). One JSON
+line per process. ``--tree DIR`` imports clpy from DIR (a worktree of another revision);
+``--against DIR`` runs ``--processes`` processes of each tree, alternating, and prints the
+medians and minima per case:
+
+    .venv/bin/python benchmarks/launch_overhead.py --cpu --device opencl:pocl
+    git worktree add -f /tmp/old <rev>
+    .venv/bin/python benchmarks/launch_overhead.py --cpu --against /tmp/old --processes 3
 """
 
 from __future__ import annotations
@@ -20,6 +37,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -28,7 +46,17 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tree() -> str:
+    """The source tree to import clpy from (``--tree DIR``; else this checkout)."""
+    if "--tree" in sys.argv:
+        return str(Path(sys.argv[sys.argv.index("--tree") + 1]).resolve())
+    return str(ROOT)
+
+
+sys.path.insert(0, _tree())
 
 import clpy  # noqa: E402
 from clpy import Global, float32, int32  # noqa: E402
@@ -60,14 +88,190 @@ def _paired(raw: Callable[[], Any], ours: Callable[[], Any], launches: int,
     return statistics.median(t_raw), statistics.median(t_ours), statistics.median(ratios)
 
 
+@clpy.kernel
+def relax(iters: int32, wall: Global[int32], src: Global[int32], dst: Global[int32],
+          cols: int32, t: int32, border: int32):
+    """A pathfinder-shaped launch (seven arguments: two buffers swapped every launch);
+    ``iters`` trips of its loop set how long it runs."""
+    i = clpy.get_global_id(0)
+    if i < cols:
+        w = wall[t * cols + i]
+        acc = 0
+        for _ in range(iters):
+            acc = acc * 3 + w  # (a recurrence: no closed form for the compiler to take)
+        dst[i] = src[i] + acc + border
+
+
+def cpu_cases(device: str, launches: int, rounds: int, iters: int) -> dict[str, Any]:
+    """µs of CPU per launch, per case and side: {case: {side: [process, thread]}}."""
+    import pyopencl as cl
+
+    from clpy.runtime.api import get_device
+
+    dev = get_device(device)
+    q = dev.queue
+    rows, cols, local = 8, 1024, 64
+    wall_h = np.ones((rows, cols), np.int32)
+    wall = clpy.to_device(wall_h, dev)
+    res = [clpy.to_device(np.zeros(cols, np.int32), dev), clpy.zeros(cols, np.int32, dev)]
+    g, loc = (cols,), (local,)
+    relax[g, loc](iters, wall, res[0], res[1], cols, 0, 0, device=dev)
+    plan = next(p for p in relax.launches.plans.values() if getattr(p, "device", None) is dev)
+    prg = cl.Program(dev.context, plan.source).build(options=plan.options)
+    knl = cl.Kernel(prg, "relax")
+    set_buf, set_arg = knl._set_arg_buf, knl.set_arg
+    enqueue = cl.enqueue_nd_range_kernel
+    bufs = [wall.cl_array.base_data, res[0].cl_array.base_data, res[1].cl_array.base_data]
+    i32 = np.int32
+    host_in = np.zeros(cols, np.int32)
+    host_out = np.zeros(cols, np.int32)
+    mf = cl.mem_flags
+
+    def clpy_pingpong(n: int) -> None:
+        for s in range(n):
+            relax[(cols,), (local,)](iters, wall, res[s & 1], res[1 - (s & 1)], cols, s % rows,
+                                     7, device=dev, wait=False)
+
+    def raw_pingpong_all(n: int) -> None:
+        for s in range(n):
+            set_buf(0, i32(iters))
+            set_arg(1, bufs[0])
+            set_arg(2, bufs[1 + (s & 1)])
+            set_arg(3, bufs[2 - (s & 1)])
+            set_buf(4, i32(cols))
+            set_buf(5, i32(s % rows))
+            set_buf(6, i32(7))
+            enqueue(q, knl, (cols,), (local,))
+
+    def raw_pingpong_changed(n: int) -> None:
+        for s in range(n):
+            set_arg(2, bufs[1 + (s & 1)])
+            set_arg(3, bufs[2 - (s & 1)])
+            set_buf(5, i32(s % rows))
+            enqueue(q, knl, (cols,), (local,))
+
+    def clpy_same(n: int, wait: bool = False) -> None:
+        for _ in range(n):
+            relax[(cols,), (local,)](iters, wall, res[0], res[1], cols, 3, 7, device=dev, wait=wait)
+
+    def clpy_same_wait(n: int) -> None:
+        clpy_same(n, True)
+
+    def raw_same_all(n: int) -> None:
+        for _ in range(n):
+            set_buf(0, i32(iters))
+            set_arg(1, bufs[0])
+            set_arg(2, bufs[1])
+            set_arg(3, bufs[2])
+            set_buf(4, i32(cols))
+            set_buf(5, i32(3))
+            set_buf(6, i32(7))
+            enqueue(q, knl, (cols,), (local,))
+
+    def raw_same_changed(n: int) -> None:
+        for _ in range(n):
+            enqueue(q, knl, (cols,), (local,))
+
+    def clpy_numpy(n: int) -> None:
+        for _ in range(n):
+            relax[(cols,), (local,)](1, wall_h, host_in, host_out, cols, 3, 7, device=dev)
+
+    def raw_numpy(n: int) -> None:  # the copies clpy makes, by hand
+        for _ in range(n):
+            b_wall = cl.Buffer(dev.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=wall_h)
+            b_in = cl.Buffer(dev.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=host_in)
+            b_out = cl.Buffer(dev.context, mf.READ_WRITE, host_out.nbytes)
+            set_buf(0, i32(1))
+            set_arg(1, b_wall)
+            set_arg(2, b_in)
+            set_arg(3, b_out)
+            set_buf(4, i32(cols))
+            set_buf(5, i32(3))
+            set_buf(6, i32(7))
+            enqueue(q, knl, (cols,), (local,))
+            cl.enqueue_copy(q, host_out, b_out)
+
+    cases: dict[str, dict[str, Callable[[int], None]]] = {
+        "pingpong": {"clpy": clpy_pingpong, "raw_all": raw_pingpong_all,
+                     "raw_changed": raw_pingpong_changed},
+        "same": {"clpy": clpy_same, "raw_all": raw_same_all, "raw_changed": raw_same_changed},
+        "same_wait": {"clpy": clpy_same_wait, "raw_changed": raw_same_changed},
+        "numpy": {"clpy": clpy_numpy, "raw_all": raw_numpy},
+    }
+    out: dict[str, Any] = {}
+    for case, sides in cases.items():
+        n = launches if case != "numpy" else max(1, launches // 10)
+        best = {side: [1e99, 1e99] for side in sides}
+        for fn in sides.values():  # warm-up: plans, pools, the driver's first launches
+            fn(max(10, n // 10))
+            q.finish()
+        for _ in range(rounds):
+            for side, fn in sides.items():
+                if side != "clpy":  # the raw side set its own arguments on its own kernel
+                    knl.set_args(i32(iters), bufs[0], bufs[1], bufs[2], i32(cols), i32(3), i32(7))
+                p0, t0 = time.process_time(), time.thread_time()
+                fn(n)
+                q.finish()
+                p1, t1 = time.process_time(), time.thread_time()
+                b = best[side]
+                b[0] = min(b[0], (p1 - p0) / n * 1e6)
+                b[1] = min(b[1], (t1 - t0) / n * 1e6)
+        out[case] = {side: [round(v, 2) for v in b] for side, b in best.items()}
+    return {"device": str(dev), "tree": _tree(), "launches": launches, "rounds": rounds,
+            "iters": iters, "us_per_launch_process_thread": out}
+
+
+def cpu_main(opts: Any) -> None:
+    if not opts.against:
+        print(json.dumps(cpu_cases(opts.device, opts.launches, opts.rounds, opts.iters)))
+        return
+    trees = {"old": str(Path(opts.against).resolve()), "new": str(ROOT)}
+    runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
+    for _ in range(opts.processes):
+        for name, tree in trees.items():
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--cpu", "--tree", tree,
+                   "--device", opts.device, "--launches", str(opts.launches),
+                   "--rounds", str(opts.rounds), "--iters", str(opts.iters)]
+            line = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            runs[name].append(json.loads(line.strip().splitlines()[-1]))
+            print(name, line.strip(), flush=True)
+    print(f"\nµs per launch, {opts.processes} processes per tree alternated (median / min of "
+          "the processes' best batches); process_time | thread_time")
+    first = runs["new"][0]["us_per_launch_process_thread"]
+    for case, sides in first.items():
+        for side in sides:
+            cells = []
+            for name in ("old", "new"):
+                for k in (0, 1):
+                    vals = [r["us_per_launch_process_thread"][case][side][k] for r in runs[name]]
+                    cells.append(f"{statistics.median(vals):7.2f}/{min(vals):7.2f}")
+            print(f"{case:>10} {side:>11}: old {cells[0]} | {cells[1]}   "
+                  f"new {cells[2]} | {cells[3]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--launches", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=41)
+    ap.add_argument("--launches", type=int, default=None)
+    ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--device", default="opencl:pocl")
     ap.add_argument("--json", default=str(Path(__file__).parent / "results" /
                                            "launch_overhead.json"))
+    ap.add_argument("--cpu", action="store_true", help="CPU µs per launch per loop shape")
+    ap.add_argument("--tree", default=None, help="import clpy from this source tree")
+    ap.add_argument("--against", default=None,
+                    help="with --cpu: alternate processes of this tree (old) and this checkout")
+    ap.add_argument("--processes", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=1,
+                    help="with --cpu: loop trips per work-item (a longer kernel: on PoCL, "
+                    "enough that its threads never wait for the next launch)")
     opts = ap.parse_args()
+    if opts.cpu:
+        opts.launches = opts.launches or 2000
+        opts.rounds = opts.rounds or 5
+        cpu_main(opts)
+        return
+    opts.launches = opts.launches or 200
+    opts.rounds = opts.rounds or 41
     import pyopencl as cl
 
     from clpy.runtime.api import get_device
