@@ -51,6 +51,7 @@ from clpy_sim.native.cgen_group import (  # noqa: F401 - re-exported (checks.py)
     func_barrier,
 )
 from clpy_sim.native.cgen_region import HEAD, Affine
+from clpy_sim.native.cgen_splice import splice
 from clpy_sim.native.cgen_stmt import StmtGen
 from clpy_sim.native.ctypes_c import Geometry, Unsupported, c_type, ptr_struct
 from clpy_sim.native.uniform import Uniformity, live_in, rematerializable
@@ -60,9 +61,10 @@ class KernelGen(StmtGen):
     """Generates the C source of kernel ``fn`` for ``geom``; ``Unsupported`` when it cannot."""
 
     def __init__(self, fn: Function, geom: Geometry, info: dict[Var, _Info] | None) -> None:
-        self.fn = fn
         self.geom = geom
         self.memo: dict[int, bool] = {}
+        # device functions with barriers called once at top level: the kernel's own statements
+        self.fn, self.splice_ptrs = splice(fn, self.memo)
         self.info_in = info  # pass 2: the references pass 1 recorded
         self.info: dict[Var, _Info] = {}
         self.names: dict[Var, str] = {}
@@ -370,6 +372,11 @@ class KernelGen(StmtGen):
                 entry.append(Declare(p.loc, p, _ParamPtr(t, p.loc, ptr)))
             else:
                 self.params[p] = ("buffer", ptr)
+        for p, a in self.splice_ptrs.items():
+            alias = self.static_ptr(a)
+            if alias is None:  # (cgen_splice.py takes only what static_ptr resolves)
+                raise Unsupported("a pointer argument of a spliced device function", a.loc)
+            self.aliases[p] = alias
         barriers = contains_barrier(fn.body, self.memo)
         w = self.w
         w.ind = 2
