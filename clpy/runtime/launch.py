@@ -243,7 +243,7 @@ class Launcher:
         if len(args) != len(meta.names):
             raise arg_count_error(meta.name, list(meta.names), len(args))
         sizes = parse_sizes(self.sizes, meta.name)
-        spec_key = meta.spec_key(args)
+        spec_key = meta.spec_key(args) if meta.dynamic or meta.constexprs else ()
         last = launches.last
         # The same device= object (a name, a Device, a queue ...) as the last launch, in the
         # same runtime epoch, with the same signature: the same plan (for device=None, while
