@@ -12,18 +12,20 @@ Python between launches costs more than a µs of wall time.
 
     .venv/bin/python benchmarks/launch_overhead.py [--launches N] [--json PATH]
 
-``--cpu``: the CPU time a launch costs the host, in the loop shapes of whole programs, clpy
-against raw pyopencl with the same arguments through pyopencl's fast setters (``set_arg`` for
-buffers, ``_set_arg_buf`` for NumPy scalars): ``pingpong`` (two DeviceArrays swapped every
-launch, one int scalar changing, ``wait=False``: pathfinder, hotspot, stencils), ``same``
-and ``same_wait`` (the same arguments every launch, ``wait=False`` / ``wait=True``) and
-``numpy`` (NumPy arrays copied in and out, ``wait=True``, one loop trip). Per case: µs per launch of
-``process_time`` (every thread: the driver's too) and ``thread_time`` (the launching thread),
-the best of ``--rounds`` batches of ``--launches``; the raw side sets every argument
-(``raw_all``, as the originals' hosts) or only those that changed (``raw_changed``). One JSON
-line per process. ``--tree DIR`` imports clpy from DIR (a worktree of another revision);
-``--against DIR`` runs ``--processes`` processes of each tree, alternating, and prints the
-medians and minima per case:
+``--cpu``: the CPU time a launch costs the host, in the loop shapes of whole programs (clpy's
+launches name the device's queue, as the programs' hosts do), clpy against raw pyopencl with
+the same arguments through pyopencl's fast setters (``set_arg`` for buffers, ``_set_arg_buf``
+for NumPy scalars): ``pingpong`` (two DeviceArrays swapped every launch, one int scalar
+changing, ``wait=False``: pathfinder, hotspot, stencils), ``same`` and ``same_wait`` (the
+same arguments every launch, ``wait=False`` / ``wait=True``) and ``numpy`` (NumPy arrays
+copied in and out, ``wait=True``, one loop trip). Per case: µs per launch of ``process_time``
+(every thread: the driver's too) and ``thread_time`` (the launching thread), the best of
+``--rounds`` batches of ``--launches``; the raw side sets every argument (``raw_all``, as the
+originals' hosts) or only those that changed (``raw_changed``). One JSON line per process.
+``--tree DIR`` imports clpy from DIR (a worktree of another revision); ``--against DIR`` runs
+``--processes`` processes of each tree, alternating, and prints the medians and minima per
+case. On PoCL give ``--iters 200`` (kernels of ~0.1 ms: its threads never wait for the next
+launch, whose wake-up would count on the launching thread):
 
     .venv/bin/python benchmarks/launch_overhead.py --cpu --device opencl:pocl
     git worktree add -f /tmp/old <rev>
@@ -109,14 +111,14 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int) -> dict[str, 
     from clpy.runtime.api import get_device
 
     dev = get_device(device)
-    q = dev.queue
+    q = dev.queue  # launches name the queue, as the whole programs' hosts do
     rows, cols, local = 8, 1024, 64
     wall_h = np.ones((rows, cols), np.int32)
     wall = clpy.to_device(wall_h, dev)
     res = [clpy.to_device(np.zeros(cols, np.int32), dev), clpy.zeros(cols, np.int32, dev)]
     g, loc = (cols,), (local,)
-    relax[g, loc](iters, wall, res[0], res[1], cols, 0, 0, device=dev)
-    plan = next(p for p in relax.launches.plans.values() if getattr(p, "device", None) is dev)
+    relax[g, loc](iters, wall, res[0], res[1], cols, 0, 0, device=q)
+    plan = next(p for p in relax.launches.plans.values() if getattr(p, "queue", None) is q)
     prg = cl.Program(dev.context, plan.source).build(options=plan.options)
     knl = cl.Kernel(prg, "relax")
     set_buf, set_arg = knl._set_arg_buf, knl.set_arg
@@ -130,7 +132,7 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int) -> dict[str, 
     def clpy_pingpong(n: int) -> None:
         for s in range(n):
             relax[(cols,), (local,)](iters, wall, res[s & 1], res[1 - (s & 1)], cols, s % rows,
-                                     7, device=dev, wait=False)
+                                     7, device=q, wait=False)
 
     def raw_pingpong_all(n: int) -> None:
         for s in range(n):
@@ -152,7 +154,7 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int) -> dict[str, 
 
     def clpy_same(n: int, wait: bool = False) -> None:
         for _ in range(n):
-            relax[(cols,), (local,)](iters, wall, res[0], res[1], cols, 3, 7, device=dev, wait=wait)
+            relax[(cols,), (local,)](iters, wall, res[0], res[1], cols, 3, 7, device=q, wait=wait)
 
     def clpy_same_wait(n: int) -> None:
         clpy_same(n, True)
@@ -174,7 +176,7 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int) -> dict[str, 
 
     def clpy_numpy(n: int) -> None:
         for _ in range(n):
-            relax[(cols,), (local,)](1, wall_h, host_in, host_out, cols, 3, 7, device=dev)
+            relax[(cols,), (local,)](1, wall_h, host_in, host_out, cols, 3, 7, device=q)
 
     def raw_numpy(n: int) -> None:  # the copies clpy makes, by hand
         for _ in range(n):
