@@ -256,3 +256,25 @@ def test_checkers_on_spliced_function() -> None:
     x = np.zeros(32, np.float32)
     err = _compare(k_varying, (32,), [x, np.int32(2)], checks=True)
     assert err is not None and "barrier-divergence" in err  # (its loop's trips vary)
+
+
+@clpy.kernel
+def k_gather(x: Global[float32], idx: Global[int32], y: Global[float32], n: int32):
+    gid = clpy.get_global_id(0)
+    acc = float32(0.0)
+    for k in range(n):
+        j = idx[(gid + k) % 64]
+        acc += x[j] * 0.5 + x[j + k]
+    y[gid] = acc + x[idx[gid]]
+
+
+@pytest.mark.parametrize("n", [0, 3, 70])
+def test_indices_out_of_range_are_element_zero(n: int) -> None:
+    """Indices loaded from memory, in and out of range: element 0 out of range (the branch
+    form of the clamp, clpy_ixb) as on the NumPy engine."""
+    x = RNG.uniform(-9, 9, 64).astype(np.float32)
+    idx = RNG.integers(0, 64, 64).astype(np.int32)
+    idx[::5] = [-1, 64, 2**31 - 1, -(2**31), 1000, -7, 63, 0, 65, -64, 5, 6, 7][: idx[::5].size]
+    _compare(k_gather, (64,), [x, idx, np.zeros(64, np.float32), np.int32(n)])
+    src = _source(k_gather, x=Global[float32], idx=Global[int32], y=Global[float32], n=int32)
+    assert "#define clpy_ix(i, n) clpy_ixb((i), (n))" in src

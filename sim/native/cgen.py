@@ -398,6 +398,7 @@ class KernelGen(StmtGen):
         L0, L1, L2 = g.local
         head.append('#include "prelude.h"')
         head.append('#include "engine.h"')
+        head.append(_INDEX)
         head.append(f"/* clpy native engine: kernel {fn.name} ({fn.loc}) */")
         head.append(f"#define WG {g.wg}")
         head.append(f"#define L0 {L0}\n#define L1 {L1}\n#define L2 {L2}\n#define DIMS {g.dims}")
@@ -433,6 +434,24 @@ class KernelGen(StmtGen):
         out.append("    return 0;")
         out.append("}")
         return "\n".join(out) + "\n"
+
+
+# An element index out of its memory is element 0 (engine.h clpy_ix), tested by a branch
+# predicted not taken rather than a conditional move: the load need not wait for the
+# comparison, and the compiler may hoist or combine the tests of a loop's indices (the volatile
+# asm keeps the branch from becoming a conditional move). 14 programs, process_time: pathfinder
+# 1.7x, hotspot 1.24x, srad 1.08x, spmv 1.08x less CPU; bitonic 1.04x more. (The checked
+# generator's own clpy_ix, defined before this, stays.)
+_INDEX = """static inline int64_t clpy_ixb(int64_t i, int64_t n) {
+    if (__builtin_expect((uint64_t)i >= (uint64_t)n, 0)) {
+        __asm__ volatile("");
+        return 0;
+    }
+    return i;
+}
+#ifndef clpy_ix
+#define clpy_ix(i, n) clpy_ixb((i), (n))
+#endif"""
 
 
 class _ParamValue(Expr):
