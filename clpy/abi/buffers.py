@@ -274,6 +274,7 @@ class Buffer(_Pointer):
         # the last two device objects checked and what they bind: a loop that swaps two
         # arrays (ping-pong buffers) passes each parameter one of two objects in turn
         memo: list[tuple[Any, Any]] = [(_NOTHING, None), (_NOTHING, None)]
+        scalar_dtype: list[np.dtype[Any]] = []  # a scalar element's dtype, once checked
 
         def remember(a: Any, out: Any) -> Any:
             memo[0] = memo[1]
@@ -299,7 +300,18 @@ class Buffer(_Pointer):
             if a is m[0]:
                 return m[1]
             if type(a) is ndarray:
-                self.check_array(a)
+                if not (
+                    scalar_dtype  # check_array's common case, its element dtype known
+                    and a.dtype == scalar_dtype[0]
+                    and a.ndim
+                    and (fl := a.flags).c_contiguous
+                    and (fl.writeable or not written)
+                ):
+                    self.check_array(a)
+                    if not scalar_dtype:
+                        dtype, lanes = element_layout(self, self.elem)
+                        if not lanes:
+                            scalar_dtype.append(dtype)
                 if const_limit is not None and a.nbytes > const_limit:
                     raise ValueError(
                         f"{self.where()}: {a.nbytes} bytes exceed the device's "
