@@ -56,7 +56,13 @@ def parse_sizes(sizes: Any, kname: str) -> Sizes:
         return (sizes,), None
     if t is tuple and len(sizes) == 2:
         g0, l0 = sizes
-        if type(g0) is tuple:
+        if type(g0) is tuple and len(g0) == 1:  # (1-D spelled out: the most common)
+            if type(g0[0]) is int and g0[0] > 0:
+                if l0 is None:
+                    return g0, None
+                if type(l0) is tuple and len(l0) == 1 and type(l0[0]) is int and l0[0] > 0:
+                    return g0, l0
+        elif type(g0) is tuple:
             if _plain(g0):
                 if l0 is None:
                     return g0, None
