@@ -24,7 +24,8 @@ copied in and out, ``wait=True``, one loop trip). Per case: µs per launch of ``
 originals' hosts) or only those that changed (``raw_changed``). One JSON line per process.
 ``--tree DIR`` imports clpy from DIR (a worktree of another revision); ``--against DIR`` runs
 ``--processes`` processes of each tree, alternating, and prints the medians and minima per
-case. On PoCL give ``--iters 200`` (kernels of ~0.1 ms: its threads never wait for the next
+case; ``--stub-enqueue`` leaves the kernels out (the Python cost alone, any device). On PoCL
+give ``--iters 200`` (kernels of ~0.1 ms: its threads never wait for the next
 launch, whose wake-up would count on the launching thread):
 
     .venv/bin/python benchmarks/launch_overhead.py --cpu --device opencl:pocl
@@ -104,7 +105,8 @@ def relax(iters: int32, wall: Global[int32], src: Global[int32], dst: Global[int
         dst[i] = src[i] + acc + border
 
 
-def cpu_cases(device: str, launches: int, rounds: int, iters: int) -> dict[str, Any]:
+def cpu_cases(device: str, launches: int, rounds: int, iters: int,
+              stub: bool = False) -> dict[str, Any]:
     """µs of CPU per launch, per case and side: {case: {side: [process, thread]}}."""
     import pyopencl as cl
 
@@ -122,6 +124,10 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int) -> dict[str, 
     prg = cl.Program(dev.context, plan.source).build(options=plan.options)
     knl = cl.Kernel(prg, "relax")
     set_buf, set_arg = knl._set_arg_buf, knl.set_arg
+    if stub:  # the Python side alone: no kernel enqueued (both sides), an event returned
+        done = cl.enqueue_marker(q)
+        q.finish()
+        cl.enqueue_nd_range_kernel = lambda *a, **kw: done
     enqueue = cl.enqueue_nd_range_kernel
     bufs = [wall.cl_array.base_data, res[0].cl_array.base_data, res[1].cl_array.base_data]
     i32 = np.int32
@@ -220,12 +226,13 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int) -> dict[str, 
                 b[1] = min(b[1], (t1 - t0) / n * 1e6)
         out[case] = {side: [round(v, 2) for v in b] for side, b in best.items()}
     return {"device": str(dev), "tree": _tree(), "launches": launches, "rounds": rounds,
-            "iters": iters, "us_per_launch_process_thread": out}
+            "iters": iters, "stub_enqueue": stub, "us_per_launch_process_thread": out}
 
 
 def cpu_main(opts: Any) -> None:
     if not opts.against:
-        print(json.dumps(cpu_cases(opts.device, opts.launches, opts.rounds, opts.iters)))
+        print(json.dumps(cpu_cases(opts.device, opts.launches, opts.rounds, opts.iters,
+                                   opts.stub_enqueue)))
         return
     trees = {"old": str(Path(opts.against).resolve()), "new": str(ROOT)}
     runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
@@ -234,6 +241,8 @@ def cpu_main(opts: Any) -> None:
             cmd = [sys.executable, str(Path(__file__).resolve()), "--cpu", "--tree", tree,
                    "--device", opts.device, "--launches", str(opts.launches),
                    "--rounds", str(opts.rounds), "--iters", str(opts.iters)]
+            if opts.stub_enqueue:
+                cmd.append("--stub-enqueue")
             line = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             runs[name].append(json.loads(line.strip().splitlines()[-1]))
             print(name, line.strip(), flush=True)
@@ -263,6 +272,9 @@ def main() -> None:
     ap.add_argument("--against", default=None,
                     help="with --cpu: alternate processes of this tree (old) and this checkout")
     ap.add_argument("--processes", type=int, default=3)
+    ap.add_argument("--stub-enqueue", action="store_true",
+                    help="with --cpu: replace clEnqueueNDRangeKernel by a stub (both sides): "
+                    "the Python cost alone; the numpy case still copies")
     ap.add_argument("--iters", type=int, default=1,
                     help="with --cpu: loop trips per work-item (a longer kernel: on PoCL, "
                     "enough that its threads never wait for the next launch)")
