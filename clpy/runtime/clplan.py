@@ -126,8 +126,8 @@ class CLPlan:
         self._recent_prev: _Recent | None = None
         self._resident_memo: tuple[Any, ...] = ()
         self._resident_prev: tuple[Any, ...] = ()  # the set before (ping-pong arrays)
-        # the last launch when it may simply be repeated: (sizes, args, converted args,
-        # variant); see _run_again
+        # the last launch when it uploaded nothing: (sizes, args, converted args, variant,
+        # resident, whether the numbers are immutable: None until asked); see _run_again
         self._again: tuple[Any, ...] | None = None
 
     # The main variant's state, for tools and tests that look inside a plan.
@@ -224,13 +224,13 @@ class CLPlan:
     ) -> LaunchHandle | None:
         if offset is None:
             again = self._again  # the last launch, if it uploaded nothing
-            if (
-                again is not None
-                and again[0] == sizes
-                and _identical(again[1], args)
-                and self._frozen_values(args)
-            ):
-                return self._run_again(again, wait)
+            if again is not None and again[0] == sizes and _identical(again[1], args):
+                frozen = again[5]
+                if frozen is None:  # known once: the same objects are as (im)mutable
+                    frozen = self._frozen_values(args)
+                    self._again = again = (*again[:5], frozen)
+                if frozen:
+                    return self._run_again(again, wait)
             recent = self._recent
             if recent is not None and sizes in self._checked and 0 not in sizes[0]:
                 # ids of objects the entries hold: no other live object has them
@@ -419,7 +419,7 @@ class CLPlan:
             self._again = None
             raise self._launch_error(e, loc) from e
         # _done, inline
-        self._again = (sizes, args, cl_args, var, rec.resident)
+        self._again = (sizes, args, cl_args, var, rec.resident, None)
         if not wait:
             return LaunchHandle(evt, [evt], None)
         if not rec.resident:
@@ -439,7 +439,7 @@ class CLPlan:
         handle, or for ``wait=True`` the kernel's end, except on device arrays of this plan's
         queue (nothing comes back, and reading them, with DeviceArray.get or a later launch,
         is ordered after the kernel by the queue). The launch may be repeated (_run_again)."""
-        self._again = (sizes, args, cl_args, rec.var, rec.resident)
+        self._again = (sizes, args, cl_args, rec.var, rec.resident, None)
         if not wait:
             return LaunchHandle(evt, [evt], None)
         if not rec.resident:
@@ -463,7 +463,7 @@ class CLPlan:
         arguments: memory objects and immutable numbers): its converted arguments and variant
         serve again; only the kernel is enqueued (the arguments are set again if another
         launch of this variant changed them)."""
-        sizes, _, cl_args, var, resident = again
+        sizes, _, cl_args, var, resident, _ = again
         g, loc = sizes
         cl = self._cl
         try:
