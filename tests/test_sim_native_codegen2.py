@@ -278,3 +278,68 @@ def test_indices_out_of_range_are_element_zero(n: int) -> None:
     _compare(k_gather, (64,), [x, idx, np.zeros(64, np.float32), np.int32(n)])
     src = _source(k_gather, x=Global[float32], idx=Global[int32], y=Global[float32], n=int32)
     assert "#define clpy_ix(i, n) clpy_ixb((i), (n))" in src
+
+
+@clpy.func
+def mixed(src: Global[float32], x: Global[float32], t: Local[float32], k: int32, n: int32) -> None:
+    lid = clpy.get_local_id(0)
+    gid = clpy.get_global_id(0)
+    acc = clpy.private_array(float32, 4)
+    for i in range(4):
+        acc[i] = src[(gid + i * k) % 64]
+    k += 1  # (a scalar parameter the function assigns)
+    s = clpy.work_group_reduce_add(acc[lid % 4])  # (a collective: a region boundary)
+    t[lid] = s + acc[(lid + k) % 4]
+    clpy.barrier()
+    while n > 0:  # (a uniform while loop with a barrier)
+        v = t[(lid + n) % BS]
+        clpy.barrier()
+        t[lid] = v * 0.5 + t[lid]
+        clpy.barrier()
+        n -= 1
+    x[gid] = t[lid] + float32(k)
+
+
+@clpy.kernel
+def k_mixed(src: Global[float32], x: Global[float32], k: int32, n: int32):
+    t = clpy.local_array(float32, BS)
+    mixed(src, x, t, k, n)
+
+
+@pytest.mark.parametrize("k", [0, 1, 7])
+@pytest.mark.parametrize("n", [0, 3])
+def test_spliced_collective_private_array_while(k: int, n: int) -> None:
+    src = RNG.uniform(-9, 9, 64).astype(np.float32)
+    _compare(k_mixed, (64,), [src, np.zeros(64, np.float32), np.int32(k), np.int32(n)])
+    types = dict(src=Global[float32], x=Global[float32], k=int32, n=int32)
+    assert "/* inlined" not in _source(k_mixed, **types)
+
+
+@clpy.func
+def tile2(x: Global[float32], t: Local[float32], w: int32) -> None:
+    lx = clpy.get_local_id(0)
+    ly = clpy.get_local_id(1)
+    gx = clpy.get_global_id(0)
+    gy = clpy.get_global_id(1)
+    t[ly * 8 + lx] = x[gy * w + gx]
+    clpy.barrier()
+    for i in range(1, 4):
+        v = t[((ly + i) % 4) * 8 + (lx + i) % 8]
+        clpy.barrier()
+        t[ly * 8 + lx] += v
+        clpy.barrier()
+    x[gy * w + gx] = t[ly * 8 + lx]
+
+
+@clpy.kernel
+def k_tile2(x: Global[float32], w: int32):
+    t = clpy.local_array(float32, 32)
+    tile2(x, t, w)
+
+
+def test_spliced_two_dimensional_groups() -> None:
+    x = RNG.uniform(-9, 9, 16 * 8).astype(np.float32)
+    ref, _ = _run(k_tile2, (16, 8), (8, 4), [x, np.int32(16)], engine="numpy", checks=False)
+    got, _ = _run(k_tile2, (16, 8), (8, 4), [x, np.int32(16)], engine="native", checks=False)
+    assert runner.why_not(k_tile2) is None
+    assert ref[0].tobytes() == got[0].tobytes()
