@@ -2,7 +2,10 @@
 
 The fast path is one dict lookup: the plan for (argument-type signature, device, context)
 holds the built ``pyopencl.Kernel`` and one converter per argument. Everything else (type
-inference, emission, the OpenCL build) happens once, on the first launch of a signature.
+inference, emission, the OpenCL build) happens once, on the first launch of a signature. A
+launch with the same ``device=`` object as the kernel's last one (and the same signature, in
+the same runtime epoch) skips even that lookup (``KernelLaunches.last``); the plan then
+recognises arguments it saw in its last two launches (clpy/runtime/clplan.py).
 """
 
 from __future__ import annotations
