@@ -437,16 +437,21 @@ class KernelGen(StmtGen):
 
 
 # An element index out of its memory is element 0 (engine.h clpy_ix), tested by a branch
-# predicted not taken rather than a conditional move: the load need not wait for the
-# comparison, and the compiler may hoist or combine the tests of a loop's indices (the volatile
-# asm keeps the branch from becoming a conditional move). 14 programs, process_time: pathfinder
-# 1.7x, hotspot 1.24x, srad 1.08x, spmv 1.08x less CPU; bitonic 1.04x more. (The checked
-# generator's own clpy_ix, defined before this, stays.)
-_INDEX = """static inline int64_t clpy_ixb(int64_t i, int64_t n) {
-    if (__builtin_expect((uint64_t)i >= (uint64_t)n, 0)) {
-        __asm__ volatile("");
-        return 0;
-    }
+# marked predictable (so GCC keeps it a branch rather than a conditional move): the load need not
+# wait for the comparison, and tests of one index are shared. Work-item loops that keep such
+# tests are not vectorized (cgen_group.py _no_gathers). 14 programs, process_time: pathfinder
+# 1.7x, hotspot 1.24x, srad 1.08x, spmv 1.1x, bitonic 1.03x less CPU. (The checked generator's
+# own clpy_ix, defined before this, stays.)
+_INDEX = """#if defined(__has_builtin)
+#if __has_builtin(__builtin_expect_with_probability)
+#define CLPY_RARE(c) __builtin_expect_with_probability((c), 0, 0.9999)
+#endif
+#endif
+#ifndef CLPY_RARE
+#define CLPY_RARE(c) __builtin_expect((c), 0)
+#endif
+static inline int64_t clpy_ixb(int64_t i, int64_t n) {
+    if (CLPY_RARE((uint64_t)i >= (uint64_t)n)) return 0;
     return i;
 }
 #ifndef clpy_ix
