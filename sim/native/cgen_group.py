@@ -178,6 +178,7 @@ class GroupGen(BuiltinGen):
     in_func: Function | None
     hoist = True  # region loops with their index clamps proved away (sim/native/cgen_region.py)
     split_only = False  # only regions split at a condition on the local id get the fast copy
+    no_gathers = True  # work-item loops that keep an index clamp are not vectorized
     plan: Plan | None = None
     region_head = 0
     versioned = False
@@ -285,7 +286,8 @@ class GroupGen(BuiltinGen):
                 w.lines[self.region_head :] = [x if x.startswith("#") else pad + x for x in out]
             else:
                 w.lines[self.region_head :] = [plain(x) for x in w.lines[self.region_head :]]
-        w.lines[self.region_head :] = _no_gathers(w.lines[self.region_head :])
+        if self.no_gathers:
+            w.lines[self.region_head :] = _no_gathers(w.lines[self.region_head :])
         self.region = -1
 
     def emit_region(self, stmts: Sequence[Stmt]) -> None:

@@ -121,6 +121,9 @@ class CheckedGen(KernelGen):
     # (the detectors' calls dominate a region: a fast copy pays where the split skips
     # work-items, like a tree reduction's; elsewhere it cost hotspot and convsep 10-30%)
     split_only = True
+    # (the detectors' calls keep their loops scalar; blocking the vectorizer cost convsep's
+    # checked run 17%)
+    no_gathers = False
 
     def __init__(
         self, fn: Function, geom: Geometry, info: dict[Any, _Info] | None, spec: CheckSpec
