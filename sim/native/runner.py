@@ -435,6 +435,12 @@ def _execute(
     weighing = threads > 1
     if weighing:
         threads = c.weigh(total, threads, est)
+        one = c.trial.get((total, 1))
+        if threads == 1 and one is not None:
+            # measured on one thread: the pool's time per group times its threads (``est``)
+            # overstates a launch whose threads contended (atomics), which would make it
+            # "long" and cut it into pieces that lose the solo path
+            est = one * total
     chunks = min(total, threads)
     jobs = [(ptrs, total * i // chunks, total * (i + 1) // chunks) for i in range(chunks)]
     t0 = time.perf_counter()
