@@ -364,3 +364,22 @@ def test_weigh_one_thread_against_many() -> None:
     assert c.weigh(300, 8, 5.0) == 8
     c.weighed(300, 8, 1.0)
     assert c.weigh(300, 8, 5.0) == 1  # a solo path is tried whatever the length
+
+
+def test_gathers_by_cpu_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work-item loops that keep index tests are left unvectorized where gathers are slow (AMD),
+    vectorized elsewhere (Intel); CLPY_SIM_NATIVE_GATHERS=0/1 decides instead."""
+    monkeypatch.setenv("CLPY_SIM_NATIVE_GATHERS", "0")
+    compiler.slow_gathers.cache_clear()
+    try:
+        assert compiler.slow_gathers() is True
+        monkeypatch.setenv("CLPY_SIM_NATIVE_GATHERS", "1")
+        compiler.slow_gathers.cache_clear()
+        assert compiler.slow_gathers() is False
+        monkeypatch.delenv("CLPY_SIM_NATIVE_GATHERS")
+        compiler.slow_gathers.cache_clear()
+        with open("/proc/cpuinfo") as f:
+            amd = "AuthenticAMD" in f.read()
+        assert compiler.slow_gathers() is amd
+    finally:
+        compiler.slow_gathers.cache_clear()

@@ -32,6 +32,7 @@ from clpy_sim.native.cgen_builtins import BuiltinGen
 from clpy_sim.native.cgen_coll import is_collective
 from clpy_sim.native.cgen_expr import Ptr
 from clpy_sim.native.cgen_region import Plan, assemble, plain
+from clpy_sim.native.compiler import slow_gathers
 from clpy_sim.native.ctypes_c import Unsupported, c_type
 from clpy_sim.native.uniform import Uniformity, refs
 
@@ -87,8 +88,9 @@ _LABEL = re.compile(r"^(\s*clpy_nx\d+(?:_\d+)?:) ;$")
 def _no_gathers(lines: list[str]) -> list[str]:
     """A work-item loop whose body keeps an index clamp (``clpy_ix``) ends in an empty
     volatile asm, so the C compiler does not vectorize it: its clamped loads would be
-    gathers, slower than the scalar loop on the AMD hosts (pathfinder 1.7x, hotspot 1.25x CPU).
-    Loops proved free of clamps stay vectorizable."""
+    gathers, slower than the scalar loop on the AMD hosts (pathfinder 1.7x, hotspot 1.25x CPU),
+    faster on Intel's Xeon (compiler.slow_gathers decides). Loops proved free of clamps stay
+    vectorizable."""
     out = list(lines)
     start = 0
     for k, line in enumerate(out):
@@ -178,7 +180,8 @@ class GroupGen(BuiltinGen):
     in_func: Function | None
     hoist = True  # region loops with their index clamps proved away (sim/native/cgen_region.py)
     split_only = False  # only regions split at a condition on the local id get the fast copy
-    no_gathers = True  # work-item loops that keep an index clamp are not vectorized
+    # work-item loops that keep an index clamp are not vectorized, where gathers are slow
+    no_gathers = slow_gathers()
     plan: Plan | None = None
     region_head = 0
     versioned = False

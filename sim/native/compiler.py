@@ -113,6 +113,23 @@ def _host() -> str:
         return platform.machine() + platform.processor()
 
 
+@functools.cache
+def slow_gathers() -> bool:
+    """Whether vectorized gathers lose to scalar loads on this CPU, so that the generated
+    work-item loops that keep index tests are not vectorized (cgen_group.py ``_no_gathers``):
+    AMD (the 2-core EPYC VM: pathfinder 1.74x, hotspot 1.25x less CPU without them), not Intel
+    (the 16-core Xeon of the H100 host: pathfinder's C took 1.5x as long without them,
+    session 9). ``CLPY_SIM_NATIVE_GATHERS=0`` or ``1`` decides instead."""
+    env = os.environ.get("CLPY_SIM_NATIVE_GATHERS", "").strip()
+    if env in ("0", "1"):
+        return env == "0"
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(x.startswith("vendor_id") and "AuthenticAMD" in x for x in f)
+    except OSError:
+        return False
+
+
 def _headers() -> str:
     return "".join((HERE / h).read_text() for h in ("prelude.h", "engine.h"))
 
