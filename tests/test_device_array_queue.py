@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 import clpy
 from clpy import Global, float32
@@ -38,3 +39,39 @@ def test_device_arrays_by_name_use_clpys_queue(cl_device: Any) -> None:
     dev = clpy.get_device(cl_device)
     x = clpy.to_device(np.zeros(4, np.float32), device=dev)
     assert x.cl_array.queue == dev.queue
+
+
+@pytest.mark.parametrize("what", ["zeros", "empty", "to_device"])
+def test_a_device_out_of_memory_is_a_memory_error_naming_the_array(
+    cl_device: Any, monkeypatch: Any, what: str
+) -> None:
+    """NVIDIA allocates at first use, so running out of device memory surfaced as the fill
+    kernel's or a copy's error (``clEnqueueNDRangeKernel failed: MEM_OBJECT_ALLOCATION_FAILURE``
+    for a 45 GiB clpy.zeros on an H100); it is a MemoryError naming the call, the array and the
+    device. Other OpenCL errors pass through unchanged."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    dev = clpy.get_device(cl_device)
+
+    def no_memory(*a: Any, **k: Any) -> Any:
+        raise cl.MemoryError("clEnqueueNDRangeKernel", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE)
+
+    monkeypatch.setattr(cla, "zeros" if what == "zeros" else "empty", no_memory)
+    with pytest.raises(
+        MemoryError, match=rf"clpy\.{what}: an array of shape \(3, 4\) and dtype float32"
+    ):
+        if what == "to_device":
+            clpy.to_device(np.ones((3, 4), np.float32), dev)
+        else:
+            getattr(clpy, what)((3, 4), np.float32, dev)
+
+    def other(*a: Any, **k: Any) -> Any:
+        raise cl.LogicError("clCreateBuffer", cl.status_code.INVALID_BUFFER_SIZE)
+
+    monkeypatch.setattr(cla, "zeros" if what == "zeros" else "empty", other)
+    with pytest.raises(cl.LogicError):
+        if what == "to_device":
+            clpy.to_device(np.ones((3, 4), np.float32), dev)
+        else:
+            getattr(clpy, what)((3, 4), np.float32, dev)

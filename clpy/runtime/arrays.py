@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from clpy.abi.device_array import DeviceArray
 from clpy.runtime.devices import RUNTIME, Device
+from clpy.runtime.registered import out_of_memory
 from clpy.runtime.transfers import MOVER, pinned_array
 
 
@@ -28,14 +30,37 @@ def _queue(dev: Device, device: Any) -> Any:
     return dev.queue
 
 
+def _allocated(what: str, shape: Any, dtype: Any, dev: Device, make: Callable[[], Any]) -> Any:
+    """``make()`` (a pyopencl array on ``dev``), with a device that runs out of memory said as
+    a ``MemoryError`` naming the call, the array and the device (NVIDIA allocates at first use:
+    its error otherwise names the fill kernel or the copy that touched the memory first)."""
+    import pyopencl as cl
+
+    try:
+        return make()
+    except cl.Error as e:
+        if not out_of_memory(cl, e):
+            raise
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        raise MemoryError(
+            f"clpy.{what}: an array of shape {tuple(int(x) for x in np.atleast_1d(shape))} "
+            f"and dtype {dt} "
+            f"({n / 2**30:.2f} GiB) does not fit on {dev}: {e}"
+        ) from e
+
+
 def _wrap(dev: Device, host: np.ndarray, device: Any = None) -> DeviceArray:
     if dev.is_sim:
         return DeviceArray(dev, host, None)
     import pyopencl.array as cla
 
-    arr = cla.empty(_queue(dev, device), host.shape, host.dtype)
-    MOVER.write(arr, host)  # pinned staging for large arrays (clpy/runtime/transfers.py)
-    return DeviceArray(dev, None, arr, MOVER)
+    def make() -> Any:
+        arr = cla.empty(_queue(dev, device), host.shape, host.dtype)
+        MOVER.write(arr, host)  # pinned staging for large arrays (clpy/runtime/transfers.py)
+        return arr
+
+    return DeviceArray(dev, None, _allocated("to_device", host.shape, host.dtype, dev, make), MOVER)
 
 
 def to_device(a: Any, device: Any = None) -> DeviceArray:
@@ -61,7 +86,10 @@ def empty(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
         return DeviceArray(dev, np.zeros(shape, dtype), None)
     import pyopencl.array as cla
 
-    return DeviceArray(dev, None, cla.empty(_queue(dev, device), shape, np.dtype(dtype)), MOVER)
+    arr = _allocated(
+        "empty", shape, dtype, dev, lambda: cla.empty(_queue(dev, device), shape, np.dtype(dtype))
+    )
+    return DeviceArray(dev, None, arr, MOVER)
 
 
 def zeros(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
@@ -71,7 +99,10 @@ def zeros(shape: Any, dtype: Any, device: Any = None) -> DeviceArray:
         return DeviceArray(dev, np.zeros(shape, dtype), None)
     import pyopencl.array as cla
 
-    return DeviceArray(dev, None, cla.zeros(_queue(dev, device), shape, np.dtype(dtype)), MOVER)
+    arr = _allocated(
+        "zeros", shape, dtype, dev, lambda: cla.zeros(_queue(dev, device), shape, np.dtype(dtype))
+    )
+    return DeviceArray(dev, None, arr, MOVER)
 
 
 def zeros_like(a: DeviceArray | np.ndarray, device: Any = None) -> DeviceArray:
