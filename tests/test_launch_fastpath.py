@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 import clpy
 from clpy import Global, float32, int32
@@ -140,3 +141,21 @@ def test_ping_pong_arguments_are_checked_once_each(cl_device: Any, monkeypatch: 
     axpy[n](a, c, np.int32(n), device=dev)  # x: a, remembered; y: c, new
     assert len(checked) == 3
     np.testing.assert_array_equal(c.get(), 2 * want_a)
+
+
+def test_checked_sizes_stay_bounded(cl_device: Any, monkeypatch: Any) -> None:
+    """A kernel launched with ever-new sizes does not grow its plan's memory of checked sizes
+    without bound; forgotten sizes are checked again (a bad one still raises)."""
+    from clpy.runtime import clplan
+
+    monkeypatch.setattr(clplan, "_CHECKED_SIZES", 4)
+    dev = clpy.get_device(cl_device)
+    x = clpy.to_device(np.zeros(64, np.float32), dev)
+    y = clpy.to_device(np.zeros(64, np.float32), dev)
+    for n in range(1, 12):
+        axpy[n](x, y, np.int32(n), device=dev)
+    plan = next(p for key, p in axpy.launches.plans.items() if key[1] is dev)
+    assert len(plan._checked) <= 4
+    big = plan.max_wg + 1  # over the kernel's work-group limit: refused on every device
+    with pytest.raises(ValueError):
+        axpy[(big,), (big,)](x, y, np.int32(0), device=dev)

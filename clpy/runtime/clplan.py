@@ -45,6 +45,10 @@ if TYPE_CHECKING:
     from clpy.kernel import Specialization
 
 
+# The launch sizes a plan remembers as checked (checked again once forgotten).
+_CHECKED_SIZES = 1024
+
+
 class CLPlan:
     """One specialization built for one device and context."""
 
@@ -217,6 +221,8 @@ class CLPlan:
         if loc is not None:
             check_limits(self.name, loc, self.device.name, self.max_wg, self.max_items)
             check_uniform(self.name, g, loc, self.device.name, self.non_uniform)
+        if len(self._checked) >= _CHECKED_SIZES:  # a kernel launched with ever-new sizes
+            self._checked.clear()
         self._checked.add(sizes)
 
     def run(
