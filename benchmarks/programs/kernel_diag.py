@@ -245,26 +245,24 @@ def diagnose(
 
         return run
 
-    def synced(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
-        hosts.SYNC.append(queue)
-        try:
-            return fn(events)
-        finally:
-            hosts.SYNC.clear()
+    def holding(
+        setting: list[Any], value: Any
+    ) -> Callable[[Callable[[list[Any]], Any], list[Any]], Any]:
+        """A run of ``fn`` with ``value`` in the hosts' ``setting`` list (SYNC, DELAY_US,
+        GATE), emptied afterwards."""
 
-    def delayed(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
-        hosts.DELAY_US.append(DELAY_US)
-        try:
-            return fn(events)
-        finally:
-            hosts.DELAY_US.clear()
+        def run(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
+            setting[:] = [value]
+            try:
+                return fn(events)
+            finally:
+                setting.clear()
 
-    def gated(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
-        common.GATE[:] = [queue]
-        try:
-            return fn(events)
-        finally:
-            common.GATE.clear()
+        return run
+
+    synced = holding(hosts.SYNC, queue)
+    delayed = holding(hosts.DELAY_US, DELAY_US)
+    gated = holding(common.GATE, queue)
 
     def ringed(fn: Callable[[list[Any]], Any], events: list[Any]) -> Any:
         """``fn`` with clpy's large transfers through its pinned ring instead of registered
