@@ -227,6 +227,31 @@ class ExprGen:
             e.op, t, self.expr(e.left), self.expr(e.right), e, e.right.type, e.left.type
         )
 
+    def compound(self, op: str, t: Type, place: str, value: Expr, loc: Any) -> str:
+        """The new value of ``place op= value`` for a target of type ``t``, cast to ``t``:
+        integer operands of the target and a wider (or as wide, unsigned) value operate in the
+        value's type, and a shift count is masked to the target's width (the NumPy engine's
+        compound assignment)."""
+        ct = c_type(t, loc)
+        vt = value.type
+        wt = t
+        if (
+            isinstance(t, ScalarType)
+            and isinstance(vt, ScalarType)
+            and t.is_int
+            and vt.is_int
+            and (vt.bits > t.bits or (vt.bits == t.bits and not vt.is_signed))
+        ):
+            wt = vt
+        val = self.expr(value)
+        if op in ("<<", ">>") and wt is not t:
+            assert isinstance(t, ScalarType)
+            val = f"((int64_t)({val}) & {t.bits - 1})"
+            res = self.binop(op, t, place, val, value, vt)
+        else:
+            res = self.binop(op, wt, f"({c_type(wt, loc)}){place}", val, value, vt)
+        return f"({ct})({res})"
+
     def binop(
         self, op: str, t: Type, a: str, b: str, e: Expr | Stmt, bt: Type, at: Type | None = None
     ) -> str:

@@ -143,25 +143,9 @@ class StmtGen(GroupGen):
                 self.w(f"{place} = {val};")
             return
         place = self.lvalue(tgt)
-        vt = s.value.type
-        wt = t
-        if (
-            isinstance(t, ScalarType)
-            and isinstance(vt, ScalarType)
-            and t.is_int
-            and vt.is_int
-            and (vt.bits > t.bits or (vt.bits == t.bits and not vt.is_signed))
-        ):
-            wt = vt  # (the promoted type of the operation; the shift count masked to t)
-        val = self.expr(s.value)
+        res = self.compound(s.op, t, "*clpy_t", s.value, s.loc)
         self.w(f"{{ {ct} *clpy_t = &{place};")
-        if s.op in ("<<", ">>") and wt is not t:
-            assert isinstance(t, ScalarType)
-            val = f"((int64_t)({val}) & {t.bits - 1})"
-            op = self.binop(s.op, t, "*clpy_t", val, s.value, vt)
-        else:
-            op = self.binop(s.op, wt, f"({c_type(wt, s.loc)})*clpy_t", val, s.value, vt)
-        self.w(f"  *clpy_t = ({ct})({op}); }}")
+        self.w(f"  *clpy_t = {res}; }}")
 
     def s_ExprStmt(self, s: ExprStmt) -> None:
         e = s.expr

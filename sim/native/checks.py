@@ -61,7 +61,7 @@ from clpy.ir.nodes import (
     Var,
     While,
 )
-from clpy.types.core import AddressSpace, ArrayType, PointerType, ScalarType
+from clpy.types.core import AddressSpace, ArrayType, PointerType
 from clpy_sim.native.cgen import BARRIERS, Geometry, KernelGen, _Info
 from clpy_sim.native.cgen_expr import ArrayRef
 from clpy_sim.native.cgen_group import _stmt_barrier, contains_barrier
@@ -305,24 +305,7 @@ class CheckedGen(KernelGen):
     def _compound(self, s: Assign, t: Any, place: str) -> str:
         """``place op= value`` as cgen's ``s_Assign``."""
         assert s.op is not None
-        ct = c_type(t, s.loc)
-        vt = s.value.type
-        wt = t
-        if (
-            isinstance(t, ScalarType)
-            and isinstance(vt, ScalarType)
-            and t.is_int
-            and vt.is_int
-            and (vt.bits > t.bits or (vt.bits == t.bits and not vt.is_signed))
-        ):
-            wt = vt
-        val = self.expr(s.value)
-        if s.op in ("<<", ">>") and wt is not t:
-            val = f"((int64_t)({val}) & {t.bits - 1})"
-            op = self.binop(s.op, t, place, val, s.value, vt)
-        else:
-            op = self.binop(s.op, wt, f"({c_type(wt, s.loc)}){place}", val, s.value, vt)
-        return f"({ct})({op})"
+        return self.compound(s.op, t, place, s.value, s.loc)
 
     def vload(self, e: CallBuiltin, n: int, stride: int) -> str:
         p = self.ptr(e.args[1])
