@@ -3,9 +3,7 @@ arguments, enqueue, copy written arrays back after the kernel succeeded."""
 
 from __future__ import annotations
 
-import operator
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +24,7 @@ from clpy.abi.images import read_image
 from clpy.emit.program import ordered_functions, required_features
 from clpy.runtime import diskcache
 from clpy.runtime.build import PROGRAMS
+from clpy.runtime.clvariant import Recent, Variant, identical, ids_of
 from clpy.runtime.device_queue import DEVICE_QUEUES, needs_device_queue
 from clpy.runtime.devices import Device
 from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
@@ -89,7 +88,7 @@ class CLPlan:
         )
         self.name = name
         self.lock = threading.Lock()
-        self._variants: dict[frozenset[str], _Variant] = {}
+        self._variants: dict[frozenset[str], Variant] = {}
         main = self._variant(frozenset(self.buffers))
         self._main = main
         if needs_device_queue(need):  # kernels that enqueue: the on-device default queue
@@ -112,7 +111,7 @@ class CLPlan:
             isinstance(p, (Buffer, LocalBuffer, Value, StructValue)) for p in self.params
         )
         self._buffer_args = tuple(p.index for p in self.params if isinstance(p, Buffer))
-        self._buffer_ids = _ids_of(self._buffer_args)
+        self._buffer_ids = ids_of(self._buffer_args)
         self._value_args = tuple(p.index for p in self.params if not isinstance(p, Buffer))
         site = CLSite(self.context, self.local_limit, info.max_constant_buffer_size, self._saw_svm)
         self.converters: list[tuple[int, Converter]] = [
@@ -126,8 +125,8 @@ class CLPlan:
             if not isinstance(self.params[j], Buffer)
         )
         # the last two launches' buffer arguments with what they bound (see _run_recent)
-        self._recent: _Recent | None = None
-        self._recent_prev: _Recent | None = None
+        self._recent: Recent | None = None
+        self._recent_prev: Recent | None = None
         self._resident_memo: tuple[Any, ...] = ()
         self._resident_prev: tuple[Any, ...] = ()  # the set before (ping-pong arrays)
         # the last launch when it uploaded nothing: (sizes, args, converted args, variant,
@@ -152,7 +151,7 @@ class CLPlan:
             v.svm_seen = True
         self._svm_any = True
 
-    def _variant(self, noalias: frozenset[str]) -> _Variant:
+    def _variant(self, noalias: frozenset[str]) -> Variant:
         v = self._variants.get(noalias)
         if v is None:
             dev = self.device
@@ -168,7 +167,7 @@ class CLPlan:
                 dev.name,
                 diskcache.binary_dir(),
             )
-            v = _Variant(self._cl, prg, self.spec.function.name, source, self.params)
+            v = Variant(self._cl, prg, self.spec.function.name, source, self.params)
             v.svm_seen = self._svm_any
             self._variants[noalias] = v
         return v
@@ -185,10 +184,10 @@ class CLPlan:
         cl = self._cl
         objs = tuple([cl_args[j] for j, _, _ in self._buffer_slots])
         memo = self._alias_memo
-        if memo is not None and _identical(memo[0], objs):
+        if memo is not None and identical(memo[0], objs):
             return memo[1]
         prev = self._alias_prev
-        if prev is not None and _identical(prev[0], objs):
+        if prev is not None and identical(prev[0], objs):
             self._alias_prev, self._alias_memo = memo, prev
             return prev[1]
         own = {id(cl_args[j]) for j in uploaded}
@@ -230,7 +229,7 @@ class CLPlan:
     ) -> LaunchHandle | None:
         if offset is None:
             again = self._again  # the last launch, if it uploaded nothing
-            if again is not None and again[0] == sizes and _identical(again[1], args):
+            if again is not None and again[0] == sizes and identical(again[1], args):
                 frozen = again[5]
                 if frozen is None:  # known once: the same objects are as (im)mutable
                     frozen = self._frozen_values(args)
@@ -378,7 +377,7 @@ class CLPlan:
                 f"{evt.command_execution_status}; arguments left untouched"
             )
 
-    def _remember(self, args: tuple[Any, ...], cl_args: list[Any], var: _Variant) -> _Recent | None:
+    def _remember(self, args: tuple[Any, ...], cl_args: list[Any], var: Variant) -> Recent | None:
         """Keep what this launch's buffer arguments bound, for ``_run_recent``: only memory
         objects (device arrays, pyopencl arrays and buffers; nothing uploaded for the launch,
         no SVM pointer), which the converters also remember by the argument's identity."""
@@ -391,7 +390,7 @@ class CLPlan:
             template[j] = b
         objs = tuple([args[i] for i in self._buffer_args])
         alias = self._alias_memo if self._multi_buffer else None
-        rec = _Recent(objs, template, var, alias, self._resident(args))
+        rec = Recent(objs, template, var, alias, self._resident(args))
         recent = self._recent
         if recent is not None and recent.ids == rec.ids:
             self._recent = rec  # (new sizes, same arguments: keep the other set)
@@ -400,7 +399,7 @@ class CLPlan:
         return rec
 
     def _run_recent(
-        self, rec: _Recent, args: tuple[Any, ...], sizes: Sizes, wait: bool
+        self, rec: Recent, args: tuple[Any, ...], sizes: Sizes, wait: bool
     ) -> LaunchHandle | None:
         """A launch whose buffer arguments are the same objects as in one of the last two
         launches (a loop that swaps two arrays alternates between two such sets), with
@@ -434,7 +433,7 @@ class CLPlan:
 
     def _done(
         self,
-        rec: _Recent,
+        rec: Recent,
         args: tuple[Any, ...],
         sizes: Sizes,
         cl_args: list[Any],
@@ -502,9 +501,9 @@ class CLPlan:
         if not self._plain:
             return False
         objs = tuple([args[j] for j in self._buffer_args])
-        if _identical(self._resident_memo, objs):
+        if identical(self._resident_memo, objs):
             return True
-        if _identical(self._resident_prev, objs):
+        if identical(self._resident_prev, objs):
             self._resident_prev, self._resident_memo = self._resident_memo, objs
             return True
         queue = self.queue
@@ -534,81 +533,6 @@ class CLPlan:
         return LaunchError(f"{self.name}: launch on {self.device} failed: {e}")
 
 
-class _Recent:
-    """A launch ``CLPlan._run_recent`` can repeat with other numbers: its buffer arguments
-    (held, so their identities stay theirs), the arguments list with what they bound (None
-    elsewhere), the variant, ``_noalias``'s memo entry and whether ``_resident`` held."""
-
-    __slots__ = ("objs", "ids", "template", "var", "alias", "resident")
-
-    def __init__(
-        self, objs: tuple[Any, ...], template: list[Any], var: _Variant, alias: Any, resident: bool
-    ) -> None:
-        self.objs = objs
-        self.ids = tuple(map(id, objs))
-        self.template = template
-        self.var = var
-        self.alias = alias
-        self.resident = resident
-
-
-class _Variant:
-    """One emitted variant of a plan's kernel (``restrict`` on some buffers), built: its
-    pyopencl ``Kernel``, argument setters and the arguments last set."""
-
-    def __init__(self, cl: Any, program: Any, fname: str, source: str, params: Any) -> None:
-        self._cl = cl
-        self.program = program
-        self.source = source
-        self.kernel = cl.Kernel(program, fname)
-        self.params = params
-        self.last: list[Any] | None = None
-        self.slots = range(len(params))
-        self.svm_seen = False
-        self._bind_setters()
-
-    def _bind_setters(self) -> None:
-        set_buf = getattr(self.kernel, "_set_arg_buf", None) or self.kernel.set_arg
-        self.setters = [
-            set_buf if isinstance(p, (Value, StructValue)) else self.kernel.set_arg
-            for p in self.params
-        ]
-
-    def set_args(self, cl_args: list[Any]) -> None:
-        """Set only the arguments that changed since the last launch of this kernel: OpenCL
-        keeps kernel arguments between enqueues (spec: clSetKernelArg). Values (scalars'
-        bytes, clpy/abi/values.py; NumPy scalars, vector lanes, structs) go through
-        pyopencl's raw-bytes setter, as its own generated invokers do: ``Kernel.set_arg``
-        takes ~10 µs to classify a NumPy scalar. A slot's value is always the same type, so
-        equal bytes are the same value (-0.0 is not 0.0). Call with the plan's lock held."""
-        last = self.last
-        self.last = None  # if a setter fails, the next launch sets everything
-        if (
-            last is not None
-            and self.svm_seen
-            and any(
-                isinstance(a, self._cl.SVMPointer) != isinstance(b, self._cl.SVMPointer)
-                for a, b in zip(cl_args, last)
-                if b is not None
-            )
-        ):
-            # NVIDIA's driver rejects a buffer in a slot that last held an SVM pointer
-            # (INVALID_KERNEL_ARGS at enqueue, seen on an H200): start from a fresh kernel.
-            self.kernel = self._cl.Kernel(self.program, self.kernel.function_name)
-            self._bind_setters()
-            last = None
-        setters = self.setters
-        if last is None:
-            for j, a in enumerate(cl_args):
-                setters[j](j, a)
-        else:
-            for j, a, b in zip(self.slots, cl_args, last):
-                if a is not b and (type(a) is not bytes or a != b):
-                    setters[j](j, a)
-        # Holding the previous arguments keeps their objects (and ids) alive.
-        self.last = cl_args
-
-
 def _byte_span(cl: Any, buf: Any, own: bool) -> tuple[int, int, int] | None:
     """(memory object handle, first byte, last byte + 1) a buffer argument reaches: a
     sub-buffer's range in its parent (OpenCL 2.0 API spec §5.2.1: sub-buffers are not made
@@ -636,29 +560,5 @@ def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> An
     return cl.enqueue_copy(queue, host, buf, **kw)
 
 
-def _identical(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """The same objects in the same order (identity, not equality)."""
-    return len(a) == len(b) and all(map(operator.is_, a, b))
-
-
 _generic = np.generic
 _void = np.void
-
-
-def _ids_of(slots: tuple[int, ...]) -> Callable[[tuple[Any, ...]], tuple[int, ...]]:
-    """A function taking the launch arguments to the ids of those in ``slots`` (spelled
-    out for up to four: ~0.15 µs, where ``tuple(map(id, ...))`` takes ~0.4)."""
-    n = len(slots)
-    if n == 1:
-        (i,) = slots
-        return lambda a: (id(a[i]),)
-    if n == 2:
-        i, j = slots
-        return lambda a: (id(a[i]), id(a[j]))
-    if n == 3:
-        i, j, k = slots
-        return lambda a: (id(a[i]), id(a[j]), id(a[k]))
-    if n == 4:
-        i, j, k, m = slots
-        return lambda a: (id(a[i]), id(a[j]), id(a[k]), id(a[m]))
-    return lambda a: tuple([id(a[i]) for i in slots])
