@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Several GPU jobs in one device call (the lead's batch): install once, then each job with a
 # time limit, logs under $OUT. JOBS picks: tests transfers algorithms programs sim fuzz ptx kdiag
-# overhead suite tpaths regprof lprof (kdiag: benchmarks/programs/kernel_diag.py, KDIAG_PROGS=a,b; tpaths:
+# overhead suite tpaths regprof lprof rounded (kdiag: benchmarks/programs/kernel_diag.py, KDIAG_PROGS=a,b; tpaths:
 # benchmarks/transfers.py --parts link,host,paths)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,7 @@ for J in ${JOBS:-tests transfers}; do case $J in
   tpaths) job tpaths ${TP_LIMIT:-300} $PY -m benchmarks.transfers --platform nvidia --mib ${TP_MIB:-16,256,1024} --reps ${TP_REPS:-6} --parts link,host,paths --out $OUT ;;
   kdiag) job kdiag ${KDIAG_LIMIT:-240} $PY -m benchmarks.programs.kernel_diag --platform nvidia --programs ${KDIAG_PROGS:-pathfinder,backprop} --rounds ${KDIAG_ROUNDS:-8} --out $OUT ;;
   lprof) job lprof 120 $PY scripts/gpu_launch_profile.py --platform nvidia --mib ${LP_MIB:-16,4,64,256} ;;
+  rounded) job rounded ${RR_LIMIT:-150} $PY scripts/gpu_reg_rounded.py --platform nvidia --mib ${RR_MIB:-1,4,16} --reps ${RR_REPS:-30} --out $OUT/rounded.json ;;
   regprof) job regprof 120 $PY scripts/gpu_reg_profile.py --platform nvidia --mib ${RP_MIB:-4,16,64,256} --out $OUT/regprof.json ;;
   overhead) job overhead 200 $PY -m benchmarks.launch_overhead --device opencl:nvidia --json $OUT/launch_overhead_nvidia.json ;;
   fuzz) job fuzz ${FUZZ_LIMIT:-500} bash scripts/gpu_fuzz.sh ;;
