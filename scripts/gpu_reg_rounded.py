@@ -197,6 +197,137 @@ def measure(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
     return out
 
 
+def layouts(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
+    """The launch on arrays laid out as malloc lays them out: ``sep`` each in its own mapping
+    at +16 (large allocations), ``adj`` one right after the other (the heap: y's first page is
+    x's last). Registrations never share a page: in ``adj`` y's registration starts at its
+    second page and its head goes through a pinned slot (``adj_slot``) or through x's
+    registration, which covers that page (``adj_nbr``); ``adj_cur`` is clpy's interior +
+    ends on the same arrays."""
+    import mmap
+
+    from clpy.runtime.registered import Registered
+
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    kern = cl.Kernel(cl.Program(ctx, SRC).build(), "touch")
+    nb = mib << 20
+    n = nb // 4
+    mf = cl.mem_flags
+    W, R = cl.map_flags.WRITE_INVALIDATE_REGION, cl.map_flags.READ
+    dx = cl.Buffer(ctx, mf.READ_WRITE, nb)
+    dy = cl.Buffer(ctx, mf.READ_WRITE, nb)
+    gsz = (-(-n // 256) * 256,)
+    nn = np.int32(n)
+    pin = cl.Buffer(ctx, mf.READ_WRITE | mf.ALLOC_HOST_PTR, 4 * PAGE)
+    slots, _ = cl.enqueue_map_buffer(q, pin, R | cl.map_flags.WRITE, 0, (4 * PAGE,), np.uint8)
+    landing: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def reg_over(lo: int, hi: int) -> Any:
+        host = (ctypes.c_ubyte * (hi - lo)).from_address(lo)
+        return cl.Buffer(ctx, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=host)
+
+    def up(parts: list[tuple[Any, ...]], flat: np.ndarray, dst: Any) -> None:
+        for p in parts:
+            if p[0] == "reg":
+                _, buf, boff, aoff, k = p
+                _map(cl, q, buf, W, boff, k)
+                cl.enqueue_copy(q, dst, buf, byte_count=k, src_offset=boff, dst_offset=aoff)
+            else:
+                _, aoff, k, si = p
+                sl = slots[si * PAGE : si * PAGE + k]
+                sl[:] = flat[aoff : aoff + k]
+                cl.enqueue_copy(q, dst, sl, dst_offset=aoff, is_blocking=False)
+
+    def down(parts: list[tuple[Any, ...]], flat: np.ndarray, src: Any) -> None:
+        for p in parts:
+            if p[0] == "reg":
+                _, buf, boff, aoff, k = p
+                cl.enqueue_copy(q, buf, src, byte_count=k, src_offset=aoff, dst_offset=boff)
+                _map(cl, q, buf, R, boff, k)
+            else:
+                _, aoff, k, si = p
+                sl = slots[si * PAGE : si * PAGE + k]
+                cl.enqueue_copy(q, sl, src, src_offset=aoff, is_blocking=False)
+                landing.append((flat[aoff : aoff + k], sl))
+
+    def launch(xp: list[Any], yp: list[Any], xf: np.ndarray, yf: np.ndarray) -> Callable[[], None]:
+        def go() -> None:
+            up(xp, xf, dx)
+            up(yp, yf, dy)
+            kern.set_args(dx, dy, nn)
+            cl.enqueue_nd_range_kernel(q, kern, gsz, (256,))
+            down(yp, yf, dy)
+            q.finish()
+            for a, b in landing:
+                a[:] = b
+            landing.clear()
+
+        return go
+
+    # sep: two mappings, the arrays at +16
+    m1, m2 = mmap.mmap(-1, nb + PAGE), mmap.mmap(-1, nb + PAGE)
+    sx = np.frombuffer(m1, np.uint8)[16 : 16 + nb]
+    sy = np.frombuffer(m2, np.uint8)[16 : 16 + nb]
+    sx.view(np.float32)[:] = 1
+    sy[:] = 0
+    bsx = reg_over(sx.ctypes.data - 16, sx.ctypes.data - 16 + nb + PAGE)
+    bsy = reg_over(sy.ctypes.data - 16, sy.ctypes.data - 16 + nb + PAGE)
+    sep = launch([("reg", bsx, 16, 0, nb)], [("reg", bsy, 16, 0, nb)], sx, sy)
+    # adj: one block, y right after x
+    raw = np.empty(2 * nb + 4 * PAGE, np.uint8)
+    base = raw.ctypes.data + (-raw.ctypes.data % PAGE)
+    o = base - raw.ctypes.data
+    ax = raw[o + 16 : o + 16 + nb]
+    ay = raw[o + 32 + nb : o + 32 + 2 * nb]
+    ax.view(np.float32)[:] = 1
+    ay[:] = 0
+    xlo, xhi = base, base + -(-(16 + nb) // PAGE) * PAGE
+    ys = ay.ctypes.data
+    ylo, yhi = -(-ys // PAGE) * PAGE, -(-(ys + nb) // PAGE) * PAGE
+    bax, bay = reg_over(xlo, xhi), reg_over(ylo, yhi)
+    head = ylo - ys
+    xparts = [("reg", bax, 16, 0, nb)]
+    rest = ("reg", bay, 0, head, nb - head)
+    adj_slot = launch(xparts, [("slot", 0, head, 0), rest], ax, ay)
+    adj_nbr = launch(xparts, [("reg", bax, ys - xlo, 0, head), rest], ax, ay)
+    cx, cy = raw.copy(), None  # clpy's Registered on a second, identical layout
+    cbase = cx.ctypes.data + (-cx.ctypes.data % PAGE)
+    co = cbase - cx.ctypes.data
+    cax, cay = cx[co + 16 : co + 16 + nb], cx[co + 32 + nb : co + 32 + 2 * nb]
+    reg = Registered(cl, q)
+
+    def adj_cur() -> None:
+        reg.upload(dx, cax, sync=False)
+        reg.upload(dy, cay, sync=False)
+        kern.set_args(dx, dy, nn)
+        cl.enqueue_nd_range_kernel(q, kern, gsz, (256,))
+        reg.download(cay, dy, sync=False)
+        reg.finish()
+
+    variants = {"sep": sep, "adj_slot": adj_slot, "adj_nbr": adj_nbr, "adj_cur": adj_cur}
+    ts: dict[str, list[float]] = {k: [] for k in variants}
+    for fn in variants.values():
+        fn()
+    for _ in range(reps):
+        for k, fn in variants.items():
+            t0 = time.perf_counter()
+            fn()
+            ts[k].append(time.perf_counter() - t0)
+    out: dict[str, Any] = {"layout_mib": mib, "head_bytes": head}
+    for k, v in ts.items():
+        out[k + "_us"] = round(statistics.median(v) * 1e6, 1)
+    # values: y accumulates x once per launch in every variant
+    for k, arr in (("sep", sy), ("adj", ay), ("cur", cay)):
+        f = arr.view(np.float32)
+        out[k + "_uniform"] = bool(np.all(f == f[0])) and float(f[0]) > 0
+    _ = cy
+    reg.clear()
+    for b in (bsx, bsy, bax, bay):
+        b.release()
+    return out
+
+
 def _times(fn: Callable[[], Any], reps: int) -> list[float]:
     fn()
     ts = []
@@ -278,6 +409,9 @@ def main() -> int:
             print(json.dumps({"sentinel": s, "device": dev.name}), flush=True)
             rows.append({"sentinel": s})
             for mib in (int(v) for v in a.mib.split(",")):
+                lay = layouts(cl, dev, mib, a.reps)
+                print(json.dumps(lay), flush=True)
+                rows.append(lay)
                 row = measure(cl, dev, mib, a.reps)
                 print(json.dumps(row), flush=True)
                 rows.append(row)
