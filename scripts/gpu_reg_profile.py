@@ -52,11 +52,13 @@ def profile(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
     reg = Registered(cl, q)
     reg.upload(dx, x)  # registers x and y
     reg.upload(dy, y)
-    fx = x.view(np.uint8)
-    lo, hi = reg.interior(fx)  # type: ignore[misc]
-    bx = reg._buffer(fx, lo, hi)
-    by = reg._buffer(y.view(np.uint8), *reg.interior(y.view(np.uint8)))  # type: ignore[misc]
-    m = hi - lo
+    fx, fy = x.view(np.uint8), y.view(np.uint8)
+    with reg.lock:
+        px, py = reg._parts(fx), reg._parts(fy)
+    assert px is not None and py is not None
+    bx = reg._buffer(fx, px[0], px[1])
+    by = reg._buffer(fy, py[0], py[1])
+    m = min(px[3] - px[2], py[3] - py[2])  # the registered bytes (whole pages copied here)
     W = cl.map_flags.WRITE_INVALIDATE_REGION
     R = cl.map_flags.READ
 

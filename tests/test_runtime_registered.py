@@ -1,6 +1,7 @@
 """NumPy arguments through registered host memory (CLPY_STAGING=register,
-clpy/runtime/registered.py): USE_HOST_PTR buffers over each array's page-aligned interior,
-kept per queue, synced by maps; the ends through pinned slots. Forced on PoCL here (a CPU device
+clpy/runtime/registered.py): USE_HOST_PTR buffers over the pages each array touches (less a
+page a neighbour's registration covers), kept per queue, synced by maps of the array's bytes;
+the bytes on such a page through pinned slots. Forced on PoCL here (a CPU device
 normally copies directly): values, unaligned ends, host changes between launches, reuse,
 read-only inputs, the byte bound and clear_caches."""
 
@@ -49,25 +50,80 @@ def _launch(dev: Any, x: np.ndarray, y: np.ndarray, a: float) -> None:
         axpy[x.size](x, y, np.float32(a), np.int32(x.size), device=dev)
 
 
-def test_values_ends_and_host_changes(reg: Any) -> None:
+def _slots_counted(monkeypatch: Any) -> list[int]:
+    """The sizes of the pinned end slots the register path takes."""
+    sizes: list[int] = []
+    real = registered.Registered._slot
+
+    def counted(self: Any, n: int) -> Any:
+        sizes.append(n)
+        return real(self, n)
+
+    monkeypatch.setattr(registered.Registered, "_slot", counted)
+    return sizes
+
+
+def _spans(t: registered.Registered) -> list[tuple[int, int]]:
+    return sorted((a, a + n) for a, n in t._bufs)
+
+
+def _inside(a: np.ndarray, spans: list[tuple[int, int]]) -> bool:
+    lo = a.ctypes.data
+    return any(s <= lo and lo + a.nbytes <= e for s, e in spans)
+
+
+def test_values_ends_and_host_changes(reg: Any, monkeypatch: Any) -> None:
+    """Arrays that start and end mid-page: the pages they touch are registered, their bytes
+    copied at their offset (no ends: nothing else registered shares their pages)."""
+    slots = _slots_counted(monkeypatch)
     n = 3 << 18  # 3 MiB of float32
     base = np.arange(n + 7, dtype=np.float32)
-    x = base[3:-4]  # starts 12 bytes past the allocation: unaligned ends on both sides
+    x = base[3:-4]  # starts 12 bytes past the allocation: unaligned on both sides
     y = np.ones(n, np.float32)
     _launch(reg, x, y, 2.0)
     np.testing.assert_array_equal(y, 2 * x + 1)
     t = _table(reg)
-    lo, hi = registered.Registered.interior(x.reshape(-1).view(np.uint8))  # type: ignore[misc]
-    assert 0 < lo < registered.PAGE and hi <= x.nbytes and len(t._bufs) == 2
+    spans = _spans(t)
+    assert len(spans) == 2 and all(s % registered.PAGE == 0 for s, _ in spans)
+    assert _inside(x, spans) and _inside(y, spans) and not slots
     held = t.held
     x[:] = -1  # the host changes both arrays between launches: the next one sees it
     y[:] = 5
     _launch(reg, x, y, 3.0)
     np.testing.assert_array_equal(y, np.full(n, 2, np.float32))
     assert t.held == held and len(t._bufs) == 2  # the same registrations, reused
-    x[0], x[-1], x[n // 2] = 10, 20, 30  # the ends and the middle
+    x[0], x[-1], x[n // 2] = 10, 20, 30  # the first and last bytes and the middle
     _launch(reg, x, y, 1.0)
     assert (y[0], y[-1], y[n // 2]) == (12, 22, 32) and y[1] == 1
+
+
+def test_neighbours_sharing_pages(reg: Any, monkeypatch: Any) -> None:
+    """Arrays laid out one after the other (malloc's heap): registrations never share a page,
+    so the second array's first page (the first one's last) is left out of its registration
+    and its bytes there go through a pinned slot, both ways. The bytes between the arrays
+    (another object's), changed by the host between launches, survive the downloads (the
+    maps cover the array's own bytes only)."""
+    slots = _slots_counted(monkeypatch)
+    n = (1 << 18) + 5  # 1 MiB + 20 bytes of float32
+    block = np.zeros(2 * n + 64, np.float32)
+    x = block[3 : 3 + n]
+    gap = block[3 + n : 13 + n]  # 40 bytes of something else between the arrays
+    y = block[13 + n : 13 + 2 * n]
+    x[:] = np.arange(n, dtype=np.float32)
+    y[:] = 1
+    gap[:] = 7
+    launches = 0
+    for a in (2.0, 3.0):
+        _launch(reg, x, y, a)
+        launches += 1
+        gap[:] = 8 + launches  # changed between launches
+    np.testing.assert_array_equal(y, 5 * x + 1)
+    np.testing.assert_array_equal(gap, 10)
+    spans = _spans(_table(reg))
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans  # no page shared
+    assert _inside(x, spans) and not _inside(y, spans)
+    # y's head (its bytes on x's last page) went through a slot: in, in, out per launch
+    assert slots and all(k < registered.PAGE for k in slots) and len(slots) == 2 * 2
 
 
 def test_read_only_input_and_small_arrays(reg: Any) -> None:
@@ -185,8 +241,8 @@ def test_ends_through_pinned_slots_and_one_finish(reg: Any, monkeypatch: Any) ->
     launch finishes the queue first (every slot in flight)."""
     monkeypatch.setattr(registered, "ENDS_SLOTS", 3)
     n = (1 << 19) + 3  # 2 MiB + 12 bytes of float32
-    arrays = [np.arange(n + 9, dtype=np.float32)[k : k + n] * (k + 1) for k in (1, 2, 3, 5)]
-    a, b, c, d = (x.copy() if k else x for k, x in enumerate(arrays))
+    block = np.arange(4 * n + 9, dtype=np.float32)  # one after the other: b, c and d share
+    a, b, c, d = (block[1 + k * n : 1 + (k + 1) * n] for k in range(4))  # their first page
     a0, b0, c0 = a.copy(), b.copy(), c.copy()
     finishes = []
     real = registered.Registered.finish

@@ -13,19 +13,26 @@ made, and each transfer is one DMA from or into the user's own memory. Measured 
 49.2 GB/s in and 49.0 out at 256 MiB (a launch at 0.98 of the link's bound; the pair 0.40,
 the ring 0.58), 34.8 and 29.5 at 16 MiB (0.76; the pair 0.26).
 
-How. For a contiguous array of at least ``REGISTER_MIN`` bytes, the page-aligned interior of
-its memory (NumPy's large arrays start 16 bytes past a page, so the interior leaves out less
-than a page at each end) becomes a ``USE_HOST_PTR`` buffer, kept per queue and address in a
-least-recently-used table of at most ``REGISTER_BYTES``; the ends go through pinned slots of
-a page (``ENDS_SLOTS``; a copy from pageable memory made NVIDIA's driver wait). The
-OpenCL API's way to keep such a buffer in step with its host memory is the map:
+How. For a contiguous array of at least ``REGISTER_MIN`` bytes, the pages its memory touches
+become a ``USE_HOST_PTR`` buffer, kept per queue in a least-recently-used table of at most
+``REGISTER_BYTES``; the array's bytes are copied at their offset in it (NumPy's large arrays
+start 16 bytes into a page). Registrations never share a page: arrays from malloc's heap share
+their first and last page with their neighbours, and a page another registration already
+covers is left out, the array's bytes on it (less than a page) going through pinned slots
+(``ENDS_SLOTS``; a copy from pageable memory made NVIDIA's driver wait). Until session 10 only
+the page-aligned interior was registered, so every array had two such ends: the 4 MiB launch
+of ``scripts/gpu_reg_rounded.py`` (x in, y in, y out) took 419-490 µs on the H100 where the
+pinned copies' bound is 290-299 µs; with the pages registered 293 µs (separate allocations,
+no ends) and 318-326 µs (neighbouring arrays, one end each). The OpenCL API's way to keep
+such a buffer in step with its host memory is the map, of the array's bytes only (the rest of
+a shared page belongs to other objects):
 
-- upload: map the buffer for ``CL_MAP_WRITE_INVALIDATE_REGION`` and unmap it (the host changed
+- upload: map the bytes for ``CL_MAP_WRITE_INVALIDATE_REGION`` and unmap them (the host changed
   every byte: nothing is copied back first, which could overwrite the caller's new data), then
-  copy it into the kernel's buffer on the device, and wait for that copy, so the caller may
+  copy them into the kernel's buffer on the device, and wait for that copy, so the caller may
   change the array as soon as the launch returns (as with staging);
-- download: copy the kernel's buffer into it on the device, then map it for ``CL_MAP_READ``
-  (blocking: the host memory holds the data) and unmap.
+- download: copy the kernel's buffer into the registration on the device, then map the bytes
+  for ``CL_MAP_READ`` (blocking: the host memory holds the data) and unmap.
 
 A kept buffer does not keep its array alive: the driver holds a pointer into the array's
 memory, so the registration is dropped (the buffer released, which unpins the memory) by a
@@ -37,18 +44,20 @@ Device memory. On NVIDIA a ``USE_HOST_PTR`` buffer has a copy in device memory (
 unmap are the transfers): ``clpy.to_device`` of an 8 GiB array took 16.5 GiB of the H100's
 memory, and a 45 GiB one failed (``MEM_OBJECT_ALLOCATION_FAILURE``) where a plain copy fits
 (``scripts/gpu_reg_memory.py``, session 9). So the table also stays within
-``REGISTER_DEVICE_FRACTION`` of the device's global memory, an array whose interior alone is
-larger goes through ``large`` (pinned staging) instead, and a registered transfer that fails
+``REGISTER_DEVICE_FRACTION`` of the device's global memory, an array whose pages alone are
+larger go through ``large`` (pinned staging) instead, and a registered transfer that fails
 for want of memory drops every registration and is done again that way.
 The buffer is made over a ctypes view of the memory's address, not the array: pyopencl keeps
 its ``hostbuf`` alive. The API leaves commands on buffers made from overlapping host memory
-undefined, so a new registration first drops any it
-overlaps (two views of one array); the queue is in order, so each upload and download runs
+undefined, so a new registration first drops any that overlaps more than its first or last
+page (two views of one array); the queue is in order, so each upload and download runs
 after the one before. A launch that waits anyway (``wait=True``) enqueues its arrays' uploads
 and downloads with ``sync=False`` and finishes the queue once (clpy/runtime/clplan.py).
 
 Tested on PoCL with the path forced (tests/test_runtime_registered.py: values, ends, reuse,
-eviction, overlapping views, arrays freed while registered).
+eviction, overlapping views, neighbours sharing pages, arrays freed while registered); on
+NVIDIA by the same tests and ``scripts/gpu_reg_rounded.py``'s sentinel (bytes of another
+object on a shared page, changed by the host after an upload, survive the download).
 """
 
 from __future__ import annotations
@@ -63,7 +72,7 @@ from typing import Any
 import numpy as np
 
 PAGE = 1 << 12
-REGISTER_MIN = 1 << 20  # interior bytes below this go the fallback's way
+REGISTER_MIN = 1 << 20  # registered bytes below this go the fallback's way
 REGISTER_BYTES = 4 << 30  # the most host memory kept registered per queue
 ENDS_SLOTS = 64  # pinned pages for the ends of the arrays in flight (Registered._ends)
 REGISTER_DEVICE_FRACTION = 1 / 8  # of the device's global memory, the most registered
@@ -81,7 +90,7 @@ def out_of_memory(cl: Any, e: Exception) -> bool:
 
 class Registered:
     """The registered host buffers of one in-order queue; ``fallback`` (pinned staging, or
-    None for direct copies) takes arrays too small for a page-aligned interior, ``large`` (a
+    None for direct copies) takes arrays too small to register, ``large`` (a
     function making pinned staging for the queue, or None for direct copies) those too large
     to register and transfers that ran out of memory registered."""
 
@@ -113,33 +122,50 @@ class Registered:
         self._used = 0
         self._landing: list[tuple[np.ndarray, np.ndarray]] = []
 
-    @staticmethod
-    def interior(flat: np.ndarray) -> tuple[int, int] | None:
-        """The byte range ``[lo, hi)`` of ``flat`` (uint8) that starts and ends on a page, or
-        None when it is smaller than ``REGISTER_MIN``."""
-        lo = -flat.ctypes.data % PAGE
-        hi = lo + (flat.size - lo) // PAGE * PAGE
-        return (lo, hi) if hi - lo >= REGISTER_MIN else None
+    def _place(self, flat: np.ndarray) -> tuple[int, int] | None:
+        """The host pages ``[lo, hi)`` (addresses) registered for ``flat`` (uint8): the pages
+        its bytes touch, less a first or last page that another registration already covers
+        (NumPy's large arrays start 16 bytes into a page, and arrays from malloc's heap share
+        their first and last page with their neighbours: registrations never share a page;
+        the bytes on such a page go as ends). A registration that overlaps more of these
+        pages (another view of the same memory) is dropped. None when fewer than
+        ``REGISTER_MIN`` bytes would be registered. Called with the lock held."""
+        addr = flat.ctypes.data
+        lo = addr - addr % PAGE
+        hi = -(-(addr + flat.size) // PAGE) * PAGE
+        if hi - lo < REGISTER_MIN:
+            return None
+        bufs = self._bufs
+        for a, b in ((lo, hi), (lo + PAGE, hi), (lo, hi - PAGE), (lo + PAGE, hi - PAGE)):
+            if (a, b - a) in bufs:  # registered before (by this array or its memory's)
+                return a, b
+        first, last = lo, hi
+        for start, n in list(bufs):
+            end = start + n
+            if end <= lo or start >= hi:
+                continue
+            if end == lo + PAGE:
+                first = lo + PAGE  # the neighbour below registered our first page
+            elif start == hi - PAGE:
+                last = hi - PAGE  # ... the one above our last page
+            else:
+                self._drop((start, n))
+        return (first, last) if last - first >= REGISTER_MIN else None
 
     def _buffer(self, flat: np.ndarray, lo: int, hi: int) -> Any:
-        key = (flat.ctypes.data + lo, hi - lo)
+        """The registration of host pages ``[lo, hi)`` (``_place``) that ``flat`` lies in."""
+        key = (lo, hi - lo)
         entry = self._bufs.get(key)
         if entry is not None:
             self._bufs.move_to_end(key)
             return entry[0]
-        # The API leaves commands on buffers made from overlapping host regions undefined:
-        # a registration that overlaps this one (another view of the same array) goes first.
-        start, end = key[0], key[0] + key[1]
-        for k in [k for k in self._bufs if k[0] < end and start < k[0] + k[1]]:
-            self._drop(k)
         cl = self._cl
         mf = cl.mem_flags
-        part = flat[lo:hi]
-        access = mf.READ_WRITE if part.flags.writeable else mf.READ_ONLY
-        tie = self._tie(part, key)
-        # pyopencl keeps hostbuf alive: give it the bare address unless the view must keep
-        # its memory alive itself
-        host = part if tie is part else (ctypes.c_ubyte * part.size).from_address(key[0])
+        access = mf.READ_WRITE if flat.flags.writeable else mf.READ_ONLY
+        tie = self._tie(flat, key)
+        # the pages by address (pyopencl keeps hostbuf alive; ``tie`` keeps the memory alive
+        # when its owner has no weak references)
+        host = (ctypes.c_ubyte * (hi - lo)).from_address(lo)
         buf = cl.Buffer(self.queue.context, access | mf.USE_HOST_PTR, hostbuf=host)
         self._bufs[key] = (buf, tie)
         self.held += hi - lo
@@ -172,13 +198,27 @@ class Registered:
         self.held -= key[1]
         buf.release()
 
-    def _map(self, buf: Any, flags: Any, n: int, blocking: bool = True) -> None:
-        """Map ``buf`` whole and unmap it: the API's sync of a USE_HOST_PTR buffer with its
-        host memory (on NVIDIA the transfer itself: ``scripts/gpu_reg_profile.py``)."""
+    def _map(self, buf: Any, flags: Any, at: int, n: int, blocking: bool = True) -> None:
+        """Map bytes ``[at, at + n)`` of ``buf`` and unmap them: the API's sync of a
+        USE_HOST_PTR buffer with its host memory (on NVIDIA the transfer itself:
+        ``scripts/gpu_reg_profile.py``). Only the array's own bytes: a map of the whole
+        registration for reading wrote stale device bytes over a neighbour's on the shared
+        first and last pages on NVIDIA; this one kept them (``sentinel`` in
+        ``scripts/gpu_reg_rounded.py``, session 10)."""
         m, _ = self._cl.enqueue_map_buffer(
-            self.queue, buf, flags, 0, (n,), np.uint8, is_blocking=blocking
+            self.queue, buf, flags, at, (n,), np.uint8, is_blocking=blocking
         )
         m.base.release(self.queue)
+
+    def _parts(self, flat: np.ndarray) -> tuple[int, int, int, int] | None:
+        """``(lo, hi, alo, ahi)``: the registered pages (``_place``) and the bytes of ``flat``
+        in them; None when ``flat`` is not to be registered. Called with the lock held."""
+        place = self._place(flat)
+        if place is None:
+            return None
+        lo, hi = place
+        addr = flat.ctypes.data
+        return lo, hi, max(lo - addr, 0), min(hi - addr, flat.size)
 
     def upload(self, dst: Any, host: np.ndarray, offset: int = 0, sync: bool = True) -> None:
         """``host`` into device buffer ``dst`` from byte ``offset``; returns when every byte is
@@ -189,27 +229,30 @@ class Registered:
         benchmarks/results/regprof_h100_s8.json)."""
         cl = self._cl
         flat = host.reshape(-1).view(np.uint8)
-        cut = self.interior(flat)
-        if cut is None:
-            self._fallback_upload(dst, host, offset)
-            return
-        lo, hi = cut
-        if hi - lo > self.limit:
-            self._large_upload(dst, host, offset)
-            return
-        q = self.queue
-
-        def move() -> Any:
-            buf = self._buffer(flat, lo, hi)
-            self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, hi - lo, blocking=sync)
-            cl.enqueue_copy(q, dst, buf, byte_count=hi - lo, dst_offset=offset + lo)
-            return buf
-
         with self.lock:
+            parts = self._parts(flat)
+            if parts is None:
+                self._fallback_upload(dst, host, offset)
+                return
+            lo, hi, alo, ahi = parts
+            if hi - lo > self.limit:
+                self._large_upload(dst, host, offset)
+                return
+            at = flat.ctypes.data + alo - lo  # the array's registered bytes in the buffer
+            q = self.queue
+
+            def move() -> Any:
+                buf = self._buffer(flat, lo, hi)
+                self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, at, ahi - alo, sync)
+                cl.enqueue_copy(
+                    q, dst, buf, byte_count=ahi - alo, src_offset=at, dst_offset=offset + alo
+                )
+                return buf
+
             if self._moved(move) is None:
                 self._large_upload(dst, host, offset)
                 return
-            self._ends(flat, dst, offset, lo, hi, upload=True)
+            self._ends(flat, dst, offset, alo, ahi, upload=True)
             if sync:
                 self.finish()  # every byte on the device: the caller's array may change now
 
@@ -218,28 +261,31 @@ class Registered:
         ``sync=False`` the data is there once the caller has finished the queue)."""
         cl = self._cl
         flat = host.reshape(-1).view(np.uint8)
-        cut = self.interior(flat)
-        if cut is None:
-            self._fallback_download(host, src, offset)
-            return
-        lo, hi = cut
-        if hi - lo > self.limit:
-            self._large_download(host, src, offset)
-            return
-        q = self.queue
-
-        def move() -> Any:
-            buf = self._buffer(flat, lo, hi)
-            cl.enqueue_copy(q, buf, src, byte_count=hi - lo, src_offset=offset + lo)
-            return buf
-
         with self.lock:
+            parts = self._parts(flat)
+            if parts is None:
+                self._fallback_download(host, src, offset)
+                return
+            lo, hi, alo, ahi = parts
+            if hi - lo > self.limit:
+                self._large_download(host, src, offset)
+                return
+            at = flat.ctypes.data + alo - lo
+            q = self.queue
+
+            def move() -> Any:
+                buf = self._buffer(flat, lo, hi)
+                cl.enqueue_copy(
+                    q, buf, src, byte_count=ahi - alo, src_offset=offset + alo, dst_offset=at
+                )
+                return buf
+
             buf = self._moved(move)
             if buf is None:
                 self._large_download(host, src, offset)
                 return
-            self._ends(flat, src, offset, lo, hi, upload=False)
-            self._map(buf, cl.map_flags.READ, hi - lo, blocking=sync)
+            self._ends(flat, src, offset, alo, ahi, upload=False)
+            self._map(buf, cl.map_flags.READ, at, ahi - alo, sync)
             if sync:
                 self.finish()
 
