@@ -342,3 +342,27 @@ def test_other_errors_are_not_taken_for_out_of_memory() -> None:
     assert registered.out_of_memory(cl, cl.MemoryError("x", cl.status_code.OUT_OF_RESOURCES))
     e = cl.LogicError("x", cl.status_code.INVALID_VALUE)
     assert not registered.out_of_memory(cl, e)
+
+
+def test_registered_from_one_mib_staged_from_stage_min(cl_device: Any, monkeypatch: Any) -> None:
+    """Registered memory pays from 1 MiB (REGISTER_MIN: a 1 MiB launch 148 µs registered
+    against 596 µs copied directly on the H100), pinned staging only from STAGE_MIN."""
+    monkeypatch.setattr(transfers, "STAGE_CPU_DEVICES", True)
+    dev = get_device(cl_device)
+    x = np.full(1 << 19, 2, np.float32)  # 2 MiB
+    for pipe, staged in (("register", True), ("ring", False)):
+        monkeypatch.setattr(transfers, "PIPELINE", pipe)
+        transfers.clear_pools()
+        q = dev.queue
+        assert (transfers.staging_of(_cl(), q, x) is not None) is staged, pipe
+        assert transfers.staging_of(_cl(), q, x[: (1 << 18) - 8]) is None  # < 1 MiB: direct
+        y = np.zeros_like(x)
+        _launch(dev, x, y, 1.0)
+        np.testing.assert_array_equal(y, x)
+    transfers.clear_pools()
+
+
+def _cl() -> Any:
+    import pyopencl
+
+    return pyopencl
