@@ -126,7 +126,7 @@ def measure_size(cl: Any, cdev: Any, nbytes: int, reps: int, parts: set[str]) ->
             "staged": dict(DIRECT_SHARE=0.0),
             "split0.25": dict(DIRECT_SHARE=0.25),
             "split0.4": dict(DIRECT_SHARE=0.4),
-            "direct": dict(DIRECT_SHARE=0.0, STAGE_MIN=1 << 62),
+            "direct": dict(DIRECT_SHARE=0.0, STAGE_MIN=1 << 62, REGISTER_FROM=1 << 62),
         }
         for name, knobs in paths.items():
             with staging_knobs(STAGE_CPU_DEVICES=True, **knobs):

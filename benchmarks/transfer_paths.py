@@ -20,7 +20,7 @@ from clpy.runtime import transfers
 # The paths "paths" compares: clpy/runtime/transfers.py settings (the launcher's default is
 # PIPELINE "pair", COPY_THREADS 8, CHUNK 64 MiB).
 _PATHS: dict[str, dict[str, Any]] = {
-    "direct": dict(STAGE_MIN=1 << 62),
+    "direct": dict(STAGE_MIN=1 << 62, REGISTER_FROM=1 << 62),
     "pair_t8_c64": dict(PIPELINE="pair", COPY_THREADS=8, CHUNK=64 << 20),
     "pair_t16_c64": dict(PIPELINE="pair", COPY_THREADS=16, CHUNK=64 << 20),
     "pair_t16_c16": dict(PIPELINE="pair", COPY_THREADS=16, CHUNK=16 << 20),

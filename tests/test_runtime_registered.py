@@ -345,7 +345,7 @@ def test_other_errors_are_not_taken_for_out_of_memory() -> None:
 
 
 def test_registered_from_one_mib_staged_from_stage_min(cl_device: Any, monkeypatch: Any) -> None:
-    """Registered memory pays from 1 MiB (REGISTER_MIN: a 1 MiB launch 148 µs registered
+    """Registered memory pays from 1 MiB (REGISTER_FROM: a 1 MiB launch 148 µs registered
     against 596 µs copied directly on the H100), pinned staging only from STAGE_MIN."""
     monkeypatch.setattr(transfers, "STAGE_CPU_DEVICES", True)
     dev = get_device(cl_device)

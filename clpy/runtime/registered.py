@@ -32,10 +32,7 @@ a shared page belongs to other objects):
   copy them into the kernel's buffer on the device, and wait for that copy, so the caller may
   change the array as soon as the launch returns (as with staging);
 - download: copy the kernel's buffer into the registration on the device, then map the bytes
-  for ``CL_MAP_READ`` and unmap them, and wait: then the host memory holds the data.
-
-The maps never block (their pointers go unused): one wait at the end of the transfer, or of
-the launch, instead of one per map.
+  for ``CL_MAP_READ`` (blocking: the host memory holds the data) and unmap.
 
 A kept buffer does not keep its array alive: the driver holds a pointer into the array's
 memory, so the registration is dropped (the buffer released, which unpins the memory) by a
@@ -201,16 +198,17 @@ class Registered:
         self.held -= key[1]
         buf.release()
 
-    def _map(self, buf: Any, flags: Any, at: int, n: int) -> None:
-        """Enqueue a map of bytes ``[at, at + n)`` of ``buf`` and their unmap: the API's sync
-        of a USE_HOST_PTR buffer with its host memory (on NVIDIA the transfer itself:
-        ``scripts/gpu_reg_profile.py``). Never blocking: the mapped pointer is not used, and
-        the data is in place once the queue has got past the unmap. Only the array's own
+    def _map(self, buf: Any, flags: Any, at: int, n: int, blocking: bool) -> None:
+        """Map bytes ``[at, at + n)`` of ``buf`` and unmap them: the API's sync of a
+        USE_HOST_PTR buffer with its host memory (on NVIDIA the transfer itself:
+        ``scripts/gpu_reg_profile.py``). Blocking in a transfer alone: a download alone with
+        a non-blocking map and a finish measured 12 GB/s at 4 MiB on the H100, blocking
+        23.5 (``benchmarks.transfers --parts paths``, session 10). Only the array's own
         bytes: a map of the whole registration for reading wrote stale device bytes over a
         neighbour's on the shared first and last pages on NVIDIA; this one kept them
         (``sentinel`` in ``scripts/gpu_reg_rounded.py``, session 10)."""
         m, _ = self._cl.enqueue_map_buffer(
-            self.queue, buf, flags, at, (n,), np.uint8, is_blocking=False
+            self.queue, buf, flags, at, (n,), np.uint8, is_blocking=blocking
         )
         m.base.release(self.queue)
 
@@ -247,7 +245,7 @@ class Registered:
 
             def move() -> Any:
                 buf = self._buffer(flat, lo, hi)
-                self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, at, ahi - alo)
+                self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, at, ahi - alo, sync)
                 cl.enqueue_copy(
                     q, dst, buf, byte_count=ahi - alo, src_offset=at, dst_offset=offset + alo
                 )
@@ -289,7 +287,7 @@ class Registered:
                 self._large_download(host, src, offset)
                 return
             self._ends(flat, src, offset, alo, ahi, upload=False)
-            self._map(buf, cl.map_flags.READ, at, ahi - alo)
+            self._map(buf, cl.map_flags.READ, at, ahi - alo, sync)
             if sync:
                 self.finish()
 

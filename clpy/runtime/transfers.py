@@ -141,6 +141,9 @@ class RepeatWatch:
 # pinned memory overlaps the DMA of the previous one; the host copies use a few threads
 # (NumPy releases the GIL while it copies).
 STAGE_MIN = 4 << 20
+# Registered memory (the pipeline "register") from 1 MiB: a 1 MiB launch of
+# scripts/gpu_reg_rounded.py took 148 µs registered against 596 µs copied directly (H100)
+REGISTER_FROM = REGISTER_MIN
 # Best of a sweep on an H100 host (benchmarks/transfers.py: 1/4/8/16 threads x 8/16/64 MiB
 # chunks, 64 and 512 MiB arrays): 8 threads, 64 MiB chunks. Two chunks of pinned memory are
 # kept per queue.
@@ -479,14 +482,12 @@ def download(cl: Any, queue: Any, host: np.ndarray, buf: Any, offset: int = 0) -
 def staging_of(cl: Any, queue: Any, host: np.ndarray) -> Staging | Ring | Registered | None:
     """The staging area for copying ``host`` on ``queue``, or None to copy directly (small,
     already page-locked, or an out-of-order queue)."""
-    if host.nbytes < REGISTER_MIN or type(host) is not np.ndarray:  # a DeviceArray view: no
-        return None
+    if host.nbytes < min(STAGE_MIN, REGISTER_FROM) or type(host) is not np.ndarray:
+        return None  # (a DeviceArray view: no)
     if not _in_order(cl, queue) or is_pinned(host):
         return None
     st = staging_for(cl, queue)
-    # registered memory from 1 MiB (a 1 MiB launch of scripts/gpu_reg_rounded.py: 148 µs
-    # registered against 596 µs copied directly, H100), staging from STAGE_MIN
-    if host.nbytes < STAGE_MIN and not isinstance(st, Registered):
+    if host.nbytes < (REGISTER_FROM if isinstance(st, Registered) else STAGE_MIN):
         return None
     return st
 
