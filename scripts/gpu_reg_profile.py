@@ -54,7 +54,7 @@ def profile(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
     reg.upload(dy, y)
     fx, fy = x.view(np.uint8), y.view(np.uint8)
     with reg.lock:
-        px, py = reg._parts(fx), reg._parts(fy)
+        px, py = reg._parts(fx, fx.ctypes.data), reg._parts(fy, fy.ctypes.data)
     assert px is not None and py is not None
     bx = reg._buffer(fx, px[0], px[1])
     by = reg._buffer(fy, py[0], py[1])

@@ -122,17 +122,17 @@ class Registered:
         self._used = 0
         self._landing: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def _place(self, flat: np.ndarray) -> tuple[int, int] | None:
-        """The host pages ``[lo, hi)`` (addresses) registered for ``flat`` (uint8): the pages
+    def _place(self, addr: int, size: int) -> tuple[int, int] | None:
+        """The host pages ``[lo, hi)`` (addresses) registered for the ``size`` bytes at ``addr``
+        (an array's): the pages
         its bytes touch, less a first or last page that another registration already covers
         (NumPy's large arrays start 16 bytes into a page, and arrays from malloc's heap share
         their first and last page with their neighbours: registrations never share a page;
         the bytes on such a page go as ends). A registration that overlaps more of these
         pages (another view of the same memory) is dropped. None when fewer than
         ``REGISTER_MIN`` bytes would be registered. Called with the lock held."""
-        addr = flat.ctypes.data
         lo = addr - addr % PAGE
-        hi = -(-(addr + flat.size) // PAGE) * PAGE
+        hi = -(-(addr + size) // PAGE) * PAGE
         if hi - lo < REGISTER_MIN:
             return None
         bufs = self._bufs
@@ -212,14 +212,14 @@ class Registered:
         )
         m.base.release(self.queue)
 
-    def _parts(self, flat: np.ndarray) -> tuple[int, int, int, int] | None:
+    def _parts(self, flat: np.ndarray, addr: int) -> tuple[int, int, int, int] | None:
         """``(lo, hi, alo, ahi)``: the registered pages (``_place``) and the bytes of ``flat``
-        in them; None when ``flat`` is not to be registered. Called with the lock held."""
-        place = self._place(flat)
+        (at ``addr``) in them; None when ``flat`` is not to be registered. Called with the
+        lock held."""
+        place = self._place(addr, flat.size)
         if place is None:
             return None
         lo, hi = place
-        addr = flat.ctypes.data
         return lo, hi, max(lo - addr, 0), min(hi - addr, flat.size)
 
     def upload(self, dst: Any, host: np.ndarray, offset: int = 0, sync: bool = True) -> None:
@@ -231,8 +231,9 @@ class Registered:
         benchmarks/results/regprof_h100_s8.json)."""
         cl = self._cl
         flat = host.reshape(-1).view(np.uint8)
+        addr = flat.ctypes.data
         with self.lock:
-            parts = self._parts(flat)
+            parts = self._parts(flat, addr)
             if parts is None:
                 self._fallback_upload(dst, host, offset)
                 return
@@ -240,7 +241,7 @@ class Registered:
             if hi - lo > self.limit:
                 self._large_upload(dst, host, offset)
                 return
-            at = flat.ctypes.data + alo - lo  # the array's registered bytes in the buffer
+            at = addr + alo - lo  # the array's registered bytes in the buffer
             q = self.queue
 
             def move() -> Any:
@@ -254,7 +255,7 @@ class Registered:
             if self._moved(move) is None:
                 self._large_upload(dst, host, offset)
                 return
-            self._ends(flat, dst, offset, alo, ahi, upload=True)
+            self._ends(flat, addr, dst, offset, alo, ahi, upload=True)
             if sync:
                 self.finish()  # every byte on the device: the caller's array may change now
 
@@ -263,8 +264,9 @@ class Registered:
         ``sync=False`` the data is there once the caller has finished the queue)."""
         cl = self._cl
         flat = host.reshape(-1).view(np.uint8)
+        addr = flat.ctypes.data
         with self.lock:
-            parts = self._parts(flat)
+            parts = self._parts(flat, addr)
             if parts is None:
                 self._fallback_download(host, src, offset)
                 return
@@ -272,7 +274,7 @@ class Registered:
             if hi - lo > self.limit:
                 self._large_download(host, src, offset)
                 return
-            at = flat.ctypes.data + alo - lo
+            at = addr + alo - lo
             q = self.queue
 
             def move() -> Any:
@@ -286,13 +288,13 @@ class Registered:
             if buf is None:
                 self._large_download(host, src, offset)
                 return
-            self._ends(flat, src, offset, alo, ahi, upload=False)
+            self._ends(flat, addr, src, offset, alo, ahi, upload=False)
             self._map(buf, cl.map_flags.READ, at, ahi - alo, sync)
             if sync:
                 self.finish()
 
     def _ends(
-        self, flat: np.ndarray, dev: Any, offset: int, lo: int, hi: int, upload: bool
+        self, flat: np.ndarray, addr: int, dev: Any, offset: int, lo: int, hi: int, upload: bool
     ) -> None:
         """Enqueue the transfers of the bytes before ``lo`` and from ``hi`` on (less than a
         page each: on a page another registration covers), to device buffer ``dev`` or from
@@ -307,10 +309,9 @@ class Registered:
         for a, b in ((0, lo), (hi, flat.size)):
             if a >= b:
                 continue
-            addr = flat.ctypes.data + a
-            buf = self._covering(addr, addr + b - a)
+            buf = self._covering(addr + a, addr + b)
             if buf is not None:
-                at = addr - buf[0]
+                at = addr + a - buf[0]
                 if upload:
                     self._map(buf[1], cl.map_flags.WRITE_INVALIDATE_REGION, at, b - a, False)
                     cl.enqueue_copy(
