@@ -16,7 +16,10 @@ Python between launches costs more than a µs of wall time.
 launches name the device's queue, as the programs' hosts do), clpy against raw pyopencl with
 the same arguments through pyopencl's fast setters (``set_arg`` for buffers, ``_set_arg_buf``
 for NumPy scalars): ``pingpong`` (two DeviceArrays swapped every launch, one int scalar
-changing, ``wait=False``: pathfinder, hotspot, stencils), ``same`` and ``same_wait`` (the
+changing, ``wait=False``: pathfinder, hotspot, stencils), ``pathfinder`` (the same
+arguments launched as benchmarks/programs/common.Host does: ``k[(g,), (256,)]`` spelled in
+each call of a host function, the handle's kernel event kept in a list; the raw side keeps
+its events too), ``same`` and ``same_wait`` (the
 same arguments every launch, ``wait=False`` / ``wait=True``) and ``numpy`` (NumPy arrays
 copied in and out, ``wait=True``, one loop trip). Per case: µs per launch of ``process_time``
 (every thread: the driver's too) and ``thread_time`` (the launching thread), the best of
@@ -158,6 +161,31 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int,
             set_buf(5, i32(s % rows))
             enqueue(q, knl, (cols,), (local,))
 
+    # pathfinder as benchmarks/programs/common.Host launches it: through a host function,
+    # ``k[(g,), (256,)]`` spelled per call, wait=False, the handle's kernel event kept
+    g_pf, l_pf = (cols + 255) // 256 * 256, 256
+
+    def host_call(k: Any, gsize: Any, lsize: Any, *args: Any) -> None:
+        h = k[gsize, lsize](*args, device=q, wait=False)
+        if h is not None and h.event is not None:
+            events.append(h.event)
+
+    events: list[Any] = []
+
+    def clpy_pathfinder(n: int) -> None:
+        events.clear()
+        for s in range(n):
+            host_call(relax, (g_pf,), (l_pf,), iters, wall, res[s & 1], res[1 - (s & 1)],
+                      cols, s % rows, 7)
+
+    def raw_pathfinder(n: int) -> None:
+        events.clear()
+        for s in range(n):
+            set_arg(2, bufs[1 + (s & 1)])
+            set_arg(3, bufs[2 - (s & 1)])
+            set_buf(5, i32(s % rows))
+            events.append(enqueue(q, knl, (g_pf,), (l_pf,)))
+
     def clpy_same(n: int, wait: bool = False) -> None:
         for _ in range(n):
             relax[(cols,), (local,)](iters, wall, res[0], res[1], cols, 3, 7, device=q, wait=wait)
@@ -202,6 +230,7 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int,
     cases: dict[str, dict[str, Callable[[int], None]]] = {
         "pingpong": {"clpy": clpy_pingpong, "raw_all": raw_pingpong_all,
                      "raw_changed": raw_pingpong_changed},
+        "pathfinder": {"clpy": clpy_pathfinder, "raw_changed": raw_pathfinder},
         "same": {"clpy": clpy_same, "raw_all": raw_same_all, "raw_changed": raw_same_changed},
         "same_wait": {"clpy": clpy_same_wait, "raw_changed": raw_same_changed},
         "numpy": {"clpy": clpy_numpy, "raw_all": raw_numpy},

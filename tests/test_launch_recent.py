@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import clpy
-from clpy import Global, float32, int32
+from clpy import Global, Local, float32, int32
 from clpy.runtime.clplan import CLPlan
 from clpy.runtime.devices import RUNTIME
 
@@ -264,3 +264,103 @@ def test_two_dimensional_sizes_parse_on_the_fast_path() -> None:
         parse_sizes(((16, 8), (4, 0)), "k")
     with pytest.raises(ValueError, match="negative"):
         parse_sizes(((16, -8), None), "k")
+
+
+def _mixed(dev: Any, steps: int, wait: bool) -> list[bytes]:
+    """Ping-pong launches whose numbers come as Python ints, NumPy scalars, a bool and one
+    0-d array changed in place (the same object every launch), with a launch whose last
+    number fails its check after an earlier one changed (Variant.set_recent had set it)."""
+    rows, cols = 4, 96
+    rng = np.random.default_rng(7)
+    wall = clpy.to_device(rng.integers(-9, 9, (rows, cols), dtype=np.int32), dev)
+    res = [clpy.to_device(np.arange(cols, dtype=np.int32), dev), clpy.zeros(cols, np.int32, dev)]
+    t = np.array(0, np.int32)
+    out = []
+    for s in range(steps):
+        t[()] = s // 2 % rows  # (a failing launch comes between two of the same t)
+        iters = (1, np.int32(2), np.int64(1), True)[s % 4]
+        border = (s, np.int16(-s), 3)[s % 3]
+        src, dst = res[s % 2], res[1 - s % 2]
+        if s % 5 == 3:
+            with pytest.raises(ValueError, match="'border'"):
+                relax[(128,), (64,)](
+                    iters, wall, src, dst, cols, s % rows + 1, 2**40, wait=wait, device=dev
+                )
+        h = relax[(128,), (64,)](iters, wall, src, dst, cols, t, border, wait=wait, device=dev)
+        if h is not None:
+            h.wait()
+        out.append(dst.get().tobytes())
+    return out
+
+
+def test_mixed_numbers_equal_the_path_without_memos(cl_device: Any, monkeypatch: Any) -> None:
+    """The numbers the fast path remembers by identity (immutable ones) and those it converts
+    every time (a 0-d array) give the launches without memos' results, also after a launch
+    failed half-way through setting its arguments."""
+    dev = clpy.get_device(cl_device)
+    runs: list[int] = []
+    real = CLPlan._run_recent
+
+    def counting(self: Any, *a: Any) -> Any:
+        runs.append(1)
+        return real(self, *a)
+
+    monkeypatch.setattr(CLPlan, "_run_recent", counting)
+    fast = [_mixed(dev, 14, wait) for wait in (True, False)]
+    assert len(runs) >= 20
+    monkeypatch.setattr(CLPlan, "_remember", lambda self, *a: None)
+    relax.clear_cache()
+    runs.clear()
+    slow = [_mixed(dev, 14, wait) for wait in (True, False)]
+    assert not runs
+    assert fast == slow
+
+
+def test_empty_launches_are_not_remembered(cl_device: Any) -> None:
+    """An empty NDRange runs nothing on every path (its sizes are never taken as checked)."""
+    dev = clpy.get_device(cl_device)
+    cols = 64
+    wall = clpy.zeros((1, cols), np.int32, dev)
+    a, b = clpy.to_device(np.ones(cols, np.int32), dev), clpy.zeros(cols, np.int32, dev)
+    for wait in (True, False, True):
+        h = relax[(0,), None](1, wall, a, b, cols, 0, 5, device=dev, wait=wait)
+        assert (h is None) == wait and (h is None or h.done)
+    np.testing.assert_array_equal(b.get(), 0)
+    assert all(0 not in s[0] for s in _plan(relax, dev)._checked)
+    relax[(64,), None](1, wall, a, b, cols, 0, 5, device=dev)
+    relax[(64,), None](1, wall, a, b, cols, 0, 5, device=dev)
+    np.testing.assert_array_equal(b.get(), 6)
+
+
+@clpy.kernel
+def scaled(
+    tmp: Local[float32], src: Global[float32], k: float32, dst: Global[float32], n: int32
+):  # fmt: skip
+    i = clpy.get_global_id(0)
+    j = clpy.get_local_id(0)
+    tmp[j] = src[i] if i < n else 0.0
+    clpy.barrier(clpy.CLK_LOCAL_MEM_FENCE)
+    if i < n:
+        dst[i] = tmp[j] * k + tmp[0]
+
+
+def test_local_memory_on_the_fast_path_checks_in_parameter_order(cl_device: Any) -> None:
+    """With local memory among the numbers, a recognised launch converts every other argument
+    in parameter order: of two bad ones the first raises, as without memos."""
+    dev = clpy.get_device(cl_device)
+    n = 100
+    a = clpy.to_device(np.arange(n, dtype=np.float32), dev)
+    b = clpy.zeros(n, np.float32, dev)
+    for s in range(4):
+        src, dst = (a, b) if s % 2 == 0 else (b, a)
+        scaled[(128,), (32,)](clpy.LocalMemory(32), src, 2.0, dst, n, device=dev, wait=False)
+    assert _plan(scaled, dev)._recent_prev is not None
+    with pytest.raises(ValueError, match="'tmp'"):
+        scaled[(128,), (32,)](clpy.LocalMemory(2**40), a, 1e300, b, n, device=dev)
+    with pytest.raises(ValueError, match="'k'"):
+        scaled[(128,), (32,)](clpy.LocalMemory(32), a, 1e300, b, 2**40, device=dev)
+    want = np.arange(n, dtype=np.float32)
+    for _ in range(4):
+        src = want.copy()
+        want = src * 2.0 + src[(np.arange(n) // 32) * 32]
+    np.testing.assert_array_equal(a.get(), want)

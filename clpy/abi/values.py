@@ -77,6 +77,13 @@ class Value(Param):
 
         return conv_scalar
 
+    def cl_scalar_converter(self) -> Callable[[Any], Any]:
+        """``cl_converter`` of a scalar without its memo, for callers that remember the
+        numbers they converted (clpy/runtime/clvariant.py ``Variant.set_recent``)."""
+        t = self.type
+        assert isinstance(t, ScalarType)
+        return _scalar_converter(self, t, _pack_format(t))
+
     def sim_converter(self) -> Converter:
         conv = self.convert()
         if isinstance(self.type, VectorType):

@@ -43,9 +43,11 @@ class Meta:
     names: tuple[str, ...]
     dynamic: tuple[int, ...]  # unannotated: specialized from the argument's type
     constexprs: tuple[int, ...]  # compile-time: specialized from the argument's value
+    count: int = 0  # len(names)
+    keyed: bool = False  # dynamic or constexprs: launches have a spec_key
 
     def spec_key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        if not self.dynamic and not self.constexprs:
+        if not self.keyed:
             return ()
         return (
             tuple(_type_key(args[i]) for i in self.dynamic),
@@ -93,11 +95,17 @@ class KernelLaunches:
             k = self.kernel
             names = tuple(k.param_names)
             anns = k.annotations()
+            dynamic = tuple(i for i, n in enumerate(names) if n not in anns)
+            constexprs = tuple(
+                i for i, n in enumerate(names) if isinstance(anns.get(n), _Constexpr)
+            )
             m = Meta(
                 k.__name__,
                 names,
-                tuple(i for i, n in enumerate(names) if n not in anns),
-                tuple(i for i, n in enumerate(names) if isinstance(anns.get(n), _Constexpr)),
+                dynamic,
+                constexprs,
+                len(names),
+                bool(dynamic or constexprs),
             )
             self.meta = m
             KERNELS.add(self)
@@ -243,10 +251,10 @@ class Launcher:
         meta = launches.meta or launches.meta_of()
         if kwargs:
             args = meta.bind(args, kwargs)
-        if len(args) != len(meta.names):
+        if len(args) != meta.count:
             raise arg_count_error(meta.name, list(meta.names), len(args))
         sizes = parse_sizes(self.sizes, meta.name)
-        spec_key = meta.spec_key(args) if meta.dynamic or meta.constexprs else ()
+        spec_key = meta.spec_key(args) if meta.keyed else ()
         last = launches.last
         # The same device= object (a name, a Device, a queue ...) as the last launch, in the
         # same runtime epoch, with the same signature: the same plan (for device=None, while

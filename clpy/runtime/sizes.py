@@ -50,26 +50,30 @@ def _plain(dims: tuple[Any, ...]) -> bool:
 def parse_sizes(sizes: Any, kname: str) -> Sizes:
     """``k[n]``, ``k[g, l]``, ``k[(w, h), None]``, ``k[(w, h), (8, 8)]`` → (global, local)."""
     # Fast path for the common spellings with plain positive ints (no cache: 16.0 == 16
-    # would hit): k[n], k[n, l], k[(w, h), None], k[(w, h), (8, 8)].
+    # would hit): k[n], k[n, l], k[(w, h), None], k[(w, h), (8, 8)]; those spelled as the
+    # result are returned as they are (the same tuple).
     t = type(sizes)
-    if t is int and sizes > 0:
-        return (sizes,), None
     if t is tuple and len(sizes) == 2:
         g0, l0 = sizes
         if type(g0) is tuple and len(g0) == 1:  # (1-D spelled out: the most common)
-            if type(g0[0]) is int and g0[0] > 0:
+            (g,) = g0
+            if type(g) is int and g > 0:
                 if l0 is None:
-                    return g0, None
-                if type(l0) is tuple and len(l0) == 1 and type(l0[0]) is int and l0[0] > 0:
-                    return g0, l0
+                    return sizes
+                if type(l0) is tuple and len(l0) == 1:
+                    (lo,) = l0
+                    if type(lo) is int and lo > 0:
+                        return sizes
         elif type(g0) is tuple:
             if _plain(g0):
                 if l0 is None:
-                    return g0, None
+                    return sizes
                 if type(l0) is tuple and len(l0) == len(g0) and _plain(l0):
-                    return g0, l0
+                    return sizes
         elif type(g0) is int and type(l0) is int and g0 > 0 and l0 > 0:
             return (g0,), (l0,)
+    elif t is int and sizes > 0:
+        return (sizes,), None
     if isinstance(sizes, tuple) and len(sizes) == 2:
         g = _dims(sizes[0], "global_size", kname)
         loc = None if sizes[1] is None else _dims(sizes[1], "local_size", kname)
