@@ -267,20 +267,23 @@ def test_two_dimensional_sizes_parse_on_the_fast_path() -> None:
 
 
 def _mixed(dev: Any, steps: int, wait: bool) -> list[bytes]:
-    """Ping-pong launches whose numbers come as Python ints, NumPy scalars, a bool and one
-    0-d array changed in place (the same object every launch), with a launch whose last
-    number fails its check after an earlier one changed (Variant.set_recent had set it)."""
+    """Ping-pong launches (and some in the same direction twice) whose numbers come as
+    Python ints, NumPy scalars, a bool and one 0-d array changed in place (the same object
+    every launch), with a launch whose last number fails its check after an earlier one
+    changed (Variant.set_recent had set it)."""
     rows, cols = 4, 96
     rng = np.random.default_rng(7)
     wall = clpy.to_device(rng.integers(-9, 9, (rows, cols), dtype=np.int32), dev)
     res = [clpy.to_device(np.arange(cols, dtype=np.int32), dev), clpy.zeros(cols, np.int32, dev)]
     t = np.array(0, np.int32)
     out = []
+    # ping-pong, then twice the same direction (the set tried first after a swap is not it)
+    flip = [s % 2 if s % 7 != 5 else (s - 1) % 2 for s in range(steps)]
     for s in range(steps):
         t[()] = s // 2 % rows  # (a failing launch comes between two of the same t)
         iters = (1, np.int32(2), np.int64(1), True)[s % 4]
         border = (s, np.int16(-s), 3)[s % 3]
-        src, dst = res[s % 2], res[1 - s % 2]
+        src, dst = res[flip[s]], res[1 - flip[s]]
         if s % 5 == 3:
             with pytest.raises(ValueError, match="'border'"):
                 relax[(128,), (64,)](

@@ -141,9 +141,10 @@ class CLPlan:
         self._resident_memo: tuple[Any, ...] = ()
         self._resident_prev: tuple[Any, ...] = ()  # the set before (ping-pong arrays)
         # the last launch when it uploaded nothing: (sizes, args, converted args, variant,
-        # resident, whether the numbers are immutable: None until asked, its Recent); see
-        # _run_again
+        # resident, whether the numbers are immutable: None until asked); see _run_again
         self._again: tuple[Any, ...] | None = None
+        # the last recognised launch was of the set before (see run)
+        self._alternating = False
 
     # The main variant's state, for tools and tests that look inside a plan.
     @property
@@ -242,31 +243,34 @@ class CLPlan:
         self, args: tuple[Any, ...], sizes: Sizes, wait: bool, offset: Any
     ) -> LaunchHandle | None:
         if offset is None:
-            # the buffer arguments of one of the last two launches (a loop that swaps two
-            # arrays alternates between two such sets), with checked sizes (no empty launch)
+            # A launch whose buffer arguments are those of one of the last two launches,
+            # with checked sizes (no empty launch): _run_recent; the same launch as the last
+            # one: _run_again. A loop that swaps two arrays alternates between two sets:
+            # after a swap, the other set is tried first.
+            if self._alternating:
+                rec = self._recent_prev
+                if rec is not None and rec.match(args) and sizes in self._checked:
+                    self._recent_prev, self._recent = self._recent, rec
+                    return self._run_recent(rec, args, sizes, wait)
+            again = self._again  # the last launch, if it uploaded nothing
+            if again is not None and again[0] == sizes and identical(again[1], args):
+                frozen = again[5]
+                if frozen is None:  # known once: the same objects are as (im)mutable
+                    frozen = self._frozen_values(args)
+                    self._again = again = (*again[:5], frozen)
+                if frozen:
+                    self._alternating = False
+                    return self._run_again(again, wait)
             rec = self._recent
-            if rec is not None:
+            if rec is not None and sizes in self._checked:
                 if rec.match(args):
-                    again = self._again  # the last launch, if it uploaded nothing
-                    if (
-                        again is not None
-                        and again[6] is rec
-                        and again[0] == sizes
-                        and identical(again[1], args)
-                    ):
-                        frozen = again[5]
-                        if frozen is None:  # known once: the same objects are as (im)mutable
-                            frozen = self._frozen_values(args)
-                            self._again = again = (*again[:5], frozen, rec)
-                        if frozen:
-                            return self._run_again(again, wait)
-                    if sizes in self._checked:
-                        return self._run_recent(rec, args, sizes, wait)
-                else:
-                    prev = self._recent_prev
-                    if prev is not None and prev.match(args) and sizes in self._checked:
-                        self._recent_prev, self._recent = rec, prev
-                        return self._run_recent(prev, args, sizes, wait)
+                    self._alternating = False
+                    return self._run_recent(rec, args, sizes, wait)
+                prev = self._recent_prev
+                if prev is not None and prev.match(args):
+                    self._recent_prev, self._recent = rec, prev
+                    self._alternating = True
+                    return self._run_recent(prev, args, sizes, wait)
         if sizes not in self._checked:
             self.check_sizes(sizes)
         if offset is not None:
@@ -445,7 +449,7 @@ class CLPlan:
         if alias is not self._alias_memo:  # _noalias's memo: the last launch's answer
             self._alias_prev, self._alias_memo = self._alias_memo, alias
         # _done, inline
-        self._again = (sizes, args, cl_args, var, rec.resident, None, rec)
+        self._again = (sizes, args, cl_args, var, rec.resident, None)
         if not wait:
             return LaunchHandle(evt, [evt], None)
         if not rec.resident:
@@ -465,7 +469,7 @@ class CLPlan:
         handle, or for ``wait=True`` the kernel's end, except on device arrays of this plan's
         queue (nothing comes back, and reading them, with DeviceArray.get or a later launch,
         is ordered after the kernel by the queue). The launch may be repeated (_run_again)."""
-        self._again = (sizes, args, cl_args, rec.var, rec.resident, None, rec)
+        self._again = (sizes, args, cl_args, rec.var, rec.resident, None)
         if not wait:
             return LaunchHandle(evt, [evt], None)
         if not rec.resident:
@@ -489,7 +493,7 @@ class CLPlan:
         arguments: memory objects and immutable numbers): its converted arguments and variant
         serve again; only the kernel is enqueued (the arguments are set again if another
         launch of this variant changed them)."""
-        sizes, _, cl_args, var, resident, _, _ = again
+        sizes, _, cl_args, var, resident, _ = again
         g, loc = sizes
         cl = self._cl
         try:
