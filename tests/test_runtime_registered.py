@@ -32,6 +32,7 @@ def reg(cl_device: Any, monkeypatch: Any) -> Any:
     queue (after the first launch)."""
     for k, v in dict(STAGE_CPU_DEVICES=True, PIPELINE="register", STAGE_MIN=1 << 20).items():
         monkeypatch.setattr(transfers, k, v)
+    monkeypatch.setattr(registered, "REGISTER_AFTER", 1)  # registered at once (see below)
     transfers.clear_pools()
     dev = get_device(cl_device)
     yield dev
@@ -372,3 +373,38 @@ def _cl() -> Any:
     import pyopencl
 
     return pyopencl
+
+
+def test_registered_on_the_second_transfer(reg: Any, monkeypatch: Any) -> None:
+    """An array's first transfer goes directly (pinning costs more than it saves once:
+    ``clpy.to_device`` of a new array), its second registers it; a new array at a freed one's
+    address is new (its owner is another object); beyond FIRST_STAGE_MIN the first transfer
+    goes through pinned staging."""
+    import gc
+
+    monkeypatch.setattr(registered, "REGISTER_AFTER", 2)
+    calls = _counting_ring(monkeypatch)
+    n = 1 << 19  # 2 MiB
+    x = np.full(n, 2, np.float32)
+    y = np.zeros(n, np.float32)
+    _launch(reg, x, y, 1.0)
+    t = _table(reg)
+    assert not t._bufs and len(t._seen) == 3 and not calls  # x in, y in, y out: remembered
+    _launch(reg, x, y, 1.0)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert len(t._bufs) == 2  # registered now (y out too: its memory is registered)
+    d = clpy.to_device(np.arange(n, dtype=np.float32), device=reg)  # a one-off upload
+    assert len(t._bufs) == 2  # not registered
+    got = d.get()
+    np.testing.assert_array_equal(got, np.arange(n, dtype=np.float32))
+    addr = got.ctypes.data
+    del got
+    gc.collect()
+    out = np.empty(n, np.float32)  # may reuse the freed memory: still a first transfer
+    d.get(out=out)
+    np.testing.assert_array_equal(out, np.arange(n, dtype=np.float32))
+    assert len(t._bufs) == 2 or out.ctypes.data != addr
+    monkeypatch.setattr(registered, "FIRST_STAGE_MIN", 1 << 20)
+    z = np.ones(n, np.float32)
+    _launch(reg, z, y, 1.0)  # first sight of z, above FIRST_STAGE_MIN: staged
+    assert calls == ["up"], calls

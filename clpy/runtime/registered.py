@@ -75,6 +75,14 @@ PAGE = 1 << 12
 REGISTER_MIN = 1 << 20  # registered bytes below this go the fallback's way
 REGISTER_BYTES = 4 << 30  # the most host memory kept registered per queue
 ENDS_SLOTS = 64  # pinned pages for the ends of the arrays in flight (Registered._ends)
+# An array is registered on its second transfer (``Registered._again``): the first goes
+# directly, or from FIRST_STAGE_MIN bytes through pinned staging. Pinning costs more than it
+# saves on a one-off transfer (a fresh registration moved 8-13 GB/s at 4-16 MiB on the H100,
+# a direct copy 15-19, the ring 29-31 at 256 MiB: benchmarks/results/transfers_h100_s10.json),
+# and clpy.to_device or DeviceArray.get() of a new array is one.
+REGISTER_AFTER = 2
+FIRST_STAGE_MIN = 64 << 20
+SEEN = 256  # the arrays remembered as transferred once
 REGISTER_DEVICE_FRACTION = 1 / 8  # of the device's global memory, the most registered
 
 
@@ -121,6 +129,39 @@ class Registered:
         self._pinned: np.ndarray | bool | None = None
         self._used = 0
         self._landing: list[tuple[np.ndarray, np.ndarray]] = []
+        # (address, bytes, upload) -> the memory's owner, of arrays transferred once that way
+        # (``_again``)
+        self._seen: OrderedDict[tuple[int, int, bool], weakref.ref[Any]] = OrderedDict()
+
+    def _again(self, flat: np.ndarray, addr: int, upload: bool) -> bool:
+        """Whether ``flat``'s transfer goes the registered way: its memory is registered, or
+        was transferred the same way before (the same owner at the same address; an upload
+        and the download after it in one launch are two ways: ``REGISTER_AFTER``), or it
+        is too small for a registration anyway (``_parts`` sends it the fallback's way).
+        Otherwise it is remembered, and its transfer goes ``_first_upload``'s way. Called
+        with the lock held."""
+        lo = addr - addr % PAGE
+        hi = -(-(addr + flat.size) // PAGE) * PAGE
+        if REGISTER_AFTER <= 1 or hi - lo < REGISTER_MIN:
+            return True
+        bufs = self._bufs
+        for a, b in ((lo, hi), (lo + PAGE, hi), (lo, hi - PAGE), (lo + PAGE, hi - PAGE)):
+            if (a, b - a) in bufs:
+                return True
+        owner = _owner(flat)
+        key = (addr, flat.size, upload)
+        seen = self._seen.get(key)
+        if seen is not None and seen() is owner:
+            del self._seen[key]  # registered from now on
+            return True
+        try:
+            self._seen[key] = weakref.ref(owner)
+        except TypeError:  # no weak references: as before, registered at once
+            return True
+        self._seen.move_to_end(key)
+        if len(self._seen) > SEEN:
+            self._seen.popitem(last=False)
+        return False
 
     def _place(self, addr: int, size: int) -> tuple[int, int] | None:
         """The host pages ``[lo, hi)`` (addresses) registered for the ``size`` bytes at ``addr``
@@ -176,9 +217,7 @@ class Registered:
     def _tie(self, part: np.ndarray, key: tuple[int, int]) -> Any:
         """What ends the registration of ``part``'s memory: a finalizer on the object that
         owns the memory (the last ``base`` of the view), run before that memory is freed."""
-        owner: Any = part
-        while isinstance(owner, np.ndarray) and owner.base is not None:
-            owner = owner.base
+        owner = _owner(part)
         try:
             return weakref.finalize(owner, self._forget, key)
         except TypeError:  # no weak references: the view keeps its memory alive instead
@@ -233,6 +272,12 @@ class Registered:
         flat = host.reshape(-1).view(np.uint8)
         addr = flat.ctypes.data
         with self.lock:
+            if not self._again(flat, addr, True):
+                if flat.size >= FIRST_STAGE_MIN:
+                    self._large_upload(dst, host, offset)
+                else:
+                    self._fallback_upload(dst, host, offset)
+                return
             parts = self._parts(flat, addr)
             if parts is None:
                 self._fallback_upload(dst, host, offset)
@@ -266,6 +311,12 @@ class Registered:
         flat = host.reshape(-1).view(np.uint8)
         addr = flat.ctypes.data
         with self.lock:
+            if not self._again(flat, addr, False):
+                if flat.size >= FIRST_STAGE_MIN:
+                    self._large_download(host, src, offset)
+                else:
+                    self._fallback_download(host, src, offset)
+                return
             parts = self._parts(flat, addr)
             if parts is None:
                 self._fallback_download(host, src, offset)
@@ -444,3 +495,12 @@ class Registered:
         with self.lock:
             for key in list(self._bufs):
                 self._drop(key)
+            self._seen.clear()
+
+
+def _owner(a: np.ndarray) -> Any:
+    """The object that owns ``a``'s memory: the last ``base`` of the view."""
+    owner: Any = a
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    return owner
