@@ -1,10 +1,12 @@
 """The launch fast paths of an OpenCL plan (clpy/runtime/clplan.py ``_run_recent``,
 ``_run_again``; launch.py's memo of the last ``device=``; values packed to bytes): a launch
 whose buffer arguments are the objects of one of the last two launches (ping-pong arrays)
-binds what they bound then and converts only the numbers. What is remembered must never stand
-for a different launch: numbers are still checked, new sizes are still checked, a NumPy array
-is still copied, an aliasing call still gets its own variant, a launch on pyopencl buffers
-that waits still waits, and the results equal those of the path without memos bit for bit."""
+binds what they bound then and converts only the numbers, skipping the immutable numbers last
+set (clvariant.py ``Variant.set_recent``). What is remembered must never stand for a
+different launch: numbers are still checked (in parameter order), new sizes are still
+checked, a NumPy array is still copied, an aliasing call still gets its own variant, a launch
+on pyopencl buffers that waits still waits, a launch that failed half-way leaves nothing
+stale, and the results equal those of the path without memos bit for bit."""
 
 from __future__ import annotations
 

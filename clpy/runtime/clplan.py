@@ -496,14 +496,17 @@ class CLPlan:
         sizes, _, cl_args, var, resident, _ = again
         g, loc = sizes
         cl = self._cl
+        lock = self.lock
+        lock.acquire()  # (as _run_recent)
         try:
-            with self.lock:
-                if var.last is not cl_args:
-                    var.set_args(cl_args)
-                evt = cl.enqueue_nd_range_kernel(self.queue, var.kernel, g, loc)
+            if var.last is not cl_args:
+                var.set_args(cl_args)
+            evt = cl.enqueue_nd_range_kernel(self.queue, var.kernel, g, loc)
         except cl.Error as e:
             self._again = None
             raise self._launch_error(e, loc) from e
+        finally:
+            lock.release()
         if not wait:
             return LaunchHandle(evt, [evt], None)
         if not resident:
