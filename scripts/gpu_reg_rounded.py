@@ -328,6 +328,83 @@ def layouts(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
     return out
 
 
+def download_alone(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
+    """A download alone (device buffer -> the registration of an array at +16 in its own
+    mapping, then a map for reading, waited for), by how the map is cut: ``sub`` the array's
+    bytes (offset 16), ``sub_nb`` the same non-blocking + finish, ``whole`` the whole
+    registration from 0, ``split`` the page-aligned middle and the two partial pages apart;
+    and the upload alone the same ways (``up_sub``, ``up_split``)."""
+    import mmap
+
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    nb = mib << 20
+    mm = mmap.mmap(-1, nb + PAGE)
+    a = np.frombuffer(mm, np.uint8)[16 : 16 + nb]
+    a[:] = 1
+    host = (ctypes.c_ubyte * (nb + PAGE)).from_address(a.ctypes.data - 16)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR, hostbuf=host)
+    dbuf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nb)
+    R, W = cl.map_flags.READ, cl.map_flags.WRITE_INVALIDATE_REGION
+    head, mid_end = PAGE - 16, PAGE + (nb - (PAGE - 16)) // PAGE * PAGE  # in buf
+
+    def mapped(flags: Any, at: int, n: int, blocking: bool) -> None:
+        m, _ = cl.enqueue_map_buffer(q, buf, flags, at, (n,), np.uint8, is_blocking=blocking)
+        m.base.release(q)
+
+    def down(cut: str) -> Callable[[], None]:
+        def go() -> None:
+            cl.enqueue_copy(q, buf, dbuf, byte_count=nb, dst_offset=16)
+            if cut == "sub":
+                mapped(R, 16, nb, True)
+            elif cut == "sub_nb":
+                mapped(R, 16, nb, False)
+            elif cut == "whole":
+                mapped(R, 0, nb + PAGE, True)
+            else:
+                mapped(R, 16, head, False)
+                mapped(R, mid_end, 16 + nb - mid_end, False)
+                mapped(R, PAGE, mid_end - PAGE, True)
+            q.finish()
+
+        return go
+
+    def up(cut: str) -> Callable[[], None]:
+        def go() -> None:
+            if cut == "sub":
+                mapped(W, 16, nb, False)
+            else:
+                mapped(W, 16, head, False)
+                mapped(W, mid_end, 16 + nb - mid_end, False)
+                mapped(W, PAGE, mid_end - PAGE, False)
+            cl.enqueue_copy(q, dbuf, buf, byte_count=nb, src_offset=16)
+            q.finish()
+
+        return go
+
+    variants = {
+        "sub": down("sub"),
+        "sub_nb": down("sub_nb"),
+        "whole": down("whole"),
+        "split": down("split"),
+        "up_sub": up("sub"),
+        "up_split": up("split"),
+    }
+    ts: dict[str, list[float]] = {k: [] for k in variants}
+    for fn in variants.values():
+        fn()
+    for _ in range(reps):
+        for k, fn in variants.items():
+            t0 = time.perf_counter()
+            fn()
+            ts[k].append(time.perf_counter() - t0)
+    out: dict[str, Any] = {"alone_mib": mib}
+    for k, v in ts.items():
+        out[k + "_GBps"] = round(nb / statistics.median(v) / 1e9, 2)
+    buf.release()
+    return out
+
+
 def _times(fn: Callable[[], Any], reps: int) -> list[float]:
     fn()
     ts = []
@@ -409,6 +486,9 @@ def main() -> int:
             print(json.dumps({"sentinel": s, "device": dev.name}), flush=True)
             rows.append({"sentinel": s})
             for mib in (int(v) for v in a.mib.split(",")):
+                alone = download_alone(cl, dev, mib, a.reps)
+                print(json.dumps(alone), flush=True)
+                rows.append(alone)
                 lay = layouts(cl, dev, mib, a.reps)
                 print(json.dumps(lay), flush=True)
                 rows.append(lay)
