@@ -58,14 +58,33 @@ def main() -> int:
                 f"{made} table {len(getattr(st, '_bufs', {}))} {type(st).__name__}"
             )
     assert np.array_equal(back, host)
-    # the same with a download into a fresh array each time (DeviceArray.get())
+    # one-off transfers: DeviceArray.get() into a new array, to_device of a new array, by
+    # how a first transfer goes: directly, registered at once, through pinned staging
     d = clpy.to_device(host, device=dev)
-    for i in range(4):
-        t0 = time.perf_counter()
-        got = d.get()
-        dt = time.perf_counter() - t0
-        print(f"get {i}: {dt * 1e6:8.0f} us {n / dt / 1e9:6.1f} GB/s")
-        assert np.array_equal(got, host)
+    for how, knobs in (
+        ("direct", dict(REGISTER_AFTER=2, FIRST_STAGE_MIN=1 << 62)),
+        ("register", dict(REGISTER_AFTER=1)),
+        ("staged", dict(REGISTER_AFTER=2, FIRST_STAGE_MIN=0)),
+    ):
+        saved = {k: getattr(registered, k) for k in knobs}
+        for k, v in knobs.items():
+            setattr(registered, k, v)
+        for i in range(4):
+            t0 = time.perf_counter()
+            got = d.get()
+            dt = time.perf_counter() - t0
+            src = host * 1  # a new array, its pages touched
+            t1 = time.perf_counter()
+            d2 = clpy.to_device(src, device=dev)
+            dt2 = time.perf_counter() - t1
+            print(
+                f"{how} get {i}: {dt * 1e6:6.0f} us {n / dt / 1e9:5.1f} GB/s; to_device "
+                f"{dt2 * 1e6:6.0f} us {n / dt2 / 1e9:5.1f} GB/s"
+            )
+            assert np.array_equal(got, host)
+            del got, d2, src
+        for k, v in saved.items():
+            setattr(registered, k, v)
     return 0
 
 
