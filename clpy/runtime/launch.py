@@ -43,8 +43,8 @@ class Meta:
     names: tuple[str, ...]
     dynamic: tuple[int, ...]  # unannotated: specialized from the argument's type
     constexprs: tuple[int, ...]  # compile-time: specialized from the argument's value
-    count: int = 0  # len(names)
-    keyed: bool = False  # dynamic or constexprs: launches have a spec_key
+    count: int  # len(names)
+    keyed: bool  # dynamic or constexprs: launches have a spec_key
 
     def spec_key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if not self.keyed:
