@@ -32,7 +32,6 @@ def reg(cl_device: Any, monkeypatch: Any) -> Any:
     queue (after the first launch)."""
     for k, v in dict(STAGE_CPU_DEVICES=True, PIPELINE="register", STAGE_MIN=1 << 20).items():
         monkeypatch.setattr(transfers, k, v)
-    monkeypatch.setattr(registered, "REGISTER_AFTER", 1)  # registered at once (see below)
     transfers.clear_pools()
     dev = get_device(cl_device)
     yield dev
@@ -375,36 +374,36 @@ def _cl() -> Any:
     return pyopencl
 
 
-def test_registered_on_the_second_transfer(reg: Any, monkeypatch: Any) -> None:
-    """An array's first transfer goes directly (pinning costs more than it saves once:
-    ``clpy.to_device`` of a new array), its second registers it; a new array at a freed one's
-    address is new (its owner is another object); beyond FIRST_STAGE_MIN the first transfer
-    goes through pinned staging."""
+def test_large_arrays_registered_on_the_second_transfer(reg: Any, monkeypatch: Any) -> None:
+    """From FIRST_STAGE_MIN bytes an array's first transfer each way goes through pinned
+    staging (pinning costs more than it saves once: ``clpy.to_device`` of a new array,
+    ``get()``), its second registers it; a new array at a freed one's address is new (its
+    owner is another object). Smaller arrays register at once."""
     import gc
 
-    monkeypatch.setattr(registered, "REGISTER_AFTER", 2)
+    monkeypatch.setattr(registered, "FIRST_STAGE_MIN", 2 << 20)
     calls = _counting_ring(monkeypatch)
     n = 1 << 19  # 2 MiB
     x = np.full(n, 2, np.float32)
     y = np.zeros(n, np.float32)
     _launch(reg, x, y, 1.0)
     t = _table(reg)
-    assert not t._bufs and len(t._seen) == 3 and not calls  # x in, y in, y out: remembered
+    assert not t._bufs and len(t._seen) == 3  # x in, y in, y out: staged, remembered
+    assert calls == ["up", "up", "down"]
     _launch(reg, x, y, 1.0)
     np.testing.assert_array_equal(y, 2 * x)
-    assert len(t._bufs) == 2  # registered now (y out too: its memory is registered)
+    assert len(t._bufs) == 2 and len(calls) == 3  # registered now (y out too: its memory)
     d = clpy.to_device(np.arange(n, dtype=np.float32), device=reg)  # a one-off upload
-    assert len(t._bufs) == 2  # not registered
     got = d.get()
     np.testing.assert_array_equal(got, np.arange(n, dtype=np.float32))
-    addr = got.ctypes.data
+    assert len(t._bufs) == 2 and calls[3:] == ["up", "down"]
     del got
     gc.collect()
     out = np.empty(n, np.float32)  # may reuse the freed memory: still a first transfer
     d.get(out=out)
     np.testing.assert_array_equal(out, np.arange(n, dtype=np.float32))
-    assert len(t._bufs) == 2 or out.ctypes.data != addr
-    monkeypatch.setattr(registered, "FIRST_STAGE_MIN", 1 << 20)
-    z = np.ones(n, np.float32)
-    _launch(reg, z, y, 1.0)  # first sight of z, above FIRST_STAGE_MIN: staged
-    assert calls == ["up"], calls
+    assert len(t._bufs) == 2 and calls[5:] == ["down"]
+    small = np.ones((1 << 18) + 8, np.float32)  # 1 MiB + 32 bytes: registered at once
+    ys = np.zeros_like(small)
+    _launch(reg, small, ys, 1.0)
+    assert len(t._bufs) == 4 and len(calls) == 6

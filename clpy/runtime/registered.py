@@ -75,12 +75,13 @@ PAGE = 1 << 12
 REGISTER_MIN = 1 << 20  # registered bytes below this go the fallback's way
 REGISTER_BYTES = 4 << 30  # the most host memory kept registered per queue
 ENDS_SLOTS = 64  # pinned pages for the ends of the arrays in flight (Registered._ends)
-# An array is registered on its second transfer (``Registered._again``): the first goes
-# directly, or from FIRST_STAGE_MIN bytes through pinned staging. Pinning costs more than it
-# saves on a one-off transfer (a fresh registration moved 8-13 GB/s at 4-16 MiB on the H100,
-# a direct copy 15-19, the ring 29-31 at 256 MiB: benchmarks/results/transfers_h100_s10.json),
-# and clpy.to_device or DeviceArray.get() of a new array is one.
-REGISTER_AFTER = 2
+# An array of FIRST_STAGE_MIN bytes or more is registered on its second transfer the same way
+# (``Registered._again``); its first goes through pinned staging. For a one-off transfer
+# (``clpy.to_device`` of a new array, ``DeviceArray.get()``) pinning costs more than it saves
+# at that size: on the H100 (scripts/gpu_d2h_probe.py, session 10) a 64 MiB ``get()`` moved
+# 4.5 GB/s registered and 12.6-14.3 staged, ``to_device`` 13 and 19-26; at 4-16 MiB
+# registering at once was as fast as staging or faster, and faster than a direct copy
+# (16 MiB: get 3.8-4.2 GB/s registered, 3.0 direct; to_device 9.2-10 and 6.6-7.0).
 FIRST_STAGE_MIN = 64 << 20
 SEEN = 256  # the arrays remembered as transferred once
 REGISTER_DEVICE_FRACTION = 1 / 8  # of the device's global memory, the most registered
@@ -134,15 +135,15 @@ class Registered:
         self._seen: OrderedDict[tuple[int, int, bool], weakref.ref[Any]] = OrderedDict()
 
     def _again(self, flat: np.ndarray, addr: int, upload: bool) -> bool:
-        """Whether ``flat``'s transfer goes the registered way: its memory is registered, or
-        was transferred the same way before (the same owner at the same address; an upload
-        and the download after it in one launch are two ways: ``REGISTER_AFTER``), or it
-        is too small for a registration anyway (``_parts`` sends it the fallback's way).
-        Otherwise it is remembered, and its transfer goes ``_first_upload``'s way. Called
-        with the lock held."""
+        """Whether ``flat``'s transfer goes the registered way: it is smaller than
+        ``FIRST_STAGE_MIN`` (or too small to register: ``_parts`` sends it the fallback's
+        way), its memory is registered, or it was transferred the same way before (the same
+        owner at the same address; an upload and the download after it in one launch are
+        two ways). Otherwise it is remembered, and the transfer is staged. Called with the
+        lock held."""
         lo = addr - addr % PAGE
         hi = -(-(addr + flat.size) // PAGE) * PAGE
-        if REGISTER_AFTER <= 1 or hi - lo < REGISTER_MIN:
+        if flat.size < FIRST_STAGE_MIN or hi - lo < REGISTER_MIN:
             return True
         bufs = self._bufs
         for a, b in ((lo, hi), (lo + PAGE, hi), (lo, hi - PAGE), (lo + PAGE, hi - PAGE)):
@@ -273,10 +274,7 @@ class Registered:
         addr = flat.ctypes.data
         with self.lock:
             if not self._again(flat, addr, True):
-                if flat.size >= FIRST_STAGE_MIN:
-                    self._large_upload(dst, host, offset)
-                else:
-                    self._fallback_upload(dst, host, offset)
+                self._large_upload(dst, host, offset)
                 return
             parts = self._parts(flat, addr)
             if parts is None:
@@ -312,10 +310,7 @@ class Registered:
         addr = flat.ctypes.data
         with self.lock:
             if not self._again(flat, addr, False):
-                if flat.size >= FIRST_STAGE_MIN:
-                    self._large_download(host, src, offset)
-                else:
-                    self._fallback_download(host, src, offset)
+                self._large_download(host, src, offset)
                 return
             parts = self._parts(flat, addr)
             if parts is None:
