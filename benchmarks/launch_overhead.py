@@ -22,14 +22,16 @@ each call of a host function, the handle's kernel event kept in a list; the raw 
 its events too), ``same`` and ``same_wait`` (the
 same arguments every launch, ``wait=False`` / ``wait=True``) and ``numpy`` (NumPy arrays
 copied in and out, ``wait=True``, one loop trip). Per case: µs per launch of ``process_time``
-(every thread: the driver's too) and ``thread_time`` (the launching thread), the best of
-``--rounds`` batches of ``--launches``; the raw side sets every argument (``raw_all``, as the
+(every thread: the driver's too), ``thread_time`` (the launching thread) and wall time (to
+the queue's end: with short kernels the host's pace, with long ones the device's), the best
+of ``--rounds`` batches of ``--launches``; the raw side sets every argument (``raw_all``, as the
 originals' hosts) or only those that changed (``raw_changed``). One JSON line per process.
 ``--tree DIR`` imports clpy from DIR (a worktree of another revision); ``--against DIR`` runs
 ``--processes`` processes of each tree, alternating, and prints the medians and minima per
 case; ``--stub-enqueue`` leaves the kernels out (the Python cost alone, any device). On PoCL
 give ``--iters 200`` (kernels of ~0.1 ms: its threads never wait for the next
-launch, whose wake-up would count on the launching thread):
+launch, whose wake-up would count on the launching thread); ``--profiling`` launches on a
+profiling queue, as the programs' GPU mode does:
 
     .venv/bin/python benchmarks/launch_overhead.py --cpu --device opencl:pocl
     git worktree add -f /tmp/old <rev>
@@ -109,14 +111,17 @@ def relax(iters: int32, wall: Global[int32], src: Global[int32], dst: Global[int
 
 
 def cpu_cases(device: str, launches: int, rounds: int, iters: int,
-              stub: bool = False) -> dict[str, Any]:
-    """µs of CPU per launch, per case and side: {case: {side: [process, thread]}}."""
+              stub: bool = False, profiling: bool = False) -> dict[str, Any]:
+    """µs per launch, per case and side: {case: {side: [process, thread, wall]}}."""
     import pyopencl as cl
 
     from clpy.runtime.api import get_device
 
     dev = get_device(device)
     q = dev.queue  # launches name the queue, as the whole programs' hosts do
+    if profiling:  # as the programs' GPU mode (a profiling queue shared with the originals)
+        q = cl.CommandQueue(dev.context, dev.cl_device,
+                            properties=cl.command_queue_properties.PROFILING_ENABLE)
     rows, cols, local = 8, 1024, 64
     wall_h = np.ones((rows, cols), np.int32)
     wall = clpy.to_device(wall_h, dev)
@@ -238,7 +243,7 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int,
     out: dict[str, Any] = {}
     for case, sides in cases.items():
         n = launches if case != "numpy" else max(1, launches // 10)
-        best = {side: [1e99, 1e99] for side in sides}
+        best = {side: [1e99, 1e99, 1e99] for side in sides}
         for fn in sides.values():  # warm-up: plans, pools, the driver's first launches
             fn(max(10, n // 10))
             q.finish()
@@ -246,22 +251,24 @@ def cpu_cases(device: str, launches: int, rounds: int, iters: int,
             for side, fn in sides.items():
                 if side != "clpy":  # the raw side set its own arguments on its own kernel
                     knl.set_args(i32(iters), bufs[0], bufs[1], bufs[2], i32(cols), i32(3), i32(7))
-                p0, t0 = time.process_time(), time.thread_time()
+                p0, t0, w0 = time.process_time(), time.thread_time(), time.perf_counter()
                 fn(n)
                 q.finish()
-                p1, t1 = time.process_time(), time.thread_time()
+                p1, t1, w1 = time.process_time(), time.thread_time(), time.perf_counter()
                 b = best[side]
                 b[0] = min(b[0], (p1 - p0) / n * 1e6)
                 b[1] = min(b[1], (t1 - t0) / n * 1e6)
+                b[2] = min(b[2], (w1 - w0) / n * 1e6)
         out[case] = {side: [round(v, 2) for v in b] for side, b in best.items()}
     return {"device": str(dev), "tree": _tree(), "launches": launches, "rounds": rounds,
-            "iters": iters, "stub_enqueue": stub, "us_per_launch_process_thread": out}
+            "iters": iters, "stub_enqueue": stub, "profiling_queue": profiling,
+            "us_per_launch_process_thread": out}
 
 
 def cpu_main(opts: Any) -> None:
     if not opts.against:
         print(json.dumps(cpu_cases(opts.device, opts.launches, opts.rounds, opts.iters,
-                                   opts.stub_enqueue)))
+                                   opts.stub_enqueue, opts.profiling)))
         return
     trees = {"old": str(Path(opts.against).resolve()), "new": str(ROOT)}
     runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
@@ -272,21 +279,23 @@ def cpu_main(opts: Any) -> None:
                    "--rounds", str(opts.rounds), "--iters", str(opts.iters)]
             if opts.stub_enqueue:
                 cmd.append("--stub-enqueue")
+            if opts.profiling:
+                cmd.append("--profiling")
             line = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             runs[name].append(json.loads(line.strip().splitlines()[-1]))
             print(name, line.strip(), flush=True)
     print(f"\nµs per launch, {opts.processes} processes per tree alternated (median / min of "
-          "the processes' best batches); process_time | thread_time")
+          "the processes' best batches); process_time | thread_time | wall (to the queue's end)")
     first = runs["new"][0]["us_per_launch_process_thread"]
     for case, sides in first.items():
         for side in sides:
             cells = []
             for name in ("old", "new"):
-                for k in (0, 1):
+                for k in (0, 1, 2):
                     vals = [r["us_per_launch_process_thread"][case][side][k] for r in runs[name]]
                     cells.append(f"{statistics.median(vals):7.2f}/{min(vals):7.2f}")
-            print(f"{case:>10} {side:>11}: old {cells[0]} | {cells[1]}   "
-                  f"new {cells[2]} | {cells[3]}")
+            print(f"{case:>10} {side:>11}: old {' | '.join(cells[:3])}   "
+                  f"new {' | '.join(cells[3:])}")
 
 
 def main() -> None:
@@ -304,6 +313,8 @@ def main() -> None:
     ap.add_argument("--stub-enqueue", action="store_true",
                     help="with --cpu: replace clEnqueueNDRangeKernel by a stub (both sides): "
                     "the Python cost alone; the numpy case still copies")
+    ap.add_argument("--profiling", action="store_true",
+                    help="with --cpu: launch on a profiling queue (the programs' GPU mode)")
     ap.add_argument("--iters", type=int, default=1,
                     help="with --cpu: loop trips per work-item (a longer kernel: on PoCL, "
                     "enough that its threads never wait for the next launch)")
