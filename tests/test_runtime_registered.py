@@ -77,9 +77,11 @@ def test_values_ends_and_host_changes(reg: Any, monkeypatch: Any) -> None:
     copied at their offset (no ends: nothing else registered shares their pages)."""
     slots = _slots_counted(monkeypatch)
     n = 3 << 18  # 3 MiB of float32
-    base = np.arange(n + 7, dtype=np.float32)
-    x = base[3:-4]  # starts 12 bytes past the allocation: unaligned on both sides
-    y = np.ones(n, np.float32)
+    pad = 2 * registered.PAGE  # whatever malloc puts next to them shares no page with them
+    base = np.arange(n + 7 + pad, dtype=np.float32)
+    x = base[3 : 3 + n]  # starts 12 bytes past the allocation: unaligned on both sides
+    y = np.ones(n + 2 * pad, np.float32)[pad : pad + n]
+    y[:] = 1
     _launch(reg, x, y, 2.0)
     np.testing.assert_array_equal(y, 2 * x + 1)
     t = _table(reg)
