@@ -133,6 +133,7 @@ class Registered:
         # (address, bytes, upload) -> the memory's owner, of arrays transferred once that way
         # (``_again``)
         self._seen: OrderedDict[tuple[int, int, bool], weakref.ref[Any]] = OrderedDict()
+        self._copy = getattr(getattr(cl, "_cl", None), "_enqueue_copy_buffer", None)
 
     def _again(self, flat: np.ndarray, addr: int, upload: bool) -> bool:
         """Whether ``flat``'s transfer goes the registered way: it is smaller than
@@ -238,6 +239,17 @@ class Registered:
         self.held -= key[1]
         buf.release()
 
+    def _d2d(self, dst: Any, src: Any, n: int, src_at: int, dst_at: int) -> None:
+        """Enqueue a copy of ``n`` bytes between device buffers; through pyopencl's own
+        entry point, which its ``enqueue_copy`` dispatches to after inspecting the arguments
+        (3.3 against 7.6 µs of CPU a copy on PoCL)."""
+        if self._copy is not None:
+            self._copy(self.queue, src, dst, n, src_at, dst_at, None)
+        else:
+            self._cl.enqueue_copy(
+                self.queue, dst, src, byte_count=n, src_offset=src_at, dst_offset=dst_at
+            )
+
     def _map(self, buf: Any, flags: Any, at: int, n: int, blocking: bool) -> None:
         """Map bytes ``[at, at + n)`` of ``buf`` and unmap them: the API's sync of a
         USE_HOST_PTR buffer with its host memory (on NVIDIA the transfer itself:
@@ -285,14 +297,11 @@ class Registered:
                 self._large_upload(dst, host, offset)
                 return
             at = addr + alo - lo  # the array's registered bytes in the buffer
-            q = self.queue
 
             def move() -> Any:
                 buf = self._buffer(flat, lo, hi)
                 self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, at, ahi - alo, sync)
-                cl.enqueue_copy(
-                    q, dst, buf, byte_count=ahi - alo, src_offset=at, dst_offset=offset + alo
-                )
+                self._d2d(dst, buf, ahi - alo, at, offset + alo)
                 return buf
 
             if self._moved(move) is None:
@@ -321,13 +330,10 @@ class Registered:
                 self._large_download(host, src, offset)
                 return
             at = addr + alo - lo
-            q = self.queue
 
             def move() -> Any:
                 buf = self._buffer(flat, lo, hi)
-                cl.enqueue_copy(
-                    q, buf, src, byte_count=ahi - alo, src_offset=offset + alo, dst_offset=at
-                )
+                self._d2d(buf, src, ahi - alo, offset + alo, at)
                 return buf
 
             buf = self._moved(move)
@@ -360,13 +366,9 @@ class Registered:
                 at = addr + a - buf[0]
                 if upload:
                     self._map(buf[1], cl.map_flags.WRITE_INVALIDATE_REGION, at, b - a, False)
-                    cl.enqueue_copy(
-                        q, dev, buf[1], byte_count=b - a, src_offset=at, dst_offset=offset + a
-                    )
+                    self._d2d(dev, buf[1], b - a, at, offset + a)
                 else:
-                    cl.enqueue_copy(
-                        q, buf[1], dev, byte_count=b - a, src_offset=offset + a, dst_offset=at
-                    )
+                    self._d2d(buf[1], dev, b - a, offset + a, at)
                     self._map(buf[1], cl.map_flags.READ, at, b - a, False)
                 continue
             slot = self._slot(b - a)
