@@ -190,6 +190,7 @@ def _write(
         "kernel_ratio_queued",
         "kernel_ratio_relaxed_queued",
         "kernel_ratio_best",
+        "kernel_ratio_orighost",
         "device_ratio",
         "device_ratio_relaxed",
         "numpy_ratio",
@@ -250,6 +251,16 @@ def _one(
 
         return run
 
+    # clpy's emitted kernels (the variants clpy's host launched, contraction on) in the
+    # original .cl under the original host and its build options: the kernels alone differ
+    m.run_clpy(inp, prof, resident=True)  # builds the plans
+    swapped = _clpy_in_original(m, prof)
+    extra: dict[str, tuple[str, Any]] = {}
+    if swapped is not None:
+        extra["kernel_clpy_orighost"] = (
+            "clpy kernels in the original host",
+            lambda ev: _orig(m, inp, ctx, prof, ev, swapped),
+        )
     # interleaved: original, clpy, clpy relaxed, and both queued in every round
     kt = kernel_times(
         m,
@@ -274,6 +285,7 @@ def _one(
                 "clpy kernels, originals' float rules, queued",
                 queued(run_relaxed),
             ),
+            **extra,
         },
     )
     r.update(kt)
@@ -319,6 +331,8 @@ def _one(
     r["kernel_ratio_best"] = _best_ratio(
         r["kernel_original_queued"], r["kernel_clpy_relaxed_queued"]
     )
+    if "kernel_clpy_orighost" in r:
+        r["kernel_ratio_orighost"] = ratio(r["kernel_original"], r["kernel_clpy_orighost"])
     r["device_ratio"] = ratio(r["whole_original"], r["whole_clpy_device"])
     r["device_ratio_relaxed"] = ratio(r["whole_original"], r["whole_clpy_device_relaxed"])
     r["numpy_ratio"] = ratio(r["whole_original"], r["whole_clpy_numpy"])
@@ -341,10 +355,53 @@ def _best_ratio(a: dict[str, Any], b: dict[str, Any]) -> float | None:
     return float(min(a["runs_s"]) / min(b["runs_s"]))
 
 
-def _orig(m: Any, inp: Any, ctx: Any, queue: Any, events: Any) -> Any:
-    out = m.run_original(inp, ctx, queue, events)
+def _orig(m: Any, inp: Any, ctx: Any, queue: Any, events: Any, source: str | None = None) -> Any:
+    """The original host; with ``source``, that OpenCL C in place of the original .cl (built
+    with the host's own options)."""
+    saved = common._program
+    if source is not None:
+        common._program = lambda c, path, opt: _built(c, source, opt)  # type: ignore[assignment]
+    try:
+        out = m.run_original(inp, ctx, queue, events)
+    finally:
+        common._program = saved
     queue.finish()
     return out
+
+
+_BUILT: dict[tuple[Any, str, str], Any] = {}
+
+
+def _built(ctx: Any, source: str, options: str) -> Any:
+    import pyopencl as cl
+
+    key = (ctx, source, options)
+    if key not in _BUILT:
+        _BUILT[key] = cl.Program(ctx, source).build(options=options)
+    return _BUILT[key]
+
+
+def _clpy_in_original(m: Any, queue: Any) -> str | None:
+    """The original .cl with clpy's emitted kernels in place of its own (the variants clpy
+    launched on ``queue``, ``#pragma OPENCL FP_CONTRACT ON`` as the originals are built;
+    benchmarks/programs/kdiag_sources.py ORIG_SIGNATURE), or None where the program has no
+    such mapping for every kernel."""
+    from benchmarks.programs import kdiag_hosts, kdiag_sources
+
+    launched: dict[str, str] = {}
+    for p in kdiag_hosts.plans(m, queue):
+        for v in p._variants.values():
+            name = v.kernel.function_name
+            if getattr(v, "last", None) is not None or name not in launched:
+                launched[name] = kdiag_sources.contract(v.source)
+    table = kdiag_sources.ORIG_SIGNATURE.get(m.NAME, {})
+    if not launched or any(k not in table for k in launched):
+        return None
+    try:
+        return kdiag_sources.orig_signature(m, launched)
+    except ValueError as e:
+        loud(f"ERROR {m.NAME}: clpy's kernels in the original host: {e}")
+        return None
 
 
 def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any]) -> str:
@@ -375,13 +432,18 @@ def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any
         f"Programs whose kernels take < {SHORT_S * 1e3:.0f} ms a run: {SHORT_ROUNDS}x the "
         "runs. *best runs*: the queued same-rules kernels' fastest run against the queued "
         "originals' fastest (short kernels' run times are bimodal, and a median flips "
-        "between the modes).",
+        "between the modes). *in original host*: clpy's emitted kernels (contraction on) "
+        "put into the original .cl and run by the original host with its build options, "
+        "against the originals: the same host, buffers and cadence, only the kernels differ "
+        "(programs whose every kernel has a mapping of parameters: "
+        "benchmarks/programs/kdiag_sources.py ORIG_SIGNATURE).",
         "",
         "| program | launches | kernels clpy | kernels original | kernel ratio | same rules | "
         "ratio | queued: clpy | original | ratio | same rules | ratio | best runs | "
+        "in original host | "
         "whole: original host | clpy DeviceArray | ratio | same rules | ratio | "
         "clpy NumPy args | ratio |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         kc = r["kernel_clpy"]
@@ -396,6 +458,7 @@ def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any
             f"{fmt_s(r.get('kernel_clpy_relaxed_queued', {'error': '-'}))} | "
             f"{fmt_x(r.get('kernel_ratio_relaxed_queued'))} | "
             f"{fmt_x(r.get('kernel_ratio_best'))} | "
+            f"{fmt_x(r.get('kernel_ratio_orighost'))} | "
             f"{fmt_s(r['whole_original'])} | {fmt_s(r['whole_clpy_device'])} | "
             f"{fmt_x(r['device_ratio'])} | "
             f"{fmt_s(r.get('whole_clpy_device_relaxed', {'error': '-'}))} | "
@@ -406,7 +469,7 @@ def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any
         f"| **geomean** | | | | **{fmt_x(g['kernel_ratio'])}** | | "
         f"**{fmt_x(g['kernel_ratio_relaxed'])}** | | | **{fmt_x(g['kernel_ratio_queued'])}** "
         f"| | **{fmt_x(g['kernel_ratio_relaxed_queued'])}** | "
-        f"**{fmt_x(g['kernel_ratio_best'])}** | | | "
+        f"**{fmt_x(g['kernel_ratio_best'])}** | **{fmt_x(g['kernel_ratio_orighost'])}** | | | "
         f"**{fmt_x(g['device_ratio'])}** | | **{fmt_x(g['device_ratio_relaxed'])}** | | "
         f"**{fmt_x(g['numpy_ratio'])}** |"
     )
@@ -418,7 +481,7 @@ def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any
     lines.append(
         f"| lowest | | | | {low('kernel_ratio')} | | {low('kernel_ratio_relaxed')} | | | "
         f"{low('kernel_ratio_queued')} | | {low('kernel_ratio_relaxed_queued')} | "
-        f"{low('kernel_ratio_best')} | | | "
+        f"{low('kernel_ratio_best')} | {low('kernel_ratio_orighost')} | | | "
         f"{low('device_ratio')} | | {low('device_ratio_relaxed')} | | {low('numpy_ratio')} |"
     )
     lines += diagnostics.markdown(rows)
