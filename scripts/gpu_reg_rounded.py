@@ -169,14 +169,7 @@ def measure(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
         "bind_aligned": bind_aligned,
         "kernel": kernel,
     }
-    ts: dict[str, list[float]] = {k: [] for k in variants}
-    for fn in variants.values():
-        fn()
-    for _ in range(reps):
-        for k, fn in variants.items():
-            t0 = time.perf_counter()
-            fn()
-            ts[k].append(time.perf_counter() - t0)
+    ts = _interleaved(variants, reps)
     out: dict[str, Any] = {"mib": mib, "device": dev.name, "x_page_offset": x.ctypes.data % PAGE}
     for k, v in ts.items():
         out[k + "_us"] = round(statistics.median(v) * 1e6, 1)
@@ -332,14 +325,7 @@ def layouts(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
         "adj_cur": adj_cur,
         "exact_bound": exact,
     }
-    ts: dict[str, list[float]] = {k: [] for k in variants}
-    for fn in variants.values():
-        fn()
-    for _ in range(reps):
-        for k, fn in variants.items():
-            t0 = time.perf_counter()
-            fn()
-            ts[k].append(time.perf_counter() - t0)
+    ts = _interleaved(variants, reps)
     out: dict[str, Any] = {"layout_mib": mib, "head_bytes": head}
     for k, v in ts.items():
         out[k + "_us"] = round(statistics.median(v) * 1e6, 1)
@@ -416,6 +402,16 @@ def download_alone(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
         "up_sub": up("sub"),
         "up_split": up("split"),
     }
+    ts = _interleaved(variants, reps)
+    out: dict[str, Any] = {"alone_mib": mib}
+    for k, v in ts.items():
+        out[k + "_GBps"] = round(nb / statistics.median(v) / 1e9, 2)
+    buf.release()
+    return out
+
+
+def _interleaved(variants: dict[str, Callable[[], None]], reps: int) -> dict[str, list[float]]:
+    """Each variant once to warm up, then ``reps`` rounds of all in turn: seconds each."""
     ts: dict[str, list[float]] = {k: [] for k in variants}
     for fn in variants.values():
         fn()
@@ -424,11 +420,7 @@ def download_alone(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             fn()
             ts[k].append(time.perf_counter() - t0)
-    out: dict[str, Any] = {"alone_mib": mib}
-    for k, v in ts.items():
-        out[k + "_GBps"] = round(nb / statistics.median(v) / 1e9, 2)
-    buf.release()
-    return out
+    return ts
 
 
 def _times(fn: Callable[[], Any], reps: int) -> list[float]:

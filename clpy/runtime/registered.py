@@ -274,6 +274,30 @@ class Registered:
         lo, hi = place
         return lo, hi, max(lo - addr, 0), min(hi - addr, flat.size)
 
+    def _route(
+        self,
+        flat: np.ndarray,
+        addr: int,
+        upload: bool,
+        large: Callable[[], None],
+        fallback: Callable[[], None],
+    ) -> tuple[int, int, int, int] | None:
+        """``_parts`` of ``flat`` for a registered transfer, or None once the transfer has
+        gone another way: ``large`` (pinned staging: a first transfer from FIRST_STAGE_MIN,
+        or pages beyond the table's limit) or ``fallback`` (too small to register). Called
+        with the lock held."""
+        if not self._again(flat, addr, upload):
+            large()
+            return None
+        parts = self._parts(flat, addr)
+        if parts is None:
+            fallback()
+            return None
+        if parts[1] - parts[0] > self.limit:
+            large()
+            return None
+        return parts
+
     def upload(self, dst: Any, host: np.ndarray, offset: int = 0, sync: bool = True) -> None:
         """``host`` into device buffer ``dst`` from byte ``offset``; returns when every byte is
         on the device (the caller may change ``host`` then), or with ``sync=False`` once the
@@ -285,17 +309,16 @@ class Registered:
         flat = host.reshape(-1).view(np.uint8)
         addr = flat.ctypes.data
         with self.lock:
-            if not self._again(flat, addr, True):
-                self._large_upload(dst, host, offset)
-                return
-            parts = self._parts(flat, addr)
+            parts = self._route(
+                flat,
+                addr,
+                True,
+                lambda: self._large_upload(dst, host, offset),
+                lambda: self._fallback_upload(dst, host, offset),
+            )
             if parts is None:
-                self._fallback_upload(dst, host, offset)
                 return
             lo, hi, alo, ahi = parts
-            if hi - lo > self.limit:
-                self._large_upload(dst, host, offset)
-                return
             at = addr + alo - lo  # the array's registered bytes in the buffer
 
             def move() -> Any:
@@ -318,17 +341,16 @@ class Registered:
         flat = host.reshape(-1).view(np.uint8)
         addr = flat.ctypes.data
         with self.lock:
-            if not self._again(flat, addr, False):
-                self._large_download(host, src, offset)
-                return
-            parts = self._parts(flat, addr)
+            parts = self._route(
+                flat,
+                addr,
+                False,
+                lambda: self._large_download(host, src, offset),
+                lambda: self._fallback_download(host, src, offset),
+            )
             if parts is None:
-                self._fallback_download(host, src, offset)
                 return
             lo, hi, alo, ahi = parts
-            if hi - lo > self.limit:
-                self._large_download(host, src, offset)
-                return
             at = addr + alo - lo
 
             def move() -> Any:
