@@ -152,8 +152,11 @@ def minmax(src: str) -> str:
 
 # The reverse of CLPY_SIGNATURE (the build ``clpy_orighost``): clpy's emitted kernels under the
 # original host, renamed to the originals' names, with the parameters the original host
-# passes and clpy's port dropped inserted (unused) at their places. Per program: clpy's kernel
-# name -> (the original's name, [(position, parameter)]).
+# passes and clpy's port dropped inserted (unused) at their places: extra scalars, buffers the
+# port does not take, and ``__local`` pointers where clpy declares the local arrays in the
+# kernel. Per program: clpy's kernel name -> (the original's name, [(position, parameter)]),
+# positions in the final list, inserted in that order. Every kernel of every program has one:
+# each clpy parameter list is its original's with parameters left out, in the same order.
 ORIG_SIGNATURE: dict[str, dict[str, tuple[str, list[tuple[int, str]]]]] = {
     "pathfinder": {
         "dynproc_kernel": (
@@ -166,20 +169,128 @@ ORIG_SIGNATURE: dict[str, dict[str, tuple[str, list[tuple[int, str]]]]] = {
             ],
         )
     },
-    "backprop": {"bpnn_adjust_weights": ("bpnn_adjust_weights_ocl", [(3, "int in_unused")])},
+    "backprop": {
+        "bpnn_layerforward": (
+            "bpnn_layerforward_ocl",
+            [
+                (1, "__global float *output_hidden_unused"),
+                (4, "__local float *input_node_unused"),
+                (5, "__local float *weight_matrix_unused"),
+                (6, "int in_unused"),
+            ],
+        ),
+        "bpnn_adjust_weights": ("bpnn_adjust_weights_ocl", [(3, "int in_unused")]),
+    },
+    "hotspot": {"hotspot": ("hotspot", [])},
+    "nw": {
+        # output_d, the tiles, block_width (kernel1), worksize and the offsets (0 here) unused
+        "nw_kernel1": (
+            "nw_kernel1",
+            [
+                (2, "__global int *output_unused"),
+                (3, "__local int *score_unused"),
+                (4, "__local int *ref_unused"),
+                (8, "int block_width_unused"),
+                (9, "int worksize_unused"),
+                (10, "int offset_r_unused"),
+                (11, "int offset_c_unused"),
+            ],
+        ),
+        "nw_kernel2": (
+            "nw_kernel2",
+            [
+                (2, "__global int *output_unused"),
+                (3, "__local int *score_unused"),
+                (4, "__local int *ref_unused"),
+                (9, "int worksize_unused"),
+                (10, "int offset_r_unused"),
+                (11, "int offset_c_unused"),
+            ],
+        ),
+    },
+    "lud": {
+        "lud_diagonal": ("lud_diagonal", [(1, "__local float *shadow_unused")]),
+        "lud_perimeter": (
+            "lud_perimeter",
+            [
+                (1, "__local float *dia_unused"),
+                (2, "__local float *peri_row_unused"),
+                (3, "__local float *peri_col_unused"),
+            ],
+        ),
+        "lud_internal": (
+            "lud_internal",
+            [(1, "__local float *peri_row_unused"), (2, "__local float *peri_col_unused")],
+        ),
+    },
+    "stencil3d": {
+        "block2d_hybrid_coarsen_x": (
+            "block2D_hybrid_coarsen_x",
+            [(7, "__local float *sh_a0_unused")],
+        )
+    },
+    "sgemm": {"mysgemm_nt": ("mysgemmNT", [])},
+    "spmv": {"spmv_jds": ("spmv_jds", [])},
+    "histo": {"histo_r_per_block": ("histo_R_per_block_kernel", [])},
+    "nbody": {"nbody_sim": ("nbody_sim", [(5, "__local float4 *local_pos_unused")])},
+    "bitonic": {"bitonic_sort": ("bitonicSort", [])},
+    "convsep": {
+        "convolution_rows": ("convolutionRows", []),
+        "convolution_columns": ("convolutionColumns", []),
+    },
+    "gramschmidt": {f"gramschmidt_kernel{i}": (f"gramschmidt_kernel{i}", []) for i in (1, 2, 3)},
+    "srad": {
+        k: (k, [])
+        for k in (
+            "extract_kernel",
+            "prepare_kernel",
+            "reduce_kernel",
+            "srad_kernel",
+            "srad2_kernel",
+            "compress_kernel",
+        )
+    },
 }
+
+
+def top_level(src: str) -> list[str]:
+    """OpenCL C ``src`` cut at its blank lines outside braces: its top-level items (comments,
+    pragmas, functions with their ``#line`` directives)."""
+    items: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ln in src.split("\n"):
+        if not ln.strip() and depth == 0:
+            if cur:
+                items.append("\n".join(cur))
+                cur = []
+            continue
+        cur.append(ln)
+        if not ln.lstrip().startswith("#"):
+            code = ln.split("//", 1)[0]
+            depth += code.count("{") - code.count("}")
+    if cur:
+        items.append("\n".join(cur))
+    return items
 
 
 def orig_signature(m: Any, sources: dict[str, str]) -> str | None:
     """The original .cl with clpy's emitted kernels (ORIG_SIGNATURE; ``sources``: the emitted
     source clpy launched per kernel name, else the kernel's generic ``.source``) appended in
-    place of its own (renamed ``*_handwritten``), or None where the program has no entry."""
+    place of its own (renamed ``*_handwritten``), or None where the program has no entry. What
+    the emitted sources define before their kernels (helper functions) is appended once: the
+    kernels of one module emit the same helpers."""
     table = ORIG_SIGNATURE.get(m.NAME)
     if table is None:
         return None
     src = (common.CL_DIR / m.CL_FILE).read_text()
+    seen: set[str] = set()  # the emitted top-level items already appended
     for cname, (oname, extra) in table.items():
-        src, k = re.subn(rf"__kernel void {oname}\(", f"__kernel void {oname}_handwritten(", src)
+        src, k = re.subn(
+            rf"(__kernel\s+(?:__attribute__\(\(.*?\)\)\s*)?void\s+){oname}\(",
+            rf"\g<1>{oname}_handwritten(",
+            src,
+        )
         if k != 1:
             raise ValueError(f"{m.NAME}: {oname} found {k} times in {m.CL_FILE}")
         emitted = sources.get(cname) or getattr(m, cname).source
@@ -190,7 +301,12 @@ def orig_signature(m: Any, sources: dict[str, str]) -> str | None:
         for pos, q in extra:
             params.insert(pos, q)
         sig = f"__kernel void {oname}(" + ", ".join(params) + ")\n{"
-        src += "\n" + emitted[: head.start()] + sig + emitted[head.end() :]
+        # the kernel keeps the #line directive just before its head
+        prefix = emitted[: head.start()]
+        fresh = [it for it in top_level(prefix) if it not in seen]
+        seen.update(fresh)
+        body = "\n\n".join(fresh) + ("\n" if prefix.endswith("\n") else "")
+        src += "\n" + body + sig + emitted[head.end() :]
     return src
 
 
