@@ -56,9 +56,9 @@ def profile(cl: Any, dev: Any, mib: int, reps: int) -> dict[str, Any]:
     with reg.lock:
         px, py = reg._parts(fx, fx.ctypes.data), reg._parts(fy, fy.ctypes.data)
     assert px is not None and py is not None
-    bx = reg._buffer(fx, px[0], px[1])
-    by = reg._buffer(fy, py[0], py[1])
-    m = min(px[3] - px[2], py[3] - py[2])  # the registered bytes (whole pages copied here)
+    bx = reg._buffer(fx, px[0], px[1], px[2])
+    by = reg._buffer(fy, py[0], py[1], py[2])
+    m = min(px[4] - px[3], py[4] - py[3])  # the registered bytes (whole pages copied here)
     W = cl.map_flags.WRITE_INVALIDATE_REGION
     R = cl.map_flags.READ
 

@@ -408,4 +408,5 @@ def test_large_arrays_registered_on_the_second_transfer(reg: Any, monkeypatch: A
     small = np.ones((1 << 18) + 8, np.float32)  # 1 MiB + 32 bytes: registered at once
     ys = np.zeros_like(small)
     _launch(reg, small, ys, 1.0)
-    assert len(t._bufs) == 4 and len(calls) == 6
+    np.testing.assert_array_equal(ys, small)
+    assert len(calls) == 6 and len(t._bufs) >= 3  # not staged (one may share a neighbour's)

@@ -120,7 +120,9 @@ class Registered:
         self.limit = min(REGISTER_BYTES, int(mem * REGISTER_DEVICE_FRACTION) or REGISTER_BYTES)
         # (address, bytes) -> (buffer, what keeps the memory alive: a finalizer on its owner
         # that drops the entry, or the view itself when the owner has no weak references)
-        self._bufs: OrderedDict[tuple[int, int], tuple[Any, Any]] = OrderedDict()
+        # and the host address of the buffer's first byte: the array's own first byte where
+        # it lies on the first page, so that the buffer can be the kernel's argument: bind)
+        self._bufs: OrderedDict[tuple[int, int], tuple[Any, Any, int]] = OrderedDict()
         self.held = 0  # bytes of host memory registered
         # re-entrant: a finalizer (an array freed by the garbage collector) may run on a thread
         # that already holds it
@@ -195,8 +197,9 @@ class Registered:
                 self._drop((start, n))
         return (first, last) if last - first >= REGISTER_MIN else None
 
-    def _buffer(self, flat: np.ndarray, lo: int, hi: int) -> Any:
-        """The registration of host pages ``[lo, hi)`` (``_place``) that ``flat`` lies in."""
+    def _buffer(self, flat: np.ndarray, lo: int, hi: int, start: int) -> Any:
+        """The registration of host pages ``[lo, hi)`` (``_place``) that ``flat`` lies in; a
+        new one's buffer starts at host address ``start`` (``_parts``)."""
         key = (lo, hi - lo)
         entry = self._bufs.get(key)
         if entry is not None:
@@ -206,11 +209,11 @@ class Registered:
         mf = cl.mem_flags
         access = mf.READ_WRITE if flat.flags.writeable else mf.READ_ONLY
         tie = self._tie(flat, key)
-        # the pages by address (pyopencl keeps hostbuf alive; ``tie`` keeps the memory alive
-        # when its owner has no weak references)
-        host = (ctypes.c_ubyte * (hi - lo)).from_address(lo)
+        # by address (pyopencl keeps hostbuf alive; ``tie`` keeps the memory alive when its
+        # owner has no weak references); the driver pins the pages [lo, hi) whole
+        host = (ctypes.c_ubyte * (hi - start)).from_address(start)
         buf = cl.Buffer(self.queue.context, access | mf.USE_HOST_PTR, hostbuf=host)
-        self._bufs[key] = (buf, tie)
+        self._bufs[key] = (buf, tie, start)
         self.held += hi - lo
         while self.held > self.limit and len(self._bufs) > 1:
             self._drop(next(iter(self._bufs)))
@@ -233,7 +236,7 @@ class Registered:
         entry = self._bufs.pop(key, None)
         if entry is None:  # dropped already (evicted, cleared, or its array freed)
             return
-        buf, tie = entry
+        buf, tie, _ = entry
         if isinstance(tie, weakref.finalize):
             tie.detach()
         self.held -= key[1]
@@ -264,15 +267,19 @@ class Registered:
         )
         m.base.release(self.queue)
 
-    def _parts(self, flat: np.ndarray, addr: int) -> tuple[int, int, int, int] | None:
-        """``(lo, hi, alo, ahi)``: the registered pages (``_place``) and the bytes of ``flat``
-        (at ``addr``) in them; None when ``flat`` is not to be registered. Called with the
-        lock held."""
+    def _parts(self, flat: np.ndarray, addr: int) -> tuple[int, int, int, int, int] | None:
+        """``(lo, hi, start, alo, ahi)``: the registered pages (``_place``), the host address
+        of the registration's first byte, and the bytes ``[alo, ahi)`` of ``flat`` (at
+        ``addr``) in it; None when ``flat`` is not to be registered. A new registration
+        starts at the array's first byte where that lies on its first page (the pages are
+        pinned whole all the same). Called with the lock held."""
         place = self._place(addr, flat.size)
         if place is None:
             return None
         lo, hi = place
-        return lo, hi, max(lo - addr, 0), min(hi - addr, flat.size)
+        entry = self._bufs.get((lo, hi - lo))
+        start = entry[2] if entry is not None else max(lo, addr)
+        return lo, hi, start, max(start - addr, 0), min(hi - addr, flat.size)
 
     def _route(
         self,
@@ -281,7 +288,7 @@ class Registered:
         upload: bool,
         large: Callable[[], None],
         fallback: Callable[[], None],
-    ) -> tuple[int, int, int, int] | None:
+    ) -> tuple[int, int, int, int, int] | None:
         """``_parts`` of ``flat`` for a registered transfer, or None once the transfer has
         gone another way: ``large`` (pinned staging: a first transfer from FIRST_STAGE_MIN,
         or pages beyond the table's limit) or ``fallback`` (too small to register). Called
@@ -318,11 +325,11 @@ class Registered:
             )
             if parts is None:
                 return
-            lo, hi, alo, ahi = parts
-            at = addr + alo - lo  # the array's registered bytes in the buffer
+            lo, hi, start, alo, ahi = parts
+            at = addr + alo - start  # the array's registered bytes in the buffer
 
             def move() -> Any:
-                buf = self._buffer(flat, lo, hi)
+                buf = self._buffer(flat, lo, hi, start)
                 self._map(buf, cl.map_flags.WRITE_INVALIDATE_REGION, at, ahi - alo, sync)
                 self._d2d(dst, buf, ahi - alo, at, offset + alo)
                 return buf
@@ -350,11 +357,11 @@ class Registered:
             )
             if parts is None:
                 return
-            lo, hi, alo, ahi = parts
-            at = addr + alo - lo
+            lo, hi, start, alo, ahi = parts
+            at = addr + alo - start
 
             def move() -> Any:
-                buf = self._buffer(flat, lo, hi)
+                buf = self._buffer(flat, lo, hi, start)
                 self._d2d(buf, src, ahi - alo, offset + alo, at)
                 return buf
 
@@ -407,11 +414,11 @@ class Registered:
                 self._landing.append((flat[a:b], slot))
 
     def _covering(self, start: int, end: int) -> tuple[int, Any] | None:
-        """The registration (its first address and buffer) that covers host bytes
-        ``[start, end)``, if any."""
-        for (first, n), (buf, _) in self._bufs.items():
-            if first <= start and end <= first + n:
-                return first, buf
+        """The registration (its buffer's first host address, and the buffer) that covers
+        host bytes ``[start, end)``, if any."""
+        for (first, n), (buf, _, at) in self._bufs.items():
+            if at <= start and end <= first + n:
+                return at, buf
         return None
 
     def _slot(self, n: int) -> np.ndarray | None:
