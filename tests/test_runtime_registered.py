@@ -410,3 +410,94 @@ def test_large_arrays_registered_on_the_second_transfer(reg: Any, monkeypatch: A
     _launch(reg, small, ys, 1.0)
     np.testing.assert_array_equal(ys, small)
     assert len(calls) == 6 and len(t._bufs) >= 3  # not staged (one may share a neighbour's)
+
+
+@pytest.fixture
+def bound(reg: Any, monkeypatch: Any) -> Any:
+    """``reg`` with registrations bound as kernel arguments on PoCL too (its memory is the
+    host's: BIND_UNIFIED), counting the arrays bound and the device copies made."""
+    monkeypatch.setattr(registered, "BIND_UNIFIED", True)
+    stats = {"bound": 0, "copies": 0}
+    bind, d2d = registered.Registered.bind, registered.Registered._d2d
+
+    def counted_bind(self: Any, host: np.ndarray) -> Any:
+        buf = bind(self, host)
+        stats["bound"] += buf is not None
+        return buf
+
+    def counted_d2d(self: Any, *a: Any) -> None:
+        stats["copies"] += 1
+        d2d(self, *a)
+
+    monkeypatch.setattr(registered.Registered, "bind", counted_bind)
+    monkeypatch.setattr(registered.Registered, "_d2d", counted_d2d)
+    return reg, stats
+
+
+def _apart(n: int, fill: float) -> np.ndarray:
+    """``n`` float32 with pages of their own (padding on both sides)."""
+    pad = 2 * registered.PAGE
+    return np.full(n + 2 * pad, fill, np.float32)[pad : pad + n]
+
+
+def test_bound_arrays_are_the_kernels_buffers(bound: Any) -> None:
+    """An array whose registration starts at its first byte and covers it whole is the
+    kernel's buffer itself: no device copy in or out; the host's changes between launches
+    are seen; the launch ends with nothing in flight."""
+    dev, stats = bound
+    n = (1 << 19) + 3
+    x, y = _apart(n, 2.0), _apart(n, 1.0)
+    _launch(dev, x, y, 1.0)
+    np.testing.assert_array_equal(y, 3)
+    assert stats == {"bound": 2, "copies": 0}
+    x[:] = 5
+    x[-1] = 7
+    _launch(dev, x, y, 2.0)
+    assert (y[:-1] == 13).all() and y[-1] == 17
+    assert stats == {"bound": 4, "copies": 0}
+    t = _table(dev)
+    assert not t._inflight and not t._doomed
+
+
+def test_what_is_not_bound_is_copied(bound: Any) -> None:
+    """Not bound, and copied as before: an array whose first page its neighbour's
+    registration covers; a launch that does not wait; one array for two parameters is bound
+    once; a second view of memory bound already by the launch."""
+    dev, stats = bound
+    n = (1 << 18) + 5
+    block = np.zeros(2 * n + 64, np.float32)
+    x, y = block[3 : 3 + n], block[13 + n : 13 + 2 * n]
+    x[:] = 1
+    _launch(dev, x, y, 1.0)  # x bound; y's first page is x's registration's: copied
+    np.testing.assert_array_equal(y, 1)
+    assert stats["bound"] == 1 and stats["copies"] >= 2  # y in and out (and its head)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        h = axpy[n](x, y, np.float32(1), np.int32(n), device=dev, wait=False)
+        h.wait()
+    np.testing.assert_array_equal(y, 2)
+    assert stats["bound"] == 1  # not for an asynchronous launch
+    z = _apart(n, 3.0)
+    _launch(dev, z, z, 1.0)  # y = z: one array for both parameters, one buffer
+    np.testing.assert_array_equal(z, 6)
+    assert stats["bound"] == 2
+    big = _apart(2 * n, 1.0)
+    big[n:] = 4
+    _launch(dev, big[:n], big[: n + 7][:n], 2.0)  # two views, the same first byte
+    np.testing.assert_array_equal(big[:n], 3)
+    assert stats["bound"] == 3  # the first; the second is copied from the same memory
+    assert not _table(dev)._inflight
+
+
+def test_a_bound_registration_dropped_mid_launch_stays_valid(bound: Any, monkeypatch: Any) -> None:
+    """Registrations dropped while a launch has them bound (the table's limit, running out
+    of memory) are released only when the launch ends; the results arrive all the same."""
+    dev, stats = bound
+    monkeypatch.setattr(registered, "REGISTER_BYTES", 3 << 20)  # room for one of them
+    n = (1 << 19) + 3
+    x, y = _apart(n, 2.0), _apart(n, 1.0)
+    _launch(dev, x, y, 1.0)
+    t = _table(dev)
+    np.testing.assert_array_equal(y, 3)
+    assert stats["bound"] == 2 and len(t._bufs) == 1  # x's dropped (y made room), kept alive
+    assert not t._doomed and not t._inflight  # ... until the launch ended

@@ -303,41 +303,59 @@ class CLPlan:
             # one array for several parameters: one buffer (clpy/abi/aliasing.py)
             multi = len(pending) > 1 or type(pending[0]) is ViewUpload
             shared = shared_arrays(self.params, args) if multi else {}
-            for j, x in enumerate(cl_args):
-                if isinstance(x, HostUpload) and j in shared:
-                    buf = cl_args[shared[j]]
-                    cl_args[j] = buf
-                    temps.append(j)
-                    if x.written and all(b is not buf for _, b in copies):
-                        copies.append((x.array, buf))
-                elif isinstance(x, HostUpload):  # arrays and images (ImageUpload)
-                    host = x.array
-                    if pool is not None and type(x) is HostUpload and host.nbytes:
-                        self._repeats.saw(j, host, self.params[j].name, self.name)
-                        buf = pool.take(host.nbytes)
-                        pooled.append((buf, host.nbytes))
-                        staging = self._staging(host)
-                        if wait and type(staging) is Registered:
-                            # this call waits for the kernel, which the in-order queue runs
-                            # after the upload: one finish for the launch, not one per array
-                            staging.upload(buf, host, sync=False)
-                            deferred = staging
-                        elif staging is not None:
-                            staging.upload(buf, host)  # at the link's rate, via pinned memory
+            try:
+                for j, x in enumerate(cl_args):
+                    if isinstance(x, HostUpload) and j in shared:
+                        buf = cl_args[shared[j]]
+                        cl_args[j] = buf
+                        temps.append(j)
+                        if x.written and all(b is not buf for _, b in copies):
+                            copies.append((x.array, buf))
+                    elif isinstance(x, HostUpload):  # arrays and images (ImageUpload)
+                        host = x.array
+                        if pool is not None and type(x) is HostUpload and host.nbytes:
+                            self._repeats.saw(j, host, self.params[j].name, self.name)
+                            staging = self._staging(host)
+                            bound = None
+                            if wait and type(staging) is Registered:
+                                # the array's own registered memory as the kernel's buffer: no
+                                # device copy either way (Registered.bind)
+                                bound = staging.bind(host)
+                                if bound is not None:
+                                    deferred = staging
+                            if bound is not None:
+                                buf = bound
+                            else:
+                                buf = pool.take(host.nbytes)
+                                pooled.append((buf, host.nbytes))
+                                if wait and type(staging) is Registered:
+                                    # this call waits for the kernel, which the in-order queue
+                                    # runs after the upload: one finish for the launch
+                                    staging.upload(buf, host, sync=False)
+                                    deferred = staging
+                                elif staging is not None:
+                                    staging.upload(buf, host)  # at the link's rate, pinned
+                                else:
+                                    # non-blocking when this call waits anyway; an async launch
+                                    # copies now: the caller may change the array on return
+                                    cl.enqueue_copy(queue, buf, host, is_blocking=not wait)
+                        elif pool is not None and type(x) is ViewUpload and host.nbytes:
+                            # a DeviceArray view that is no sub-buffer: a pooled copy on the device
+                            buf = x.upload_pooled(cl, queue, pool)
+                            pooled.append((buf, host.nbytes))
                         else:
-                            # non-blocking when this call waits anyway; an async launch copies
-                            # now, so the caller may change the array as soon as it returns
-                            cl.enqueue_copy(queue, buf, host, is_blocking=not wait)
-                    elif pool is not None and type(x) is ViewUpload and host.nbytes:
-                        # a DeviceArray view that is no sub-buffer: a pooled copy on the device
-                        buf = x.upload_pooled(cl, queue, pool)
-                        pooled.append((buf, host.nbytes))
-                    else:
-                        buf = x.upload(self.context, cl)
-                    cl_args[j] = buf
-                    temps.append(j)
-                    if x.written and host.nbytes:
-                        copies.append((host, buf))
+                            buf = x.upload(self.context, cl)
+                        cl_args[j] = buf
+                        temps.append(j)
+                        if x.written and host.nbytes:
+                            copies.append((host, buf))
+            except BaseException:
+                # a transfer failed: the launch ends here (its registrations unbound, its
+                # pooled buffers back)
+                if deferred is not None:
+                    deferred.done()
+                self._give_back(pooled)
+                raise
         keep = list(cl_args) if temps and not wait else None
         noalias = self._noalias(cl_args, temps) if self._multi_buffer else None
         try:
@@ -351,7 +369,7 @@ class CLPlan:
                     cl_args[j] = None
         except cl.Error as e:
             if deferred is not None:
-                deferred.finish()  # the caller's arrays are free to change once this raises
+                deferred.done()  # the caller's arrays are free to change once this raises
             self._give_back(pooled)
             raise self._launch_error(e, loc) from e
         self._again = None
@@ -377,7 +395,7 @@ class CLPlan:
                         _copy_back(cl, queue, host, buf)
             finally:
                 if deferred is not None:
-                    deferred.finish()
+                    deferred.done()
                 self._give_back(pooled)
             return None
         events = [evt] + [

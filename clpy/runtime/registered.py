@@ -84,6 +84,12 @@ ENDS_SLOTS = 64  # pinned pages for the ends of the arrays in flight (Registered
 # (16 MiB: get 3.8-4.2 GB/s registered, 3.0 direct; to_device 9.2-10 and 6.6-7.0).
 FIRST_STAGE_MIN = 64 << 20
 SEEN = 256  # the arrays remembered as transferred once
+# Registrations are bound as the kernel's own buffers (``Registered.bind``) on devices that keep
+# a copy of a USE_HOST_PTR buffer's memory (not host-unified: a kernel that fails then leaves
+# the array untouched, its results reaching it only by the map after a successful launch);
+# BIND_UNIFIED binds on host-unified devices too (the tests on PoCL).
+BIND = True
+BIND_UNIFIED = False
 REGISTER_DEVICE_FRACTION = 1 / 8  # of the device's global memory, the most registered
 
 
@@ -136,6 +142,15 @@ class Registered:
         # (``_again``)
         self._seen: OrderedDict[tuple[int, int, bool], weakref.ref[Any]] = OrderedDict()
         self._copy = getattr(getattr(cl, "_cl", None), "_enqueue_copy_buffer", None)
+        try:
+            unified = bool(queue.device.host_unified_memory)
+        except (AttributeError, cl.Error):
+            unified = True
+        self.binds = not unified
+        # buffers bound by the launch in progress (``bind``; ``done`` ends it) and
+        # registrations dropped meanwhile, released at its end: the kernel still uses them
+        self._inflight: dict[int, Any] = {}  # id -> buffer (kept: no id reused meanwhile)
+        self._doomed: list[Any] = []
 
     def _again(self, flat: np.ndarray, addr: int, upload: bool) -> bool:
         """Whether ``flat``'s transfer goes the registered way: it is smaller than
@@ -146,12 +161,8 @@ class Registered:
         lock held."""
         lo = addr - addr % PAGE
         hi = -(-(addr + flat.size) // PAGE) * PAGE
-        if flat.size < FIRST_STAGE_MIN or hi - lo < REGISTER_MIN:
+        if flat.size < FIRST_STAGE_MIN or hi - lo < REGISTER_MIN or self._known(lo, hi):
             return True
-        bufs = self._bufs
-        for a, b in ((lo, hi), (lo + PAGE, hi), (lo, hi - PAGE), (lo + PAGE, hi - PAGE)):
-            if (a, b - a) in bufs:
-                return True
         owner = _owner(flat)
         key = (addr, flat.size, upload)
         seen = self._seen.get(key)
@@ -166,6 +177,65 @@ class Registered:
         if len(self._seen) > SEEN:
             self._seen.popitem(last=False)
         return False
+
+    def _known(self, lo: int, hi: int) -> bool:
+        """Pages ``[lo, hi)`` (less the first or last) are registered."""
+        bufs = self._bufs
+        return any(
+            (a, b - a) in bufs
+            for a, b in ((lo, hi), (lo + PAGE, hi), (lo, hi - PAGE), (lo + PAGE, hi - PAGE))
+        )
+
+    def bind(self, host: np.ndarray) -> Any | None:
+        """``host``'s registration as the kernel's own buffer, for a launch that waits and
+        then calls ``done`` (issue 18): the upload enqueued (a map of the array's bytes for
+        ``CL_MAP_WRITE_INVALIDATE_REGION``) and no device copy, the download then a map for
+        reading (``download`` of ``host`` from this buffer). On the H100 a 4 MiB launch
+        (x in, y in, y out) took 274 µs bound against 300 µs through device copies, the
+        pinned copies' bound 300 (``exact_bound`` in scripts/gpu_reg_rounded.py). None where
+        the caller copies as before: a device that does not keep its own copy (BIND), no
+        registration starting at the array's first byte and covering it whole (a page a
+        neighbour's registration covers; too small; a first transfer from FIRST_STAGE_MIN),
+        or one bound already by this launch (two views of one memory)."""
+        if not (self.binds or BIND_UNIFIED) or not BIND:
+            return None
+        flat = host.reshape(-1).view(np.uint8)
+        addr = flat.ctypes.data
+        size = flat.size
+        with self.lock:
+            lo = addr - addr % PAGE
+            hi = -(-(addr + size) // PAGE) * PAGE
+            if size >= FIRST_STAGE_MIN and not self._known(lo, hi):
+                return None  # its first transfer is staged (``_again``)
+            parts = self._parts(flat, addr)
+            if parts is None:
+                return None
+            lo, hi, start, _, ahi = parts
+            if start != addr or ahi != size or hi - lo > self.limit:
+                return None
+            entry = self._bufs.get((lo, hi - lo))
+            if entry is not None and id(entry[0]) in self._inflight:
+                return None
+
+            def move() -> Any:
+                buf = self._buffer(flat, lo, hi, start)
+                self._map(buf, self._cl.map_flags.WRITE_INVALIDATE_REGION, 0, size, False)
+                return buf
+
+            buf = self._moved(move)
+            if buf is not None:
+                self._inflight[id(buf)] = buf
+            return buf
+
+    def done(self) -> None:
+        """The end of a launch that enqueued transfers with ``sync=False`` or bound arrays:
+        ``finish``, then the registrations dropped meanwhile are released."""
+        with self.lock:
+            self.finish()
+            for buf in self._doomed:
+                buf.release()
+            self._doomed.clear()
+            self._inflight.clear()
 
     def _place(self, addr: int, size: int) -> tuple[int, int] | None:
         """The host pages ``[lo, hi)`` (addresses) registered for the ``size`` bytes at ``addr``
@@ -193,6 +263,8 @@ class Registered:
                 first = lo + PAGE  # the neighbour below registered our first page
             elif start == hi - PAGE:
                 last = hi - PAGE  # ... the one above our last page
+            elif id(bufs[(start, n)][0]) in self._inflight:
+                return None  # another view of this memory is a kernel argument right now
             else:
                 self._drop((start, n))
         return (first, last) if last - first >= REGISTER_MIN else None
@@ -240,7 +312,10 @@ class Registered:
         if isinstance(tie, weakref.finalize):
             tie.detach()
         self.held -= key[1]
-        buf.release()
+        if id(buf) in self._inflight:
+            self._doomed.append(buf)  # the launch's kernel has it: released by ``done``
+        else:
+            buf.release()
 
     def _d2d(self, dst: Any, src: Any, n: int, src_at: int, dst_at: int) -> None:
         """Enqueue a copy of ``n`` bytes between device buffers; through pyopencl's own
@@ -348,6 +423,13 @@ class Registered:
         flat = host.reshape(-1).view(np.uint8)
         addr = flat.ctypes.data
         with self.lock:
+            if id(src) in self._inflight and not offset:
+                # ``host``'s registration, bound by ``bind``: the kernel wrote it itself (valid
+                # until ``done`` even if dropped meanwhile)
+                self._map(src, cl.map_flags.READ, 0, flat.size, sync)
+                if sync:
+                    self.finish()
+                return
             parts = self._route(
                 flat,
                 addr,
