@@ -344,6 +344,33 @@ def test_out_of_memory_while_registered_drops_the_table_and_stages(
     assert len(t._bufs) >= 1  # registering again
 
 
+def test_out_of_memory_while_binding_stages(bound: Any, monkeypatch: Any) -> None:
+    """The same when the registration to be bound runs out of memory: the array is staged
+    (not registered again in the same breath), the launch's results are right."""
+    import pyopencl as cl
+
+    dev, stats = bound
+    n = 1 << 19
+    x, y = _apart(n, 2.0), _apart(n, 1.0)
+    calls = _counting_ring(monkeypatch)
+    real = registered.Registered._map
+    failed: list[int] = []
+
+    def failing(self: Any, *a: Any, **kw: Any) -> None:
+        if not failed:
+            failed.append(1)
+            raise cl.MemoryError("clEnqueueMapBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE)
+        real(self, *a, **kw)
+
+    monkeypatch.setattr(registered.Registered, "_map", failing)
+    _launch(dev, x, y, 1.0)
+    np.testing.assert_array_equal(y, 3)
+    assert failed and calls == ["up"] and stats["bound"] == 1  # x staged, y bound
+    _launch(dev, x, y, 1.0)
+    np.testing.assert_array_equal(y, 5)
+    assert stats["bound"] == 3 and _table(dev)._starved is None
+
+
 def test_other_errors_are_not_taken_for_out_of_memory() -> None:
     import pyopencl as cl
 

@@ -151,6 +151,7 @@ class Registered:
         # registrations dropped meanwhile, released at its end: the kernel still uses them
         self._inflight: dict[int, Any] = {}  # id -> buffer (kept: no id reused meanwhile)
         self._doomed: list[Any] = []
+        self._starved: int | None = None  # the array whose ``bind`` ran out of memory
 
     def _again(self, flat: np.ndarray, addr: int, upload: bool) -> bool:
         """Whether ``flat``'s transfer goes the registered way: it is smaller than
@@ -225,6 +226,8 @@ class Registered:
             buf = self._moved(move)
             if buf is not None:
                 self._inflight[id(buf)] = buf
+            else:  # out of memory: the caller's upload of this array right after is staged
+                self._starved = addr
             return buf
 
     def done(self) -> None:
@@ -368,7 +371,8 @@ class Registered:
         gone another way: ``large`` (pinned staging: a first transfer from FIRST_STAGE_MIN,
         or pages beyond the table's limit) or ``fallback`` (too small to register). Called
         with the lock held."""
-        if not self._again(flat, addr, upload):
+        if self._starved == addr or not self._again(flat, addr, upload):
+            self._starved = None
             large()
             return None
         parts = self._parts(flat, addr)
