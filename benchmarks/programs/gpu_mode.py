@@ -259,7 +259,7 @@ def _one(
     if swapped is not None:
         extra["kernel_clpy_orighost"] = (
             "clpy kernels in the original host",
-            lambda ev: _orig(m, inp, ctx, prof, ev, swapped),
+            lambda ev: _orig(m, inp, ctx, prof, ev, *swapped),
         )
     # interleaved: original, clpy, clpy relaxed, and both queued in every round
     kt = kernel_times(
@@ -355,12 +355,22 @@ def _best_ratio(a: dict[str, Any], b: dict[str, Any]) -> float | None:
     return float(min(a["runs_s"]) / min(b["runs_s"]))
 
 
-def _orig(m: Any, inp: Any, ctx: Any, queue: Any, events: Any, source: str | None = None) -> Any:
+def _orig(
+    m: Any,
+    inp: Any,
+    ctx: Any,
+    queue: Any,
+    events: Any,
+    source: str | None = None,
+    options: str = "",
+) -> Any:
     """The original host; with ``source``, that OpenCL C in place of the original .cl (built
-    with the host's own options)."""
+    with the host's own options and ``options``)."""
     saved = common._program
     if source is not None:
-        common._program = lambda c, path, opt: _built(c, source, opt)  # type: ignore[assignment]
+        common._program = lambda c, path, opt: _built(  # type: ignore[assignment]
+            c, source, f"{opt} {options}".strip()
+        )
     try:
         out = m.run_original(inp, ctx, queue, events)
     finally:
@@ -381,15 +391,20 @@ def _built(ctx: Any, source: str, options: str) -> Any:
     return _BUILT[key]
 
 
-def _clpy_in_original(m: Any, queue: Any) -> str | None:
+def _clpy_in_original(m: Any, queue: Any) -> tuple[str, str] | None:
     """The original .cl with clpy's emitted kernels in place of its own (the variants clpy
     launched on ``queue``, ``#pragma OPENCL FP_CONTRACT ON`` as the originals are built;
-    benchmarks/programs/kdiag_sources.py ORIG_SIGNATURE), or None where the program has no
-    such mapping for every kernel."""
+    benchmarks/programs/kdiag_sources.py ORIG_SIGNATURE), and the build options to add to the
+    original host's: clpy's own less the correctly rounded / and sqrt (its language version,
+    the originals' float rules); None where the program has no such mapping for every
+    kernel."""
     from benchmarks.programs import kdiag_hosts, kdiag_sources
 
     launched: dict[str, str] = {}
-    for p in kdiag_hosts.plans(m, queue):
+    plans = kdiag_hosts.plans(m, queue)
+    opts = plans[0].options if plans else ""
+    opts = " ".join(o for o in opts.split() if o != "-cl-fp32-correctly-rounded-divide-sqrt")
+    for p in plans:
         for v in p._variants.values():
             name = v.kernel.function_name
             if getattr(v, "last", None) is not None or name not in launched:
@@ -398,7 +413,8 @@ def _clpy_in_original(m: Any, queue: Any) -> str | None:
     if not launched or any(k not in table for k in launched):
         return None
     try:
-        return kdiag_sources.orig_signature(m, launched)
+        src = kdiag_sources.orig_signature(m, launched)
+        return None if src is None else (src, opts)
     except ValueError as e:
         loud(f"ERROR {m.NAME}: clpy's kernels in the original host: {e}")
         return None
@@ -433,7 +449,8 @@ def _markdown(info: dict[str, Any], rows: list[dict[str, Any]], g: dict[str, Any
         "runs. *best runs*: the queued same-rules kernels' fastest run against the queued "
         "originals' fastest (short kernels' run times are bimodal, and a median flips "
         "between the modes). *in original host*: clpy's emitted kernels (contraction on) "
-        "put into the original .cl and run by the original host with its build options, "
+        "put into the original .cl and run by the original host with its build options "
+        "and clpy's -cl-std, "
         "against the originals: the same host, buffers and cadence, only the kernels differ "
         "(programs whose every kernel has a mapping of parameters: "
         "benchmarks/programs/kdiag_sources.py ORIG_SIGNATURE).",
