@@ -75,6 +75,16 @@ STATIC_LOCAL: dict[str, list[tuple[str, str]]] = {
             "    __local int prev[256];\n    __local int result[256];",
         )
     ],
+    "nw": [
+        (
+            rf"(?s)(__kernel void {k}\(.*?)__local int \*score_l, __local int \*ref_l,"
+            r"(.*?\)\s*)\{",
+            "\\1__local int *score_dyn, __local int *ref_dyn,\\2{\n"
+            "    __local int score_l[(BLOCK_SIZE + 1) * (BLOCK_SIZE + 1)];\n"
+            "    __local int ref_l[BLOCK_SIZE * BLOCK_SIZE];",
+        )
+        for k in ("nw_kernel1", "nw_kernel2")
+    ],
     "backprop": [
         (
             r"__local float \*input_node, __local float \*weight_matrix,(\s*int in, int hid\))"
