@@ -29,9 +29,9 @@ def main() -> int:
     made: list[int] = []
     real = registered.Registered._buffer
 
-    def counted(self, flat, lo, hi):  # type: ignore[no-untyped-def]
+    def counted(self, flat, lo, hi, *rest):  # type: ignore[no-untyped-def]
         n = len(self._bufs)
-        buf = real(self, flat, lo, hi)
+        buf = real(self, flat, lo, hi, *rest)
         if len(self._bufs) != n or (lo, hi - lo) not in self._bufs:
             made.append(hi - lo)
         return buf
