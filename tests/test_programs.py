@@ -152,3 +152,35 @@ def test_kernel_diag_builds_run(cl_context: Any) -> None:
     addrs = res["orig_clpyhost_pageable"]["addresses"][0]["dynproc_kernel"]
     assert len(addrs) == 3 and len(set(addrs)) == 3  # wall, src, results
     assert res["rounds_done"] == 1
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_clpy_kernels_fit_the_original_hosts(name: str, cl_context: Any, cl_queue: Any) -> None:
+    """benchmarks/programs/kdiag_sources.py ORIG_SIGNATURE: every kernel of every program has
+    a mapping of clpy's parameters onto the original's (the GPU table's "in original host"
+    column), and the original host runs clpy's emitted kernels put into its .cl (small size,
+    the result checked)."""
+    import re
+
+    import pyopencl as cl
+
+    from benchmarks.programs import common, kdiag_sources
+
+    m = load(name)
+    table = kdiag_sources.ORIG_SIGNATURE[name]
+    src = kdiag_sources.orig_signature(m, {})
+    assert src is not None
+    for cname, (oname, _) in table.items():
+        assert re.search(rf"void {oname}_handwritten\(", src), (cname, oname)
+        assert len(re.findall(rf"__kernel void {oname}\(", src)) == 1, (cname, oname)
+    emitted = {k.function_name for k in cl.Program(cl_context, src).build().all_kernels()}
+    assert {o for o, _ in table.values()} <= emitted
+    inp = m.make_inputs("small", 0)
+    saved = common._program
+    common._program = lambda c, p, opt: cl.Program(c, src).build(options=opt)  # type: ignore[assignment]
+    try:
+        out = m.run_original(inp, cl_context, cl_queue, None)
+        cl_queue.finish()
+    finally:
+        common._program = saved
+    check(name, "clpy kernels, original host", out, m.numpy_reference(inp), m.TOL)
