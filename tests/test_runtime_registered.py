@@ -311,20 +311,11 @@ def test_arrays_too_large_to_register_go_through_pinned_staging(
     assert all(k[1] <= 3 << 20 for k in t._bufs)
 
 
-def test_out_of_memory_while_registered_drops_the_table_and_stages(
-    reg: Any, monkeypatch: Any
-) -> None:
-    """A registered transfer that fails for want of memory (MEM_OBJECT_ALLOCATION_FAILURE on
-    the device copy) drops every registration and is done again through pinned staging: the
-    launch succeeds with the right values; later launches register again."""
+def _fail_first_map(monkeypatch: Any) -> list[int]:
+    """The next map of a registration fails for want of memory (MEM_OBJECT_ALLOCATION_FAILURE,
+    as NVIDIA's device copy does); the list says whether it happened."""
     import pyopencl as cl
 
-    x = np.arange(1 << 19, dtype=np.float32)
-    y = np.ones(1 << 19, np.float32)
-    _launch(reg, x, y, 1.0)
-    t = _table(reg)
-    assert len(t._bufs) == 2
-    calls = _counting_ring(monkeypatch)
     real = registered.Registered._map
     failed: list[int] = []
 
@@ -335,6 +326,23 @@ def test_out_of_memory_while_registered_drops_the_table_and_stages(
         real(self, *a, **kw)
 
     monkeypatch.setattr(registered.Registered, "_map", failing)
+    return failed
+
+
+def test_out_of_memory_while_registered_drops_the_table_and_stages(
+    reg: Any, monkeypatch: Any
+) -> None:
+    """A registered transfer that fails for want of memory (MEM_OBJECT_ALLOCATION_FAILURE on
+    the device copy) drops every registration and is done again through pinned staging: the
+    launch succeeds with the right values; later launches register again."""
+
+    x = np.arange(1 << 19, dtype=np.float32)
+    y = np.ones(1 << 19, np.float32)
+    _launch(reg, x, y, 1.0)
+    t = _table(reg)
+    assert len(t._bufs) == 2
+    calls = _counting_ring(monkeypatch)
+    failed = _fail_first_map(monkeypatch)
     x2 = np.full(1 << 19, 3, np.float32)
     _launch(reg, x2, y, 2.0)
     np.testing.assert_array_equal(y, 1 + x + 2 * x2)
@@ -347,22 +355,12 @@ def test_out_of_memory_while_registered_drops_the_table_and_stages(
 def test_out_of_memory_while_binding_stages(bound: Any, monkeypatch: Any) -> None:
     """The same when the registration to be bound runs out of memory: the array is staged
     (not registered again in the same breath), the launch's results are right."""
-    import pyopencl as cl
 
     dev, stats = bound
     n = 1 << 19
     x, y = _apart(n, 2.0), _apart(n, 1.0)
     calls = _counting_ring(monkeypatch)
-    real = registered.Registered._map
-    failed: list[int] = []
-
-    def failing(self: Any, *a: Any, **kw: Any) -> None:
-        if not failed:
-            failed.append(1)
-            raise cl.MemoryError("clEnqueueMapBuffer", cl.status_code.MEM_OBJECT_ALLOCATION_FAILURE)
-        real(self, *a, **kw)
-
-    monkeypatch.setattr(registered.Registered, "_map", failing)
+    failed = _fail_first_map(monkeypatch)
     _launch(dev, x, y, 1.0)
     np.testing.assert_array_equal(y, 3)
     assert failed and calls == ["up"] and stats["bound"] == 1  # x staged, y bound
