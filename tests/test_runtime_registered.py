@@ -487,7 +487,7 @@ def test_bound_arrays_are_the_kernels_buffers(bound: Any) -> None:
 def test_what_is_not_bound_is_copied(bound: Any) -> None:
     """Not bound, and copied as before: an array whose first page its neighbour's
     registration covers; a launch that does not wait; one array for two parameters is bound
-    once; a second view of memory bound already by the launch."""
+    once; a second view of memory bound already by the launch; a read-only array."""
     dev, stats = bound
     n = (1 << 18) + 5
     block = np.zeros(2 * n + 64, np.float32)
@@ -511,6 +511,12 @@ def test_what_is_not_bound_is_copied(bound: Any) -> None:
     _launch(dev, big[:n], big[: n + 7][:n], 2.0)  # two views, the same first byte
     np.testing.assert_array_equal(big[:n], 3)
     assert stats["bound"] == 3  # the first; the second is copied from the same memory
+    ro = _apart(n, 1.0)
+    ro.flags.writeable = False  # never bound: its registration is read-only
+    z2 = _apart(n, 0.0)
+    _launch(dev, ro, z2, 1.0)
+    np.testing.assert_array_equal(z2, 1)
+    assert stats["bound"] == 4  # z2 only
     assert not _table(dev)._inflight
 
 

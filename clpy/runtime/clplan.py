@@ -38,7 +38,15 @@ from clpy.runtime.sizes import (
     check_uniform,
     index_range,
 )
-from clpy.runtime.transfers import RepeatWatch, Ring, Staging, pool_for, staging_of
+from clpy.runtime.transfers import (
+    GENERATION,
+    RepeatWatch,
+    Ring,
+    Staging,
+    pool_for,
+    staged,
+    staging_of_queue,
+)
 from clpy.types.core import ScalarType
 
 if TYPE_CHECKING:
@@ -107,6 +115,7 @@ class CLPlan:
         self.non_uniform = bool(target.info.get("non_uniform_work_groups")) and std >= (2, 0)
         self.local_limit = info.local_mem_size
         self._pool = pool_for(cl, self.queue)
+        self._staged: tuple[int, Staging | Ring | Registered | None] | None = None
         self._repeats = RepeatWatch()
         self._plain = all(
             isinstance(p, (Buffer, LocalBuffer, Value, StructValue)) for p in self.params
@@ -532,8 +541,15 @@ class CLPlan:
         return None
 
     def _staging(self, host: np.ndarray) -> Staging | Ring | Registered | None:
-        """Pinned staging for a large pageable array (None: copy it directly)."""
-        return None if self._pool is None else staging_of(self._cl, self.queue, host)
+        """Pinned staging for a large pageable array (None: copy it directly); the queue's
+        staging area is looked up once per generation of the pools (transfers.GENERATION)."""
+        if self._pool is None:
+            return None
+        kept = self._staged
+        if kept is None or kept[0] != GENERATION[0]:
+            st = staging_of_queue(self._cl, self.queue)
+            kept = self._staged = (GENERATION[0], st)
+        return None if kept[1] is None else staged(host, kept[1])
 
     def _give_back(self, pooled: list[tuple[Any, int]]) -> None:
         pool = self._pool

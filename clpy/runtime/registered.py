@@ -152,6 +152,9 @@ class Registered:
         self._inflight: dict[int, Any] = {}  # id -> buffer (kept: no id reused meanwhile)
         self._doomed: list[Any] = []
         self._starved: int | None = None  # the array whose ``bind`` ran out of memory
+        # (address, bytes) -> (registration key, buffer) of arrays bound before: ``bind``'s
+        # fast path while that registration lives
+        self._bound: dict[tuple[int, int], tuple[tuple[int, int], Any]] = {}
 
     def _again(self, flat: np.ndarray, addr: int, upload: bool) -> bool:
         """Whether ``flat``'s transfer goes the registered way: it is smaller than
@@ -198,12 +201,21 @@ class Registered:
         registration starting at the array's first byte and covering it whole (a page a
         neighbour's registration covers; too small; a first transfer from FIRST_STAGE_MIN),
         or one bound already by this launch (two views of one memory)."""
-        if not (self.binds or BIND_UNIFIED) or not BIND:
-            return None
+        if not (self.binds or BIND_UNIFIED) or not BIND or not host.flags.writeable:
+            return None  # (a read-only registration must not meet a kernel that writes)
         flat = host.reshape(-1).view(np.uint8)
         addr = flat.ctypes.data
         size = flat.size
         with self.lock:
+            memo = self._bound.get((addr, size))
+            if memo is not None:  # bound before: still its registration, not in use?
+                key, buf = memo
+                entry = self._bufs.get(key)
+                if entry is not None and entry[0] is buf and id(buf) not in self._inflight:
+                    self._bufs.move_to_end(key)
+                    self._map(buf, self._cl.map_flags.WRITE_INVALIDATE_REGION, 0, size, False)
+                    self._inflight[id(buf)] = buf
+                    return buf
             lo = addr - addr % PAGE
             hi = -(-(addr + size) // PAGE) * PAGE
             if size >= FIRST_STAGE_MIN and not self._known(lo, hi):
@@ -215,7 +227,9 @@ class Registered:
             if start != addr or ahi != size or hi - lo > self.limit:
                 return None
             entry = self._bufs.get((lo, hi - lo))
-            if entry is not None and id(entry[0]) in self._inflight:
+            if entry is not None and (
+                id(entry[0]) in self._inflight or entry[0].flags & self._cl.mem_flags.READ_ONLY
+            ):
                 return None
 
             def move() -> Any:
@@ -226,6 +240,9 @@ class Registered:
             buf = self._moved(move)
             if buf is not None:
                 self._inflight[id(buf)] = buf
+                self._bound[(addr, size)] = ((lo, hi - lo), buf)
+                if len(self._bound) > SEEN:
+                    del self._bound[next(iter(self._bound))]
             else:  # out of memory: the caller's upload of this array right after is staged
                 self._starved = addr
             return buf
@@ -608,6 +625,7 @@ class Registered:
             for key in list(self._bufs):
                 self._drop(key)
             self._seen.clear()
+            self._bound.clear()
 
 
 def _owner(a: np.ndarray) -> Any:

@@ -93,8 +93,13 @@ def pool_for(cl: Any, queue: Any) -> BufferPool | None:
     return entry[1]
 
 
+# Incremented by clear_pools: what a caller keeps of staging_for's answer is stale then.
+GENERATION = [0]
+
+
 def clear_pools() -> None:
     with _pools_lock:
+        GENERATION[0] += 1
         for _, pool in _POOLS.values():
             pool.clear()
         _POOLS.clear()
@@ -484,10 +489,21 @@ def staging_of(cl: Any, queue: Any, host: np.ndarray) -> Staging | Ring | Regist
     already page-locked, or an out-of-order queue)."""
     if host.nbytes < min(STAGE_MIN, REGISTER_FROM) or type(host) is not np.ndarray:
         return None  # (a DeviceArray view: no)
-    if not _in_order(cl, queue) or is_pinned(host):
+    if not _in_order(cl, queue):
         return None
-    st = staging_for(cl, queue)
+    return staged(host, staging_for(cl, queue))
+
+
+def staging_of_queue(cl: Any, queue: Any) -> Staging | Ring | Registered | None:
+    """``staging_for`` an in-order ``queue``; None for an out-of-order one."""
+    return staging_for(cl, queue) if _in_order(cl, queue) else None
+
+
+def staged(host: np.ndarray, st: Staging | Ring | Registered | None) -> Any:
+    """``st`` (an in-order queue's ``staging_for``) where it takes ``host``, else None."""
     if host.nbytes < (REGISTER_FROM if isinstance(st, Registered) else STAGE_MIN):
+        return None  # (also a DeviceArray view: no)
+    if type(host) is not np.ndarray or is_pinned(host):
         return None
     return st
 
