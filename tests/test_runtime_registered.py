@@ -532,3 +532,32 @@ def test_a_bound_registration_dropped_mid_launch_stays_valid(bound: Any, monkeyp
     np.testing.assert_array_equal(y, 3)
     assert stats["bound"] == 2 and len(t._bufs) == 1  # x's dropped (y made room), kept alive
     assert not t._doomed and not t._inflight  # ... until the launch ended
+
+
+def test_bound_launches_from_two_threads(bound: Any) -> None:
+    """Launches from two threads bind their own arrays on one queue: each launch's end
+    releases only what it bound, and every result is right."""
+    import threading
+
+    dev, stats = bound
+    n = (1 << 18) + 1
+    errors: list[BaseException] = []
+
+    def work(fill: float) -> None:
+        try:
+            x, y = _apart(n, fill), _apart(n, 0.0)
+            for k in range(1, 9):
+                _launch(dev, x, y, 1.0)
+                assert y[0] == y[-1] == k * fill, (y[0], k, fill)
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(f,)) for f in (1.0, 2.0)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert stats["bound"] == 32
+    t = _table(dev)
+    assert not t._inflight and not t._doomed

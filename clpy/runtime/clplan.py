@@ -307,6 +307,7 @@ class CLPlan:
         # the registered transfers enqueued without a finish (Registered.upload/download
         # sync=False), finished once by the launch
         deferred: Registered | None = None
+        binds: list[Any] = []  # buffers bound in place by this launch (Registered.bind)
         if pending:  # every argument checked: now copy NumPy arrays to the device
             pool = self._pool
             # one array for several parameters: one buffer (clpy/abi/aliasing.py)
@@ -332,6 +333,7 @@ class CLPlan:
                                 bound = staging.bind(host)
                                 if bound is not None:
                                     deferred = staging
+                                    binds.append(bound)
                             if bound is not None:
                                 buf = bound
                             else:
@@ -362,7 +364,7 @@ class CLPlan:
                 # a transfer failed: the launch ends here (its registrations unbound, its
                 # pooled buffers back)
                 if deferred is not None:
-                    deferred.done()
+                    deferred.done(binds)
                 self._give_back(pooled)
                 raise
         keep = list(cl_args) if temps and not wait else None
@@ -378,7 +380,7 @@ class CLPlan:
                     cl_args[j] = None
         except cl.Error as e:
             if deferred is not None:
-                deferred.done()  # the caller's arrays are free to change once this raises
+                deferred.done(binds)  # the caller's arrays are free to change once this raises
             self._give_back(pooled)
             raise self._launch_error(e, loc) from e
         self._again = None
@@ -404,7 +406,7 @@ class CLPlan:
                         _copy_back(cl, queue, host, buf)
             finally:
                 if deferred is not None:
-                    deferred.done()
+                    deferred.done(binds)
                 self._give_back(pooled)
             return None
         events = [evt] + [

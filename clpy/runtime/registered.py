@@ -247,15 +247,20 @@ class Registered:
                 self._starved = addr
             return buf
 
-    def done(self) -> None:
-        """The end of a launch that enqueued transfers with ``sync=False`` or bound arrays:
-        ``finish``, then the registrations dropped meanwhile are released."""
+    def done(self, bound: list[Any] | tuple[Any, ...] = ()) -> None:
+        """The end of a launch that enqueued transfers with ``sync=False`` or bound the
+        buffers ``bound``: ``finish``, then those are no longer in use, and registrations
+        dropped meanwhile that no launch uses are released (launches from other threads may
+        have their own bound)."""
         with self.lock:
             self.finish()
+            for buf in bound:
+                self._inflight.pop(id(buf), None)
+            keep = [b for b in self._doomed if id(b) in self._inflight]
             for buf in self._doomed:
-                buf.release()
-            self._doomed.clear()
-            self._inflight.clear()
+                if id(buf) not in self._inflight:
+                    buf.release()
+            self._doomed[:] = keep
 
     def _place(self, addr: int, size: int) -> tuple[int, int] | None:
         """The host pages ``[lo, hi)`` (addresses) registered for the ``size`` bytes at ``addr``
