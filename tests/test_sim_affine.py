@@ -268,7 +268,9 @@ def test_ramp_and_run_array() -> None:
 @pytest.mark.parametrize("checks", [False, True])
 def test_thread_count_changes_nothing(checks: bool) -> None:
     """Several batches (max_lanes of one group) on one thread and on two: the same bytes,
-    and the same race report for the cross-group bug."""
+    and the same race report for the cross-group bug. With checks off the racy kernel's bytes
+    depend on which group's writes land last, which two threads may order either way (seen
+    once in the full suite under load, session 10): any group's id is a right answer."""
     n, rows = 64, 4
     x = np.arange(n * rows, dtype=np.int32) * 5 - 7
     y = np.zeros_like(x)
@@ -284,7 +286,9 @@ def test_thread_count_changes_nothing(checks: bool) -> None:
             except SimulationError as e:
                 r = e.reports[0]
                 rep = (r.kind, r.message, r.global_id, r.index, r.other_global_id)
-        out.append((ys.tobytes(), zs.tobytes() if rep is None else None, rep))
+        if rep is None:  # checks off: the race's bytes are whichever group wrote last
+            assert set(zs[1 : BS + 1].tolist()) <= set(range(64 // BS)), zs
+        out.append((ys.tobytes(), rep))
     assert out[0] == out[1]
     if checks:
-        assert out[0][2] is not None and out[0][2][0] == "data-race"
+        assert out[0][1] is not None and out[0][1][0] == "data-race"
