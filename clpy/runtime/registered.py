@@ -16,16 +16,21 @@ the ring 0.58), 34.8 and 29.5 at 16 MiB (0.76; the pair 0.26).
 How. For a contiguous array of at least ``REGISTER_MIN`` bytes, the pages its memory touches
 become a ``USE_HOST_PTR`` buffer, kept per queue in a least-recently-used table of at most
 ``REGISTER_BYTES``; the array's bytes are copied at their offset in it (NumPy's large arrays
-start 16 bytes into a page). Registrations never share a page: arrays from malloc's heap share
-their first and last page with their neighbours, and a page another registration already
-covers is left out, the array's bytes on it (less than a page) going through pinned slots
-(``ENDS_SLOTS``; a copy from pageable memory made NVIDIA's driver wait). Until session 10 only
-the page-aligned interior was registered, so every array had two such ends: the 4 MiB launch
-of ``scripts/gpu_reg_rounded.py`` (x in, y in, y out) took 419-490 µs on the H100 where the
+start 16 bytes into a page; the buffer itself starts at the array's first byte where that lies
+on its first page). Registrations never share a page: arrays from malloc's heap share their
+first and last page with their neighbours, and a page another registration already covers is
+left out, the array's bytes on it (less than a page) going through that registration, or
+through pinned slots where none covers it any more (``ENDS_SLOTS``; a copy from pageable
+memory made NVIDIA's driver wait). Until session 10 only the page-aligned interior was
+registered, so every array had two such ends: the 4 MiB launch of
+``scripts/gpu_reg_rounded.py`` (x in, y in, y out) took 419-490 µs on the H100 where the
 pinned copies' bound is 290-299 µs; with the pages registered 293 µs (separate allocations,
-no ends) and 318-326 µs (neighbouring arrays, one end each). The OpenCL API's way to keep
-such a buffer in step with its host memory is the map, of the array's bytes only (the rest of
-a shared page belongs to other objects):
+no ends) and 318-326 µs (neighbouring arrays, one end each). On a device that keeps its own
+copy of registered memory a launch that waits binds an array's registration as the kernel's
+buffer (``bind``: no device copy; 274 µs there). From ``FIRST_STAGE_MIN`` an array's first
+transfer each way is staged, its second registers it (``_again``). The OpenCL API's way to
+keep such a buffer in step with its host memory is the map, of the array's bytes only (the
+rest of a shared page belongs to other objects):
 
 - upload: map the bytes for ``CL_MAP_WRITE_INVALIDATE_REGION`` and unmap them (the host changed
   every byte: nothing is copied back first, which could overwrite the caller's new data), then
