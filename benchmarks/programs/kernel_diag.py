@@ -199,8 +199,11 @@ def diagnose(
         if source is not None:  # this source instead of the .cl, with these options (cached)
 
             def replaced(c: Any, p: str, opt: str) -> Any:
+                # the host's own options too (its -D macros), as gpu_mode's column builds it
                 if "replaced" not in static_progs:
-                    static_progs["replaced"] = cl.Program(c, source).build(options=options)
+                    static_progs["replaced"] = cl.Program(c, source).build(
+                        options=f"{opt} {options}".strip()
+                    )
                 return static_progs["replaced"]
 
             common._program = replaced  # type: ignore[assignment]
