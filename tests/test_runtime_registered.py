@@ -256,7 +256,7 @@ def test_ends_through_pinned_slots_and_one_finish(reg: Any, monkeypatch: Any) ->
     real = registered.Registered.finish
 
     def counted(self: Any) -> None:
-        finishes.append(self._used)
+        finishes.append(self.slots.used)
         real(self)
 
     monkeypatch.setattr(registered.Registered, "finish", counted)
@@ -268,7 +268,7 @@ def test_ends_through_pinned_slots_and_one_finish(reg: Any, monkeypatch: Any) ->
     np.testing.assert_array_equal(a, a0)
     assert finishes and finishes[0] == 3 and finishes[-1] <= 3, finishes
     t = _table(reg)
-    assert t._used == 0 and not t._landing
+    assert t.slots.used == 0 and not t.slots.landing
 
 
 def _counting_ring(monkeypatch: Any) -> list[str]:

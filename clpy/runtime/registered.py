@@ -76,7 +76,8 @@ from typing import Any
 
 import numpy as np
 
-PAGE = 1 << 12
+from clpy.runtime.end_slots import PAGE, EndSlots
+
 REGISTER_MIN = 1 << 20  # registered bytes below this go the fallback's way
 REGISTER_BYTES = 4 << 30  # the most host memory kept registered per queue
 ENDS_SLOTS = 64  # pinned pages for the ends of the arrays in flight (Registered._ends)
@@ -138,11 +139,7 @@ class Registered:
         # re-entrant: a finalizer (an array freed by the garbage collector) may run on a thread
         # that already holds it
         self.lock = threading.RLock()
-        # pinned slots for the ends of arrays (``_ends``): the mapped memory (None: not made
-        # yet, False: none to be had), how many are in flight, and the downloaded ones
-        self._pinned: np.ndarray | bool | None = None
-        self._used = 0
-        self._landing: list[tuple[np.ndarray, np.ndarray]] = []
+        self.slots = EndSlots(cl, queue, ENDS_SLOTS)  # for ends no registration covers
         # (address, bytes, upload) -> the memory's owner, of arrays transferred once that way
         # (``_again``)
         self._seen: OrderedDict[tuple[int, int, bool], weakref.ref[Any]] = OrderedDict()
@@ -168,8 +165,7 @@ class Registered:
         owner at the same address; an upload and the download after it in one launch are
         two ways). Otherwise it is remembered, and the transfer is staged. Called with the
         lock held."""
-        lo = addr - addr % PAGE
-        hi = -(-(addr + flat.size) // PAGE) * PAGE
+        lo, hi = _pages(addr, flat.size)
         if flat.size < FIRST_STAGE_MIN or hi - lo < REGISTER_MIN or self._known(lo, hi):
             return True
         owner = _owner(flat)
@@ -221,8 +217,7 @@ class Registered:
                     self._map(buf, self._cl.map_flags.WRITE_INVALIDATE_REGION, 0, size, False)
                     self._inflight[id(buf)] = buf
                     return buf
-            lo = addr - addr % PAGE
-            hi = -(-(addr + size) // PAGE) * PAGE
+            lo, hi = _pages(addr, size)
             if size >= FIRST_STAGE_MIN and not self._known(lo, hi):
                 return None  # its first transfer is staged (``_again``)
             parts = self._parts(flat, addr)
@@ -276,8 +271,7 @@ class Registered:
         the bytes on such a page go as ends). A registration that overlaps more of these
         pages (another view of the same memory) is dropped. None when fewer than
         ``REGISTER_MIN`` bytes would be registered. Called with the lock held."""
-        lo = addr - addr % PAGE
-        hi = -(-(addr + size) // PAGE) * PAGE
+        lo, hi = _pages(addr, size)
         if hi - lo < REGISTER_MIN:
             return None
         bufs = self._bufs
@@ -499,7 +493,7 @@ class Registered:
         pinned slot: a copy from or into pageable memory made NVIDIA's driver wait for the
         queue, 0.2 ms per end (scripts/gpu_launch_profile.py, session 8). A download's ends
         in slots reach ``flat`` in ``finish``."""
-        cl, q = self._cl, self.queue
+        cl = self._cl
         for a, b in ((0, lo), (hi, flat.size)):
             if a >= b:
                 continue
@@ -513,18 +507,7 @@ class Registered:
                     self._d2d(buf[1], dev, b - a, offset + a, at)
                     self._map(buf[1], cl.map_flags.READ, at, b - a, False)
                 continue
-            slot = self._slot(b - a)
-            if slot is None:  # no pinned memory here: plain copies
-                if upload:
-                    cl.enqueue_copy(q, dev, flat[a:b], dst_offset=offset + a, is_blocking=False)
-                else:
-                    cl.enqueue_copy(q, flat[a:b], dev, src_offset=offset + a, is_blocking=False)
-            elif upload:
-                slot[:] = flat[a:b]
-                cl.enqueue_copy(q, dev, slot, dst_offset=offset + a, is_blocking=False)
-            else:
-                cl.enqueue_copy(q, slot, dev, src_offset=offset + a, is_blocking=False)
-                self._landing.append((flat[a:b], slot))
+            self.slots.transfer(self._slot(b - a), dev, flat[a:b], offset + a, upload)
 
     def _covering(self, start: int, end: int) -> tuple[int, Any] | None:
         """The registration (its buffer's first host address, and the buffer) that covers
@@ -535,33 +518,8 @@ class Registered:
         return None
 
     def _slot(self, n: int) -> np.ndarray | None:
-        """A free pinned slot of ``n`` (at most a page) bytes, or None without pinned memory;
-        when every slot is in flight, the queue is finished first."""
-        if self._pinned is None:
-            cl = self._cl
-            try:
-                buf = cl.Buffer(
-                    self.queue.context,
-                    cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
-                    ENDS_SLOTS * PAGE,
-                )
-                self._pinned, _ = cl.enqueue_map_buffer(
-                    self.queue,
-                    buf,
-                    cl.map_flags.READ | cl.map_flags.WRITE,
-                    0,
-                    (ENDS_SLOTS * PAGE,),
-                    np.uint8,
-                )  # mapped for good (the array keeps the buffer)
-            except cl.Error:
-                self._pinned = False
-        if self._pinned is False:
-            return None
-        if self._used == ENDS_SLOTS:
-            self.finish()
-        at = self._used * PAGE
-        self._used += 1
-        return self._pinned[at : at + n]  # type: ignore[index]
+        """A free pinned slot of ``n`` (at most a page) bytes (``EndSlots.take``)."""
+        return self.slots.take(n, self.finish)
 
     def finish(self) -> None:
         """Finish the queue, then move the downloaded ends from their pinned slots into the
@@ -569,10 +527,7 @@ class Registered:
         this once at its end."""
         with self.lock:
             self.queue.finish()
-            for part, slot in self._landing:
-                part[:] = slot
-            self._landing.clear()
-            self._used = 0
+            self.slots.land()
 
     def _moved(self, move: Callable[[], Any]) -> Any:
         """``move()`` (the registered part of a transfer: returns the registered buffer), or
@@ -636,6 +591,11 @@ class Registered:
                 self._drop(key)
             self._seen.clear()
             self._bound.clear()
+
+
+def _pages(addr: int, size: int) -> tuple[int, int]:
+    """The page-aligned host range ``[lo, hi)`` that ``size`` bytes at ``addr`` touch."""
+    return addr - addr % PAGE, -(-(addr + size) // PAGE) * PAGE
 
 
 def _owner(a: np.ndarray) -> Any:
