@@ -477,13 +477,7 @@ class CLPlan:
         alias = rec.alias
         if alias is not self._alias_memo:  # _noalias's memo: the last launch's answer
             self._alias_prev, self._alias_memo = self._alias_memo, alias
-        # _done, inline
-        self._again = (sizes, args, cl_args, var, rec.resident, None)
-        if not wait:
-            return LaunchHandle(evt, [evt], None)
-        if not rec.resident:
-            self._wait_kernel(evt)
-        return None
+        return self._done(rec, args, sizes, cl_args, evt, wait)
 
     def _done(
         self,
@@ -499,9 +493,14 @@ class CLPlan:
         queue (nothing comes back, and reading them, with DeviceArray.get or a later launch,
         is ordered after the kernel by the queue). The launch may be repeated (_run_again)."""
         self._again = (sizes, args, cl_args, rec.var, rec.resident, None)
+        return self._end(evt, wait, rec.resident)
+
+    def _end(self, evt: Any, wait: bool, resident: bool) -> LaunchHandle | None:
+        """A handle for ``wait=False``; else the kernel's end, unless every buffer is a
+        device array of this plan's queue (nothing comes back)."""
         if not wait:
             return LaunchHandle(evt, [evt], None)
-        if not rec.resident:
+        if not resident:
             self._wait_kernel(evt)
         return None
 
@@ -536,11 +535,7 @@ class CLPlan:
             raise self._launch_error(e, loc) from e
         finally:
             lock.release()
-        if not wait:
-            return LaunchHandle(evt, [evt], None)
-        if not resident:
-            self._wait_kernel(evt)
-        return None
+        return self._end(evt, wait, resident)
 
     def _staging(self, host: np.ndarray) -> Staging | Ring | Registered | None:
         """Pinned staging for a large pageable array (None: copy it directly); the queue's
