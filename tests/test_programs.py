@@ -176,11 +176,7 @@ def test_clpy_kernels_fit_the_original_hosts(name: str, cl_context: Any, cl_queu
     emitted = {k.function_name for k in cl.Program(cl_context, src).build().all_kernels()}
     assert {o for o, _ in table.values()} <= emitted
     inp = m.make_inputs("small", 0)
-    saved = common._program
-    common._program = lambda c, p, opt: cl.Program(c, src).build(options=opt)  # type: ignore[assignment]
-    try:
+    with common.original_programs(common.source_instead(src)):
         out = m.run_original(inp, cl_context, cl_queue, None)
         cl_queue.finish()
-    finally:
-        common._program = saved
     check(name, "clpy kernels, original host", out, m.numpy_reference(inp), m.TOL)

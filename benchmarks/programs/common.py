@@ -11,7 +11,9 @@ built-ins (``exp``, ``log`` ...) whose results may differ in the last bits betwe
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,10 +160,40 @@ class Host:
 
 
 @functools.cache
-def _program(ctx: Any, path: str, options: str) -> Any:
+def built(ctx: Any, source: str, options: str) -> Any:
+    """OpenCL C ``source`` built for ``ctx`` with ``options`` (once)."""
     import pyopencl as cl
 
-    return cl.Program(ctx, Path(path).read_text()).build(options=options)
+    return cl.Program(ctx, source).build(options=options)
+
+
+def _build_file(ctx: Any, path: str, options: str) -> Any:
+    return built(ctx, Path(path).read_text(), options)
+
+
+# how the originals' hosts get their program from their .cl (``original_programs`` swaps it)
+_program: Callable[[Any, str, str], Any] = _build_file
+
+
+@contextlib.contextmanager
+def original_programs(make: Callable[[Any, str, str], Any] | None) -> Iterator[None]:
+    """Meanwhile the originals' hosts take their programs from ``make(ctx, path, options)``
+    instead of building their .cl (kernel_diag's builds, gpu_mode's "in original host";
+    None: unchanged)."""
+    global _program
+    saved = _program
+    if make is not None:
+        _program = make
+    try:
+        yield
+    finally:
+        _program = saved
+
+
+def source_instead(source: str, options: str = "") -> Callable[[Any, str, str], Any]:
+    """A ``make`` for ``original_programs``: ``source`` in place of the host's .cl, built with
+    the host's own options (its ``-D`` macros) and ``options``."""
+    return lambda ctx, path, opt: built(ctx, source, f"{opt} {options}".strip())
 
 
 class OrigHost:

@@ -372,29 +372,11 @@ def _orig(
 ) -> Any:
     """The original host; with ``source``, that OpenCL C in place of the original .cl (built
     with the host's own options and ``options``)."""
-    saved = common._program
-    if source is not None:
-        common._program = lambda c, path, opt: _built(  # type: ignore[assignment]
-            c, source, f"{opt} {options}".strip()
-        )
-    try:
+    make = None if source is None else common.source_instead(source, options)
+    with common.original_programs(make):
         out = m.run_original(inp, ctx, queue, events)
-    finally:
-        common._program = saved
     queue.finish()
     return out
-
-
-_BUILT: dict[tuple[Any, str, str], Any] = {}
-
-
-def _built(ctx: Any, source: str, options: str) -> Any:
-    import pyopencl as cl
-
-    key = (ctx, source, options)
-    if key not in _BUILT:
-        _BUILT[key] = cl.Program(ctx, source).build(options=options)
-    return _BUILT[key]
 
 
 def _clpy_in_original(m: Any, queue: Any) -> tuple[str, str] | None:

@@ -119,7 +119,7 @@ def _save_ptx(m: Any, ctx: Any, swap: hosts.Swap, extra: dict[str, Any]) -> None
         (d / f"{m.NAME}_original.bin").write_bytes(b)
     names = {
         "replaced": "clpy_orighost",
-        "": "orig_static_local",
+        "static": "orig_static_local",
         "transform": "orig_clpyhost",
         "sources.same": "clpy_noopts",
     }
@@ -190,42 +190,33 @@ def diagnose(
     inp = m.make_inputs(size, 0)
     ref = m.numpy_reference(inp)
 
-    static_progs: dict[str, Any] = {}
+    extra_progs: dict[str, Any] = {}  # the rewritten programs built, for _save_ptx
+
+    def kept(label: str, make: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], Any]:
+        def build(c: Any, p: str, opt: str) -> Any:
+            prg = extra_progs[label] = make(c, p, opt)
+            return prg
+
+        return build
 
     def orig(
         events: list[Any], options: str = "", static: bool = False, source: str | None = None
     ) -> Any:
-        saved = common._program
-        if source is not None:  # this source instead of the .cl, with these options (cached)
-
-            def replaced(c: Any, p: str, opt: str) -> Any:
-                # the host's own options too (its -D macros), as gpu_mode's column builds it
-                if "replaced" not in static_progs:
-                    static_progs["replaced"] = cl.Program(c, source).build(
-                        options=f"{opt} {options}".strip()
-                    )
-                return static_progs["replaced"]
-
-            common._program = replaced  # type: ignore[assignment]
-        elif options:  # the host's own options plus these (cached per options string)
-
-            def with_opts(c: Any, p: str, opt: str) -> Any:
-                return saved(c, p, f"{opt} {options}".strip())
-
-            common._program = with_opts  # type: ignore[assignment]
-        elif static:  # the .cl with its __local arrays declared in the kernel (cached)
-
-            def static_local(c: Any, p: str, opt: str) -> Any:
-                if opt not in static_progs:
-                    src = sources.static_local(m.NAME, Path(p).read_text())
-                    static_progs[opt] = cl.Program(c, src).build(options=opt)
-                return static_progs[opt]
-
-            common._program = static_local  # type: ignore[assignment]
-        try:
+        make: Callable[[Any, str, str], Any] | None = None
+        if source is not None:  # this source instead of the .cl (with the host's options too)
+            make = kept("replaced", common.source_instead(source, options))
+        elif options:  # the host's own options plus these
+            build = common._program
+            make = lambda c, p, opt: build(c, p, f"{opt} {options}".strip())  # noqa: E731
+        elif static:  # the .cl with its __local arrays declared in the kernel
+            make = kept(
+                "static",
+                lambda c, p, opt: common.built(
+                    c, sources.static_local(m.NAME, Path(p).read_text()), opt
+                ),
+            )
+        with common.original_programs(make):
             out = m.run_original(inp, ctx, queue, events)
-        finally:
-            common._program = saved
         queue.finish()
         return out
 
@@ -396,7 +387,7 @@ def diagnose(
     # registers and memory per kernel as the CUDA JIT compiles the PTX (NVIDIA only); the
     # original's program is the last one its host built (orig_b: the host's own options)
     if PTX_DIR is not None and "nvidia" in queue.device.platform.name.lower():
-        _save_ptx(m, ctx, swap, static_progs)
+        _save_ptx(m, ctx, swap, extra_progs)
     if "nvidia" in queue.device.platform.name.lower():
         cuda: dict[str, Any] = {}
         for _, prg, k in swap.saved:
