@@ -18,9 +18,6 @@ from clpy.abi import (
     StructValue,
     Value,
 )
-from clpy.abi.aliasing import shared_arrays
-from clpy.abi.buffers import HostUpload, ViewUpload
-from clpy.abi.images import read_image
 from clpy.emit.program import ordered_functions, required_features
 from clpy.runtime import diskcache
 from clpy.runtime.build import PROGRAMS
@@ -28,6 +25,7 @@ from clpy.runtime.clvariant import Recent, Variant, identical, matcher
 from clpy.runtime.device_queue import DEVICE_QUEUES, needs_device_queue
 from clpy.runtime.devices import Device
 from clpy.runtime.handles import DoneHandle, LaunchError, LaunchHandle
+from clpy.runtime.launch_copies import LaunchCopies
 from clpy.runtime.quirks import build_std, fp_build_options
 from clpy.runtime.registered import Registered
 from clpy.runtime.sizes import (
@@ -300,73 +298,13 @@ class CLPlan:
         if 0 in g:
             return None if wait else DoneHandle()
         cl = self._cl
-        copies: list[tuple[Any, Any]] = []
-        temps: list[int] = []
         queue = self.queue
-        pooled: list[tuple[Any, int]] = []
-        # the registered transfers enqueued without a finish (Registered.upload/download
-        # sync=False), finished once by the launch
-        deferred: Registered | None = None
-        binds: list[Any] = []  # buffers bound in place by this launch (Registered.bind)
+        moves = None
+        temps: list[int] = []
         if pending:  # every argument checked: now copy NumPy arrays to the device
-            pool = self._pool
-            # one array for several parameters: one buffer (clpy/abi/aliasing.py)
-            multi = len(pending) > 1 or type(pending[0]) is ViewUpload
-            shared = shared_arrays(self.params, args) if multi else {}
-            try:
-                for j, x in enumerate(cl_args):
-                    if isinstance(x, HostUpload) and j in shared:
-                        buf = cl_args[shared[j]]
-                        cl_args[j] = buf
-                        temps.append(j)
-                        if x.written and all(b is not buf for _, b in copies):
-                            copies.append((x.array, buf))
-                    elif isinstance(x, HostUpload):  # arrays and images (ImageUpload)
-                        host = x.array
-                        if pool is not None and type(x) is HostUpload and host.nbytes:
-                            self._repeats.saw(j, host, self.params[j].name, self.name)
-                            staging = self._staging(host)
-                            bound = None
-                            if wait and type(staging) is Registered:
-                                # the array's own registered memory as the kernel's buffer: no
-                                # device copy either way (Registered.bind)
-                                bound = staging.bind(host)
-                                if bound is not None:
-                                    deferred = staging
-                                    binds.append(bound)
-                            if bound is not None:
-                                buf = bound
-                            else:
-                                buf = pool.take(host.nbytes)
-                                pooled.append((buf, host.nbytes))
-                                if wait and type(staging) is Registered:
-                                    # this call waits for the kernel, which the in-order queue
-                                    # runs after the upload: one finish for the launch
-                                    staging.upload(buf, host, sync=False)
-                                    deferred = staging
-                                elif staging is not None:
-                                    staging.upload(buf, host)  # at the link's rate, pinned
-                                else:
-                                    # non-blocking when this call waits anyway; an async launch
-                                    # copies now: the caller may change the array on return
-                                    cl.enqueue_copy(queue, buf, host, is_blocking=not wait)
-                        elif pool is not None and type(x) is ViewUpload and host.nbytes:
-                            # a DeviceArray view that is no sub-buffer: a pooled copy on the device
-                            buf = x.upload_pooled(cl, queue, pool)
-                            pooled.append((buf, host.nbytes))
-                        else:
-                            buf = x.upload(self.context, cl)
-                        cl_args[j] = buf
-                        temps.append(j)
-                        if x.written and host.nbytes:
-                            copies.append((host, buf))
-            except BaseException:
-                # a transfer failed: the launch ends here (its registrations unbound, its
-                # pooled buffers back)
-                if deferred is not None:
-                    deferred.done(binds)
-                self._give_back(pooled)
-                raise
+            moves = LaunchCopies(self, wait)
+            moves.upload(cl_args, args, pending)
+            temps = moves.temps
         keep = list(cl_args) if temps and not wait else None
         noalias = self._noalias(cl_args, temps) if self._multi_buffer else None
         try:
@@ -379,42 +317,34 @@ class CLPlan:
                 for j in temps:  # don't keep temporary device copies alive in _last
                     cl_args[j] = None
         except cl.Error as e:
-            if deferred is not None:
-                deferred.done(binds)  # the caller's arrays are free to change once this raises
-            self._give_back(pooled)
+            if moves is not None:
+                moves.end()  # the caller's arrays are free to change once this raises
             raise self._launch_error(e, loc) from e
         self._again = None
-        if not temps and offset is None and self._plain:
-            rec = self._remember(args, cl_args, var)
-            if rec is not None:
-                return self._done(rec, args, sizes, cl_args, evt, wait)
-        if wait and not temps and self._resident(args):
-            # Device arrays on this plan's queue only: nothing comes back, and reading them
-            # (DeviceArray.get, a later launch) is ordered after the kernel by the queue.
-            return None
+        if moves is None:
+            if offset is None and self._plain:
+                rec = self._remember(args, cl_args, var)
+                if rec is not None:
+                    return self._done(rec, args, sizes, cl_args, evt, wait)
+            if wait and self._resident(args):
+                # Device arrays on this plan's queue only: nothing comes back, and reading
+                # them (DeviceArray.get, a later launch) is ordered after the kernel by the
+                # queue.
+                return None
         if wait:
             try:
                 self._wait_kernel(evt)
-                for host, buf in copies:
-                    staging = self._staging(host) if isinstance(buf, cl.Buffer) else None
-                    if type(staging) is Registered:
-                        staging.download(host, buf, sync=False)  # finished below
-                        deferred = staging
-                    elif staging is not None:
-                        staging.download(host, buf)
-                    else:
-                        _copy_back(cl, queue, host, buf)
+                if moves is not None:
+                    moves.download()
             finally:
-                if deferred is not None:
-                    deferred.done(binds)
-                self._give_back(pooled)
+                if moves is not None:
+                    moves.end()
             return None
-        events = [evt] + [
-            _copy_back(cl, queue, host, buf, wait_for=[evt], is_blocking=False)
-            for host, buf in copies
-        ]
-        self._give_back(pooled)  # the queue is in order: a later write runs after these
-        return LaunchHandle(evt, events, (keep, copies))
+        if moves is None:
+            return LaunchHandle(evt, [evt], (keep, []))
+        events = [evt, *moves.download_events(evt)]
+        moves.end()  # the queue is in order: a later write runs after these
+        return LaunchHandle(evt, events, (keep, moves.copies))
 
     def _wait_kernel(self, evt: Any) -> None:
         """Wait for a launch's kernel; a ``LaunchError`` if it failed."""
@@ -548,12 +478,6 @@ class CLPlan:
             kept = self._staged = (GENERATION[0], st)
         return None if kept[1] is None else staged(host, kept[1])
 
-    def _give_back(self, pooled: list[tuple[Any, int]]) -> None:
-        pool = self._pool
-        if pool is not None:
-            for buf, nbytes in pooled:
-                pool.give(buf, nbytes)
-
     def _resident(self, args: tuple[Any, ...]) -> bool:
         """Every buffer argument is a DeviceArray on this plan's queue (and the kernel has
         no images or pipes, whose host sides may be read elsewhere)."""
@@ -612,15 +536,6 @@ def _byte_span(cl: Any, buf: Any, own: bool) -> tuple[int, int, int] | None:
         return parent.int_ptr, start, start + buf.size
     except cl.Error:
         return None
-
-
-def _copy_back(cl: Any, queue: Any, host: np.ndarray, buf: Any, **kw: Any) -> Any:
-    """A written buffer or image (clpy/abi/images.py) back into its NumPy array."""
-    if isinstance(buf, cl.Image):
-        return read_image(cl, queue, host, buf, **kw)
-    if type(host) is DeviceArray:  # a view copied for the launch (clpy/abi/buffers.py)
-        return host.copy_from_buffer(cl, queue, buf, **kw)
-    return cl.enqueue_copy(queue, host, buf, **kw)
 
 
 _generic = np.generic

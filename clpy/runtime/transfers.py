@@ -134,7 +134,7 @@ class RepeatWatch:
                 f"copied to the device in {count} launches in a row; keep it there with "
                 "d = clpy.to_device(a) and pass d (d.get() copies it back)",
                 PerformanceHint,
-                stacklevel=4,
+                stacklevel=5,  # saw < LaunchCopies.upload < CLPlan.run < Launcher < the caller
             )
 
 
